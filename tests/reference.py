@@ -1,0 +1,144 @@
+"""Plain NumPy/scipy oracles for the Nyström L2-SVM and its solvers.
+
+Everything here is written for clarity, not speed, and independently of ``snacks_core``:
+
+    F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²                (primal)
+    D(β) = (1/n) Σ_i s_i β_i − (1/(4λn²)) (s∘β∘y)ᵀ Z Zᵀ (s∘β∘y),  β ∈ [0, 1]ⁿ  (dual)
+
+(Snacks paper, Section II-A, with C = 1/(2nλ)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.svm import LinearSVC
+
+
+def _weights(sample_weight, n):
+    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+
+
+def hinge(w, Z, y, sample_weight=None):
+    """(1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩), one row at a time."""
+    Z = np.asarray(Z, dtype=np.float64)
+    s = _weights(sample_weight, Z.shape[0])
+    total = 0.0
+    for z_i, y_i, s_i in zip(Z, y, s):
+        total += s_i * max(0.0, 1.0 - y_i * float(np.dot(w, z_i)))
+    return total / Z.shape[0]
+
+
+def objective(w, Z, y, lam, sample_weight=None):
+    """F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²."""
+    w = np.asarray(w, dtype=np.float64)
+    return hinge(w, Z, y, sample_weight) + lam * float(np.sum(w * w))
+
+
+def subgradient(w, Z, y, lam, sample_weight=None):
+    """A subgradient of F at w: 2λw − (1/n) Σ_{y_i⟨w,z_i⟩<1} s_i y_i z_i."""
+    Z = np.asarray(Z, dtype=np.float64)
+    s = _weights(sample_weight, Z.shape[0])
+    active = y * (Z @ w) < 1.0
+    return 2.0 * lam * np.asarray(w, dtype=np.float64) - (s * y * active) @ Z / Z.shape[0]
+
+
+def dual(beta, Z, y, lam, sample_weight=None):
+    """D(β) through the Gram matrix Z Zᵀ (not through w(β))."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    a = _weights(sample_weight, n) * beta * y
+    return float(np.sum(_weights(sample_weight, n) * beta) / n - a @ (Z @ Z.T) @ a / (4.0 * lam * n * n))
+
+
+def primal_from_dual(beta, Z, y, lam, sample_weight=None):
+    """w(β) = (1/(2λn)) Σ s_i β_i y_i z_i, the primal point attached to β."""
+    Z = np.asarray(Z, dtype=np.float64)
+    return (_weights(sample_weight, Z.shape[0]) * beta * y) @ Z / (2.0 * lam * Z.shape[0])
+
+
+def subgradient_descent(Z, y, lam, n_steps, sample_weight=None):
+    """Full-batch subgradient method with step 1/(2λt), returning the running average.
+
+    For the 2λ-strongly convex F this converges as O(log t / t); used as a sanity oracle
+    for "F decreases towards F*", not for precision.
+    """
+    w = np.zeros(Z.shape[1])
+    average = np.zeros(Z.shape[1])
+    for t in range(1, n_steps + 1):
+        w = w - subgradient(w, Z, y, lam, sample_weight) / (2.0 * lam * t)
+        average += (w - average) / t
+    return average
+
+
+def pegasos_steps(Z, y, lam, epoch_indices, sample_weight=None, radius=np.inf):
+    """Pegasos exactly as written by Shalev-Shwartz et al., on an explicit w (no scaling trick).
+
+    ``epoch_indices`` is a sequence of index arrays (one per epoch); step t uses
+    η_t = 1/(2λt), then projects onto the ball of the given radius.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    s = _weights(sample_weight, Z.shape[0])
+    w = np.zeros(Z.shape[1])
+    t = 0
+    for indices in epoch_indices:
+        for i in indices:
+            t += 1
+            eta = 1.0 / (2.0 * lam * t)
+            violates = y[i] * (w @ Z[i]) < 1.0
+            w = (1.0 - 2.0 * eta * lam) * w
+            if violates:
+                w = w + eta * s[i] * y[i] * Z[i]
+            norm = np.linalg.norm(w)
+            if norm > radius:
+                w = w * (radius / norm)
+    return w
+
+
+def optimal_objective(Z, y, lam, sample_weight=None):
+    """F* and w* from LIBLINEAR run to a tight tolerance (C = 1/(2nλ), no intercept)."""
+    Z = np.asarray(Z, dtype=np.float64)
+    model = LinearSVC(
+        C=1.0 / (2.0 * Z.shape[0] * lam),
+        loss="hinge",
+        dual=True,
+        fit_intercept=False,
+        tol=1e-8,
+        max_iter=100000,
+        random_state=0,
+    )
+    model.fit(Z, y, sample_weight=sample_weight)
+    w = model.coef_.ravel()
+    return objective(w, Z, y, lam, sample_weight), w
+
+
+def dual_box_qp(Z, y, lam, sample_weight=None):
+    """max_β D(β) over the box [0, 1]ⁿ by L-BFGS-B: a brute-force oracle for small n.
+
+    Returns (D(β*), β*).  D is a concave quadratic, so a tight projected-gradient
+    tolerance gives D* = F* to near machine precision on a few dozen points.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    s = _weights(sample_weight, n)
+    G = (s * y)[:, None] * (Z @ Z.T) * (s * y)[None, :] / (4.0 * lam * n * n)
+
+    def negative_dual(beta):
+        Gb = G @ beta
+        return beta @ Gb - s @ beta / n, 2.0 * Gb - s / n
+
+    result = minimize(
+        negative_dual,
+        np.full(n, 0.5),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(0.0, 1.0)] * n,
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000},
+    )
+    return -float(result.fun), result.x
+
+
+def kernel_svm_objective(decision, dual_coef, K_sv, y, lam, sample_weight=None):
+    """F of an intercept kernel SVM: (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ dual_coefᵀ K_sv dual_coef."""
+    s = _weights(sample_weight, len(y))
+    return float(np.mean(s * np.maximum(0.0, 1.0 - y * decision)) + lam * dual_coef @ K_sv @ dual_coef)

@@ -1,0 +1,416 @@
+"""Objective and solvers of F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖², against oracles.
+
+Generic solver tests run over every module of ``SOLVER_NAMES`` that can be imported; the
+oracles live in ``tests/reference.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial_kernel, rbf_kernel
+from sklearn.svm import SVC
+
+import reference
+from snacks_core.objective import (
+    dual_objective,
+    duality_gap,
+    hinge_loss,
+    lam_to_C,
+    primal_objective,
+)
+from snacks_core.solvers.base import HISTORY_COLUMNS, SolverResult, check_problem
+
+SOLVER_NAMES = ("pegasos", "liblinear", "snacks")
+
+# Options that make each solver reach its accuracy target on the fixtures, and that target
+# as a bound on (F(w) − F*) / F*.  Snacks' targets are the lead's (Snacks paper, Fig. 1).
+CONVERGENCE = {
+    "pegasos": ({"max_epochs": 100, "tol": 0.0}, 1e-2),
+    "liblinear": ({"max_epochs": 10000, "tol": 1e-6}, 1e-6),
+    "snacks": ({"max_epochs": 50}, 1e-3),
+}
+# The Snacks solver is being written; its accuracy targets are recorded here, not yet met.
+SNACKS_TARGET_PENDING = pytest.mark.xfail(
+    reason="snacks.py work in progress: stalls above target (relative excess ~1e-2 on "
+    "moons_problem, ~7e-2 on weighted_problem)",
+    strict=False,
+)
+CONVERGING_SOLVERS = [
+    pytest.param(name, marks=SNACKS_TARGET_PENDING) if name == "snacks" else name for name in SOLVER_NAMES
+]
+
+
+def _check_problem_rejects_non_finite() -> bool:
+    try:
+        check_problem(np.array([[np.nan]]), np.array([1.0]), 1.0)
+    except ValueError:
+        return True
+    return False
+
+
+@pytest.fixture(params=SOLVER_NAMES)
+def solver(request):
+    return pytest.importorskip(f"snacks_core.solvers.{request.param}")
+
+
+def _relative_excess(w, problem):
+    f = reference.objective(w, problem.Z, problem.y, problem.lam, problem.sample_weight)
+    return (f - problem.f_star) / problem.f_star
+
+
+# --------------------------------------------------------------------------- objective.py
+
+
+@st.composite
+def random_problems(draw):
+    n = draw(st.integers(1, 40))
+    m = draw(st.integers(1, 8))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    Z = rng.normal(size=(n, m)).astype(dtype)
+    y = rng.choice([-1.0, 1.0], size=n)
+    lam = draw(st.floats(1e-4, 10.0))
+    weights = rng.uniform(0.0, 3.0, size=n) if draw(st.booleans()) else None
+    w = rng.normal(scale=draw(st.floats(0.0, 5.0)), size=m)
+    beta = rng.uniform(0.0, 1.0, size=n)
+    return Z, y, lam, weights, w, beta
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_problems())
+def test_objective_matches_reference(problem):
+    Z, y, lam, weights, w, beta = problem
+    np.testing.assert_allclose(hinge_loss(w, Z, y, weights), reference.hinge(w, Z, y, weights), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        primal_objective(w, Z, y, lam, weights), reference.objective(w, Z, y, lam, weights), rtol=1e-9, atol=1e-12
+    )
+    dual, w_beta = dual_objective(beta, Z, y, lam, weights)
+    np.testing.assert_allclose(dual, reference.dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(w_beta, reference.primal_from_dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_problems())
+def test_duality_gap_is_nonnegative(problem):
+    Z, y, lam, weights, w, beta = problem
+    scale = 1e-9 * (1.0 + reference.objective(w, Z, y, lam, weights))
+    assert duality_gap(w, beta, Z, y, lam, weights) >= -scale
+    # β outside the box is clipped into it, so the certificate stays valid.
+    assert duality_gap(w, 3.0 * beta - 1.0, Z, y, lam, weights) >= -scale
+
+
+def test_dual_qp_certifies_optimum(tiny_problem):
+    p = tiny_problem
+    d_star, beta_star = reference.dual_box_qp(p.Z, p.y, p.lam)
+    w_beta = reference.primal_from_dual(beta_star, p.Z, p.y, p.lam)
+    assert abs(duality_gap(w_beta, beta_star, p.Z, p.y, p.lam)) <= 1e-8 * d_star
+    # The LIBLINEAR-based F* helper used by every other test agrees with the brute force.
+    assert abs(p.f_star - d_star) <= 1e-7 * d_star
+    np.testing.assert_allclose(p.w_star, w_beta, rtol=1e-4, atol=1e-6)
+
+
+def test_reference_subgradient_and_descent(tiny_problem):
+    p = tiny_problem
+    rng = np.random.default_rng(0)
+    w, d = rng.normal(size=p.Z.shape[1]), rng.normal(size=p.Z.shape[1])
+    eps = 1e-7
+    numeric = (reference.objective(w + eps * d, p.Z, p.y, p.lam) - reference.objective(w - eps * d, p.Z, p.y, p.lam)) / (
+        2 * eps
+    )
+    np.testing.assert_allclose(numeric, reference.subgradient(w, p.Z, p.y, p.lam) @ d, rtol=1e-5)
+    averaged = reference.subgradient_descent(p.Z, p.y, p.lam, 3000)
+    assert 0.0 <= _relative_excess(averaged, p) <= 2e-2
+
+
+# ----------------------------------------------------------------- every solver, generically
+
+
+def test_result_contract(solver, moons_problem):
+    p = moons_problem
+    result = solver.solve(p.Z, p.y, p.lam, max_epochs=5, random_state=0)
+    assert isinstance(result, SolverResult)
+    assert result.coef.shape == (p.Z.shape[1],) and result.coef.dtype == np.float64
+    assert np.all(np.isfinite(result.coef))
+    assert set(result.history) == set(HISTORY_COLUMNS)
+    lengths = {len(values) for values in result.history.values()}
+    assert len(lengths) == 1 and lengths.pop() >= 1
+    assert np.all(np.diff(result.history["iteration"]) >= 0)
+    assert np.all(np.diff(result.history["time"]) >= 0) and result.history["time"][0] >= 0
+    assert result.history["iteration"][-1] == result.n_iter
+    np.testing.assert_allclose(
+        result.history["objective"][-1], reference.objective(result.coef, p.Z, p.y, p.lam), rtol=1e-10
+    )
+    assert isinstance(result.stop_reason, str)
+
+
+@pytest.mark.parametrize("name", CONVERGING_SOLVERS)
+def test_reaches_optimum(name, moons_problem):
+    solver = pytest.importorskip(f"snacks_core.solvers.{name}")
+    options, target = CONVERGENCE[name]
+    p = moons_problem
+    result = solver.solve(p.Z, p.y, p.lam, random_state=0, **options)
+    assert _relative_excess(result.coef, p) <= target
+
+
+@pytest.mark.parametrize("name", CONVERGING_SOLVERS)
+def test_weighted_problem(name, weighted_problem):
+    solver = pytest.importorskip(f"snacks_core.solvers.{name}")
+    p = weighted_problem
+    result = solver.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=100, random_state=0)
+    assert _relative_excess(result.coef, p) <= 2e-2
+    np.testing.assert_allclose(
+        result.history["objective"][-1],
+        reference.objective(result.coef, p.Z, p.y, p.lam, p.sample_weight),
+        rtol=1e-10,
+    )
+
+
+def test_same_seed_same_weights(solver, moons_problem):
+    p = moons_problem
+    first = solver.solve(p.Z, p.y, p.lam, max_epochs=3, random_state=42)
+    second = solver.solve(p.Z, p.y, p.lam, max_epochs=3, random_state=42)
+    np.testing.assert_array_equal(first.coef, second.coef)
+
+
+def test_float32_embedding(solver, moons_problem):
+    p = moons_problem
+    result = solver.solve(p.Z.astype(np.float32), p.y, p.lam, random_state=0)
+    assert result.coef.dtype == np.float64
+    assert _relative_excess(result.coef, p) <= 2e-2
+
+
+def test_validation_and_callback(solver, moons_problem):
+    p = moons_problem
+    rows = []
+    result = solver.solve(
+        p.Z, p.y, p.lam, max_epochs=3, random_state=0,
+        validation=(p.Z[:200], p.y[:200]), callback=lambda row, w: rows.append((row, w.copy())),
+    )
+    assert len(rows) == len(result.history["objective"])
+    assert set(rows[-1][0]) == set(HISTORY_COLUMNS)
+    errors = result.history["validation_error"]
+    assert np.all((errors >= 0) & (errors <= 1))
+    last_w = rows[-1][1]
+    expected = np.mean(np.sign(p.Z[:200] @ last_w) != p.y[:200])
+    assert errors[-1] == pytest.approx(expected)
+
+
+def _bad_inputs(Z, y):
+    with_nan = Z.copy()
+    with_nan[3, 1] = np.nan
+    with_inf = Z.copy()
+    with_inf[0, 0] = np.inf
+    return {
+        "lam_zero": (Z, y, 0.0),
+        "lam_negative": (Z, y, -1e-3),
+        "lam_nan": (Z, y, np.nan),
+        "labels_01": (Z, (y > 0).astype(float), 1e-3),
+        "labels_nan": (Z, np.where(np.arange(len(y)) == 2, np.nan, y), 1e-3),
+        "shape_mismatch": (Z, y[:-1], 1e-3),
+        "nan_in_Z": (with_nan, y, 1e-3),
+        "inf_in_Z": (with_inf, y, 1e-3),
+    }
+
+
+@pytest.mark.parametrize("case", list(_bad_inputs(np.ones((4, 2)), np.ones(4))))
+def test_bad_input_raises(solver, case, tiny_problem):
+    Z, y, lam = _bad_inputs(tiny_problem.Z, tiny_problem.y)[case]
+    try:
+        solver.solve(Z, y, lam, max_epochs=1, random_state=0)
+    except ValueError:
+        return
+    if case.endswith("_in_Z") and not _check_problem_rejects_non_finite():
+        pytest.xfail("solvers/base.check_problem does not reject NaN/inf in Z yet")
+    pytest.fail(f"{solver.__name__} accepted bad input {case!r}")
+
+
+# --------------------------------------------------------------------------------- Pegasos
+
+
+def _pegasos_reference(p, seed, epochs, projection):
+    rng = np.random.default_rng(seed)
+    indices = [rng.integers(0, p.Z.shape[0], size=p.Z.shape[0]) for _ in range(epochs)]
+    s = np.ones(p.Z.shape[0]) if p.sample_weight is None else p.sample_weight
+    radius = np.sqrt(s.mean() / p.lam) if projection else np.inf
+    return reference.pegasos_steps(p.Z, p.y, p.lam, indices, p.sample_weight, radius)
+
+
+@pytest.mark.parametrize("projection", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_pegasos_matches_plain_implementation(projection, dtype, tiny_problem, weighted_problem):
+    from snacks_core.solvers import pegasos
+
+    for p in (tiny_problem, weighted_problem):
+        result = pegasos.solve(
+            p.Z.astype(dtype), p.y, p.lam, sample_weight=p.sample_weight,
+            max_epochs=3, tol=0.0, random_state=7, projection=projection,
+        )
+        expected = _pegasos_reference(p, 7, 3, projection)
+        rtol = 1e-9 if dtype == np.float64 else 1e-4
+        np.testing.assert_allclose(result.coef, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
+def test_pegasos_projection_is_active_and_respected(tiny_problem):
+    from snacks_core.solvers import pegasos
+
+    p = tiny_problem
+    assert not np.allclose(_pegasos_reference(p, 7, 3, True), _pegasos_reference(p, 7, 3, False))
+    radius = np.sqrt(1.0 / p.lam)
+    norms = []
+    pegasos.solve(p.Z, p.y, p.lam, max_epochs=20, tol=0.0, random_state=1, checkpoints_per_epoch=5,
+                  callback=lambda row, w: norms.append(np.linalg.norm(w)))
+    assert max(norms) <= radius * (1 + 1e-9)
+
+
+def test_pegasos_checkpoints_and_stopping(moons_problem, tiny_problem):
+    from snacks_core.solvers import pegasos
+
+    p = moons_problem
+    n = p.Z.shape[0]
+    result = pegasos.solve(p.Z, p.y, p.lam, max_epochs=2, tol=0.0, random_state=0, checkpoints_per_epoch=4)
+    np.testing.assert_allclose(result.history["epoch"], np.arange(9) / 4)
+    np.testing.assert_array_equal(result.history["iteration"], np.arange(9) * n / 4)
+    assert result.stop_reason == "max_epochs" and result.n_iter == 2 * n and result.n_epochs == 2.0
+    assert result.history["objective"][0] == pytest.approx(1.0)
+
+    tiny = pegasos.solve(tiny_problem.Z, tiny_problem.y, tiny_problem.lam, max_epochs=2, tol=0.0, checkpoints_per_epoch=100)
+    np.testing.assert_array_equal(tiny.history["iteration"], np.arange(61))
+
+    early = pegasos.solve(p.Z, p.y, p.lam, max_epochs=50, tol=0.05, random_state=0)
+    assert early.stop_reason == "tol_objective" and early.n_epochs < 50
+    last, before = early.history["objective"][-1], early.history["objective"][-2]
+    assert abs(before - last) <= 0.05 * before
+
+
+@pytest.mark.parametrize("options", [{"max_epochs": 0}, {"checkpoints_per_epoch": 0}, {"tol": -1.0}])
+def test_pegasos_bad_options(options, tiny_problem):
+    from snacks_core.solvers import pegasos
+
+    with pytest.raises(ValueError):
+        pegasos.solve(tiny_problem.Z, tiny_problem.y, tiny_problem.lam, **options)
+
+
+# ------------------------------------------------------------------------------- LIBLINEAR
+
+
+def test_liblinear_stop_reasons(moons_problem):
+    from snacks_core.solvers import liblinear
+
+    p = moons_problem
+    converged = liblinear.solve(p.Z, p.y, p.lam, random_state=0)
+    assert converged.stop_reason == "converged" and converged.n_iter < 1000
+    truncated = liblinear.solve(p.Z, p.y, p.lam, max_epochs=2, tol=1e-12, random_state=0)
+    assert truncated.stop_reason == "max_iter" and truncated.n_iter == 2
+    assert len(truncated.history["objective"]) == 1
+
+
+# ---------------------------------------------------------------------- exact kernel (LIBSVM)
+
+KERNELS = {
+    "rbf": ({"gamma": 2.0}, "rbf", lambda A, B: rbf_kernel(A, B, gamma=2.0)),
+    "polynomial": ({"gamma": 0.5, "degree": 3, "coef0": 1.0}, "poly",
+                   lambda A, B: polynomial_kernel(A, B, degree=3, gamma=0.5, coef0=1.0)),
+    "linear": ({"gamma": 1.0}, "linear", lambda A, B: linear_kernel(A, B)),
+    "laplacian": ({"gamma": 1.5}, None, lambda A, B: laplacian_kernel(A, B, gamma=1.5)),
+}
+
+
+def _sklearn_svc(kernel, X, y, lam, sample_weight=None):
+    params, native, oracle = KERNELS[kernel]
+    kernel_params = {k: v for k, v in params.items() if native in ("rbf", "poly")}
+    model = SVC(C=lam_to_C(lam, len(y)), kernel=native or oracle, **kernel_params)
+    return model.fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_libsvm_matches_svc(kernel, weighted, kernel_data):
+    libsvm = pytest.importorskip("snacks_core.solvers.libsvm")
+    X, y = kernel_data
+    X_train, y_train, X_test, y_test = X[:200], y[:200], X[200:], y[200:]
+    lam = 1e-3
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, size=200) if weighted else None
+    params, _, oracle = KERNELS[kernel]
+
+    support, dual_coef, intercept, result = libsvm.fit_exact(
+        X_train, y_train, lam, kernel=kernel, sample_weight=weights, validation=(X_test, y_test), **params
+    )
+    expected = _sklearn_svc(kernel, X_train, y_train, lam, weights)
+    decision = oracle(X_test, X_train[support]) @ dual_coef + intercept
+    np.testing.assert_allclose(decision, expected.decision_function(X_test), rtol=1e-7, atol=1e-7)
+    np.testing.assert_array_equal(np.where(decision > 0, 1.0, -1.0), expected.predict(X_test))
+    np.testing.assert_array_equal(result.coef, dual_coef)
+
+    train_decision = oracle(X_train, X_train[support]) @ dual_coef + intercept
+    K_sv = oracle(X_train[support], X_train[support])
+    objective = reference.kernel_svm_objective(train_decision, dual_coef, K_sv, y_train, lam, weights)
+    np.testing.assert_allclose(result.history["objective"], [objective], rtol=1e-8)
+    assert -1e-9 <= result.history["gap"][0] <= 1e-3 * objective
+    assert result.history["validation_error"][0] == pytest.approx(np.mean(expected.predict(X_test) != y_test))
+    assert result.stop_reason == "converged" and result.n_iter > 0
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_libsvm_sparse_input_and_gamma_rule(kernel, kernel_data):
+    libsvm = pytest.importorskip("snacks_core.solvers.libsvm")
+    import scipy.sparse as sp
+
+    X, y = kernel_data
+    dense = libsvm.fit_exact(X, y, 1e-3, kernel=kernel, gamma="scale")
+    sparse = libsvm.fit_exact(sp.csr_matrix(X), y, 1e-3, kernel=kernel, gamma="scale")
+    np.testing.assert_array_equal(dense[0], sparse[0])
+    np.testing.assert_allclose(dense[1], sparse[1], rtol=1e-6, atol=1e-9)
+    if kernel == "rbf":
+        expected = SVC(C=lam_to_C(1e-3, len(y)), gamma="scale").fit(X, y)
+        np.testing.assert_array_equal(dense[0], expected.support_)
+        np.testing.assert_allclose(dense[1], expected.dual_coef_.ravel(), rtol=1e-9)
+
+
+def test_libsvm_bad_input(kernel_data):
+    libsvm = pytest.importorskip("snacks_core.solvers.libsvm")
+    X, y = kernel_data
+    with pytest.raises(ValueError, match="(?i)unknown kernel"):
+        libsvm.fit_exact(X, y, 1e-3, kernel="sigmoid", gamma=1.0)
+    for gamma in (0.0, -1.0, np.nan, "median"):
+        with pytest.raises(ValueError, match="gamma"):
+            libsvm.fit_exact(X, y, 1e-3, gamma=gamma)
+    with pytest.raises(ValueError):
+        libsvm.fit_exact(X, y, 0.0, gamma=1.0)
+    with pytest.raises(ValueError):
+        libsvm.fit_exact(X, (y > 0).astype(float), 1e-3, gamma=1.0)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError):
+        libsvm.fit_exact(X_nan, y, 1e-3, gamma=1.0)
+    n = 17_000
+    with pytest.raises(ValueError, match="GiB"):
+        libsvm.fit_exact(np.zeros((n, 1)), np.where(np.arange(n) % 2, 1.0, -1.0), 1e-3, kernel="laplacian", gamma=1.0)
+
+
+def test_libsvm_max_iter(kernel_data):
+    libsvm = pytest.importorskip("snacks_core.solvers.libsvm")
+    X, y = kernel_data
+    *_, result = libsvm.fit_exact(X, y, 1e-4, gamma=5.0, max_iter=3)
+    assert result.stop_reason == "max_iter" and result.n_iter == 3
+
+
+# ---------------------------------------------------------------------------------- Snacks
+
+
+@SNACKS_TARGET_PENDING
+def test_snacks_needs_fewer_epochs_than_pegasos(moons_problem):
+    snacks = pytest.importorskip("snacks_core.solvers.snacks")
+    from snacks_core.solvers import pegasos
+
+    p = moons_problem
+
+    def epochs_to_reach(module, **options):
+        result = module.solve(p.Z, p.y, p.lam, max_epochs=100, random_state=0, **options)
+        excess = (result.history["objective"] - p.f_star) / p.f_star
+        reached = np.flatnonzero(excess <= 1e-2)
+        return result.history["epoch"][reached[0]] if reached.size else np.inf
+
+    assert epochs_to_reach(snacks, tol=0.0) < epochs_to_reach(pegasos, tol=0.0)
