@@ -1,0 +1,155 @@
+"""Nyström embedding z(x) = Λ_k^{−1/2} U_kᵀ k_m(x): a scikit-learn transformer.
+
+With landmarks x̃₁…x̃ₘ and the eigen-decomposition K_mm = U Λ Uᵀ, the embedding keeps the
+k leading eigenpairs (k ≤ m: eigenvalues below a relative threshold are dropped, and an
+optional ``rank`` truncates further, as in the kernel-approximation tutorial), so that
+Z Zᵀ = K_nm U_k Λ_k⁻¹ U_kᵀ K_mn ≈ K.  It equals sklearn's ``Nystroem`` embedding
+K_nm K_mm^{−1/2} up to the rotation U_k (identical Gram matrix Z Zᵀ), which a linear
+SVM does not see, and its columns come sorted by decreasing eigenvalue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .landmarks import SAMPLINGS, select_landmarks
+from .validation import check_data, check_fits_in_memory, clip_n_components
+
+# Rows of X transformed at once: the kernel block (rows × m) stays near 32 MiB.
+_CHUNK_ENTRIES = 2**22
+
+
+class NystromEmbedding(TransformerMixin, BaseEstimator):
+    """Nyström feature map z(x) = Λ_k^{−1/2} U_kᵀ k_m(x) on m landmarks.
+
+    Parameters
+    ----------
+    kernel : {'rbf', 'laplacian', 'polynomial', 'linear'}, default='rbf'
+    gamma : float, 'scale' or 'auto', default='scale'
+        Kernel parameter γ ('scale' = 1 / (d · Var(X)) as in sklearn's SVC).
+    degree : int, default=3
+        Degree p of the polynomial kernel.
+    coef0 : float, default=1.0
+        c₀ of the polynomial kernel.
+    n_components : int, default=100
+        Number m of landmarks; clipped to n with a warning.
+    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
+        Landmark selection (see :mod:`snacks_core.landmarks`).
+    rank : int or None, default=None
+        Keep at most this many leading eigenpairs of K_mm (k ≤ m).
+    eigen_tol : float, default=1e-10
+        Eigenvalues below ``eigen_tol · λ_max`` are dropped (pseudo-inverse square root).
+    dtype : {np.float64, np.float32}, default=np.float64
+        Precision of the embedding; float32 halves memory and speeds up the solvers.
+    random_state : int, Generator or None
+        Seed of the landmark selection.
+
+    Attributes
+    ----------
+    gamma_ : float
+        The resolved γ.
+    landmark_indices_ : ndarray of shape (m,)
+        Rows of the training X used as landmarks, in selection order.
+    landmarks_ : ndarray or CSR matrix of shape (m, d)
+    eigenvalues_ : ndarray of shape (m,)
+        Full spectrum of K_mm in decreasing order (for decay plots).
+    components_ : ndarray of shape (m, k)
+        U_k Λ_k^{−1/2}: the embedding is k_m(x)ᵀ components_.
+    n_components_ : int
+        k, the dimension of the embedding.
+    """
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
+                 sampling="uniform", rank=None, eigen_tol=1e-10, dtype=np.float64,
+                 random_state=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_components = n_components
+        self.sampling = sampling
+        self.rank = rank
+        self.eigen_tol = eigen_tol
+        self.dtype = dtype
+        self.random_state = random_state
+
+    def fit(self, X, y=None, landmark_indices=None):
+        """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm."""
+        X = check_data(X)
+        check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLINGS}.")
+        if np.dtype(self.dtype) not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}.")
+        if not (np.isfinite(self.eigen_tol) and 0 <= self.eigen_tol < 1):
+            raise ValueError(f"eigen_tol must be in [0, 1), got {self.eigen_tol!r}.")
+        self.gamma_ = resolve_gamma(self.gamma, X)
+        if landmark_indices is None:
+            m = clip_n_components(self.n_components, X.shape[0])
+            landmark_indices = select_landmarks(
+                X, m, sampling=self.sampling, random_state=self.random_state,
+                **self._kernel_params())
+        self.landmark_indices_ = np.asarray(landmark_indices, dtype=np.int64)
+        m = self.landmark_indices_.shape[0]
+        if self.rank is not None and (
+                isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer))
+                or self.rank < 1):
+            raise ValueError(f"rank must be None or an integer >= 1, got {self.rank!r}.")
+        self.landmarks_ = X[self.landmark_indices_]
+        K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
+                             **self._kernel_params())
+        eigenvalues, eigenvectors = scipy.linalg.eigh(K_mm)
+        order = np.argsort(eigenvalues)[::-1]
+        self.eigenvalues_ = np.maximum(eigenvalues[order], 0.0)
+        eigenvectors = eigenvectors[:, order]
+        top = self.eigenvalues_[0] if m else 0.0
+        keep = int(np.sum(self.eigenvalues_ > self.eigen_tol * top)) if top > 0 else 0
+        if self.rank is not None:
+            keep = min(keep, int(self.rank))
+        if keep == 0:
+            raise ValueError("The landmark kernel matrix is zero: check gamma and the data.")
+        self.n_components_ = keep
+        self.components_ = np.ascontiguousarray(
+            eigenvectors[:, :keep] / np.sqrt(self.eigenvalues_[:keep]), dtype=self.dtype)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def transform(self, X):
+        """Z = K(X, landmarks) · U_k Λ_k^{−1/2}, computed in row chunks."""
+        check_is_fitted(self, "components_")
+        X = check_data(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the embedding was fitted on "
+                             f"{self.n_features_in_}.")
+        n = X.shape[0]
+        m, k = self.components_.shape
+        dtype = np.dtype(self.dtype)
+        check_fits_in_memory(n * k * dtype.itemsize, f"The embedding of {n} rows in {k} dimensions",
+                             "Use fewer landmarks, dtype=float32, or transform the data in parts.")
+        Z = np.empty((n, k), dtype=dtype)
+        chunk = max(1, _CHUNK_ENTRIES // max(m, 1))
+        for start in range(0, n, chunk):
+            stop = min(n, start + chunk)
+            block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
+                                  **self._kernel_params())
+            np.matmul(block, self.components_, out=Z[start:stop])
+        return Z
+
+    def _kernel_params(self):
+        gamma = getattr(self, "gamma_", None)
+        if gamma is None:
+            gamma = self.gamma
+        return {"kernel": self.kernel, "gamma": gamma, "degree": self.degree, "coef0": self.coef0}
+
+    def approximation_error(self, X):
+        """Relative Frobenius error ‖K − Z Zᵀ‖_F / ‖K‖_F on X (forms the n × n K: small X)."""
+        X = check_data(X)
+        check_fits_in_memory(8 * X.shape[0] ** 2, "The exact kernel matrix", "Use fewer rows.")
+        K = kernel_matrix(X, X, **self._kernel_params())
+        Z = self.transform(X).astype(np.float64)
+        return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))

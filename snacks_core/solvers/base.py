@@ -1,0 +1,133 @@
+"""What every solver shares: its result type, the convergence-history recorder and checks.
+
+A solver is a function ``solve(Z, y, lam, *, sample_weight=None, max_epochs=..., tol=...,
+random_state=None, validation=None, callback=None, **options) -> SolverResult`` that
+minimises
+
+    F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²
+
+over the rows z_i of a dense embedding ``Z`` (n × m, float32 or float64) with labels
+``y`` in {−1, +1}.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..objective import primal_objective
+
+HISTORY_COLUMNS = (
+    "iteration",
+    "epoch",
+    "time",
+    "objective",
+    "gap",
+    "validation_error",
+)
+
+
+@dataclass
+class SolverResult:
+    """Weights, convergence history and why the solver stopped.
+
+    ``history`` maps each name of :data:`HISTORY_COLUMNS` to a float array with one entry
+    per checkpoint; ``time`` is cumulative wall time spent optimising, excluding the
+    evaluations made for the history itself; ``gap`` is a certified duality gap where the
+    solver computes one (NaN otherwise); ``validation_error`` is NaN without a validation set.
+    """
+
+    coef: np.ndarray
+    history: dict = field(default_factory=dict)
+    n_iter: int = 0
+    n_epochs: float = 0.0
+    stop_reason: str = "max_epochs"
+
+
+class HistoryRecorder:
+    """Collects checkpoints while keeping their evaluation out of the measured time.
+
+    Usage: create it right before optimising (the clock starts), call :meth:`record` at
+    each checkpoint; the time spent inside ``record`` is subtracted from the clock.
+    """
+
+    def __init__(self, Z, y, lam, sample_weight=None, validation=None, callback=None):
+        self.Z, self.y, self.lam, self.sample_weight = Z, y, lam, sample_weight
+        self.validation = validation
+        self.callback = callback
+        self.rows = {name: [] for name in HISTORY_COLUMNS}
+        self._excluded = 0.0
+        self._start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        """Optimisation time so far, evaluation excluded."""
+        return time.perf_counter() - self._start - self._excluded
+
+    def record(self, w, iteration, epoch, objective=None, gap=np.nan) -> float:
+        """Add a checkpoint for weights ``w``; returns the primal objective F(w).
+
+        Pass ``objective`` when the solver has already computed F(w) in this checkpoint.
+        """
+        now = time.perf_counter()
+        elapsed = now - self._start - self._excluded
+        if objective is None:
+            objective = primal_objective(w, self.Z, self.y, self.lam, self.sample_weight)
+        val_error = np.nan
+        if self.validation is not None:
+            Z_val, y_val = self.validation
+            val_error = float(np.mean(np.sign(np.asarray(Z_val @ w).ravel()) != y_val))
+        for name, value in zip(
+            HISTORY_COLUMNS, (iteration, epoch, elapsed, objective, gap, val_error)
+        ):
+            self.rows[name].append(float(value))
+        if self.callback is not None:
+            self.callback({name: self.rows[name][-1] for name in HISTORY_COLUMNS}, w)
+        self._excluded += time.perf_counter() - now
+        return float(objective)
+
+    def exclude_since(self, t0: float) -> None:
+        """Remove the time since ``t0`` (a ``time.perf_counter()`` value) from the clock."""
+        self._excluded += time.perf_counter() - t0
+
+    def as_arrays(self) -> dict:
+        return {name: np.asarray(values, dtype=np.float64) for name, values in self.rows.items()}
+
+
+def check_problem(Z, y, lam, sample_weight=None):
+    """Validate a solver's inputs; returns (Z, y, sample_weight) ready for jitted code."""
+    if not np.isscalar(lam) or not np.isfinite(lam) or lam <= 0:
+        raise ValueError(f"lam must be a positive finite number, got {lam!r}.")
+    Z = np.asarray(Z)
+    if Z.dtype not in (np.float32, np.float64):
+        Z = Z.astype(np.float64)
+    Z = np.ascontiguousarray(Z)
+    if Z.ndim != 2 or Z.shape[0] == 0:
+        raise ValueError(f"Z must be a non-empty 2-D array, got shape {Z.shape}.")
+    if not np.all(np.isfinite(Z)):
+        raise ValueError("Z contains NaN or infinite values.")
+    y = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    if y.shape[0] != Z.shape[0]:
+        raise ValueError(f"Z has {Z.shape[0]} rows but y has {y.shape[0]} labels.")
+    if not np.all(np.abs(y) == 1.0):
+        raise ValueError("Solvers take labels in {-1, +1}; use SnacksClassifier for other labels.")
+    if sample_weight is not None:
+        sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).ravel()
+        if (sample_weight.shape[0] != Z.shape[0] or not np.all(np.isfinite(sample_weight))
+                or np.any(sample_weight < 0)):
+            raise ValueError("sample_weight must be finite and non-negative, with one entry per row.")
+    return Z, y, sample_weight
+
+
+def resolve_seed(random_state) -> int:
+    """An integer seed from an int, None or a numpy Generator/RandomState."""
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy % (2**31))
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    raise ValueError(f"random_state must be None, an int or a numpy generator, got {random_state!r}.")

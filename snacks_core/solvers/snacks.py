@@ -1,0 +1,264 @@
+"""Snacks: accelerated stochastic subgradient (ASSG) on the Nyström embedding.
+
+Minimises F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖² with Algorithm 1 of
+Snacks (Tanji et al., "Snacks: a fast large-scale kernel SVM solver"), itself ASSG of
+Xu, Lin & Yang (2017): stages of T projected stochastic subgradient steps with step η
+inside the ball B(c, D) around the stage's starting point c; the stage returns the
+average of its projected iterates; η and D are divided by ω after each stage.
+
+The inner loop keeps w = a·v + b·c (scaled-vector trick): the shrink w ← (1 − 2ηλ) w
+and the projection onto B(c, D) are O(1) updates of (a, b); ‖w − c‖ follows from the
+running ‖v‖², ⟨v, c⟩ and the per-stage table ⟨z_i, c⟩.  The running average
+Σ_t w_t = S·v − u + B·c is maintained lazily (S = Σ a_t, B = Σ b_t, u gets S·δ z_i
+when v moves by δ z_i), so a step costs one dot product and, on a margin violation, one
+fused pass updating v and u.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit
+
+from ..objective import dual_objective, margins
+from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
+
+# Below this scale the representation w = a·v loses precision: fold a into v.
+_RESCALE_BELOW = 1e-9
+
+
+# Layout of the stage state carried between calls of the jitted steps.
+_A, _B, _VV, _VC, _S_SUM, _B_SUM, _STEPS = range(7)
+
+
+def _new_stage_state():
+    """State at the start of a stage: w = c (a = 1, b = 1, v = 0), nothing averaged yet."""
+    return np.array([1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+
+
+@njit(cache=True, nogil=True)
+def _assg_steps(Z, y, sw, rows, zc, sqnorm, cc, lam, eta, radius, v, u, state,
+                hits, violations):
+    """Run the ASSG steps of one stage for the sampled ``rows``, continuing ``state``.
+
+    w = a·v + b·c; ``zc[i] = ⟨z_i, c⟩`` and ``cc = ‖c‖²`` are the stage's tables.
+    ``hits``/``violations`` accumulate, per row, how often it was sampled and how often
+    it violated the margin (for the dual certificate).
+    """
+    m = Z.shape[1]
+    a = state[_A]
+    b = state[_B]
+    vv = state[_VV]
+    vc = state[_VC]
+    s_sum = state[_S_SUM]
+    b_sum = state[_B_SUM]
+    shrink = 1.0 - 2.0 * eta * lam
+    radius2 = radius * radius
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        zi = Z[i]
+        mv = 0.0
+        for j in range(m):
+            mv += v[j] * zi[j]
+        margin = y[i] * (a * mv + b * zc[i])
+        a *= shrink
+        b *= shrink
+        hits[i] += 1.0
+        if margin < 1.0:
+            violations[i] += 1.0
+            delta = eta * y[i] * sw[i] / a
+            sd = s_sum * delta
+            for j in range(m):
+                zij = zi[j]
+                v[j] += delta * zij
+                u[j] += sd * zij
+            vv += 2.0 * delta * mv + delta * delta * sqnorm[i]
+            vc += delta * zc[i]
+        dist2 = a * a * vv + 2.0 * a * (b - 1.0) * vc + (b - 1.0) * (b - 1.0) * cc
+        if dist2 > radius2:
+            theta = radius / np.sqrt(dist2)
+            a *= theta
+            b = theta * b + (1.0 - theta)
+        if a < _RESCALE_BELOW:
+            for j in range(m):
+                v[j] *= a
+            vv *= a * a
+            vc *= a
+            s_sum /= a
+            a = 1.0
+        s_sum += a
+        b_sum += b
+    state[_A] = a
+    state[_B] = b
+    state[_VV] = vv
+    state[_VC] = vc
+    state[_S_SUM] = s_sum
+    state[_B_SUM] = b_sum
+    state[_STEPS] += rows.shape[0]
+
+
+def _stage_average(v, u, c, state):
+    """The average of the stage's projected iterates so far: (S·v − u + B·c) / t."""
+    return (state[_S_SUM] * v - u + state[_B_SUM] * c) / state[_STEPS]
+
+
+def default_step_and_radius(Z, sample_weight, lam, stage_steps):
+    """Data-driven η₀ and D₀ (no per-dataset tuning).
+
+    D₀: every minimiser satisfies λ‖w*‖² ≤ F(w*) ≤ F(0) = mean(s), so B(0, √(F(0)/λ))
+    contains it.  η₀ is the smaller of two classical choices for a first stage of T₁
+    steps: D₀/(G√T₁), the subgradient step that crosses the ball in one stage (G² the
+    mean squared subgradient norm at the start, mean of s_i² ‖z_i‖²), and 1/(2λT₁), the
+    step at which the 2λ-strong convexity of F contracts by a constant factor over a
+    stage (Epoch-GD of Hazan & Kale; Pegasos's 1/(2λt) at t = T₁).
+    """
+    s = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
+    f0 = float(s.mean())
+    sq = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+    g2 = float(np.mean(s * s * sq)) or 1.0
+    radius = np.sqrt(f0 / lam)
+    eta = min(radius / np.sqrt(g2 * stage_steps), 1.0 / (2.0 * lam * stage_steps))
+    return eta, radius
+
+
+def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
+          validation=None, callback=None, eta0=None, radius0=None, omega=2.0,
+          stage_epochs=1.0, stage_growth=None, w0=None):
+    """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖² with Snacks (ASSG).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, m), float32 or float64
+        Embedded training rows z_i.
+    y : ndarray of shape (n,)
+        Labels in {−1, +1}.
+    lam : float
+        Regularisation λ > 0 (LIBSVM's C = 1/(2nλ)).
+    sample_weight : ndarray of shape (n,), optional
+        Weights s_i of the hinge terms (class weights).
+    max_epochs : float
+        Budget in passes over the data (one epoch = n stochastic steps).
+    tol : float
+        Stop when the certified relative duality gap (F(w) − D(β)) / F(w) ≤ tol, with β
+        the per-row averages of the subgradient's margin-violation indicators; the gap is
+        checked after every stage.
+    random_state : int, Generator or None
+        Seed of the row sampling.
+    validation : tuple (Z_val, y_val), optional
+        Held-out rows whose error is recorded at each checkpoint.
+    callback : callable(record: dict, w: ndarray), optional
+        Called at each checkpoint.
+    eta0, radius0 : float, optional
+        Initial step η₀ and ball radius D₀; default from the data
+        (:func:`default_step_and_radius`).
+    omega : float > 1
+        Factor dividing η and D after each stage.
+    stage_epochs : float > 0
+        Length T₁ of the first stage in epochs (T₁ = stage_epochs · n).
+    stage_growth : float >= 1, optional
+        Factor multiplying T after each stage; defaults to ω, the growth ASSG's analysis
+        prescribes for a 2λ-strongly convex objective (error bound exponent θ = 1/2,
+        T_k ∝ ω^{2(1−θ)k}), so that η_k·T_k stays constant.
+    w0 : ndarray of shape (m,), optional
+        Starting point (warm start); zero by default.
+
+    Returns
+    -------
+    SolverResult
+        ``stop_reason`` is ``'tol_gap'``, ``'tol_objective'`` (no decrease of F over two
+        stages, i.e. the stochastic noise floor was hit) or ``'max_epochs'``.
+    """
+    Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
+    if not omega > 1.0:
+        raise ValueError(f"omega must be > 1, got {omega!r}.")
+    if not stage_epochs > 0:
+        raise ValueError(f"stage_epochs must be > 0, got {stage_epochs!r}.")
+    if not max_epochs > 0:
+        raise ValueError(f"max_epochs must be > 0, got {max_epochs!r}.")
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}.")
+    n, m = Z.shape
+    sw = np.ones(n) if sample_weight is None else sample_weight
+    stage_growth = omega if stage_growth is None else float(stage_growth)
+    stage_steps = stage_epochs * n
+    eta_default, radius_default = default_step_and_radius(Z, sample_weight, lam, stage_steps)
+    eta = eta_default if eta0 is None else float(eta0)
+    radius = radius_default if radius0 is None else float(radius0)
+    if not (eta > 0 and radius > 0):
+        raise ValueError("eta0 and radius0 must be positive.")
+    max_steps = int(np.ceil(max_epochs * n))
+    rng = np.random.default_rng(resolve_seed(random_state))
+
+    w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if w.shape[0] != m:
+        raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
+    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+    v = np.empty(m)
+    u = np.empty(m)
+    hits = np.zeros(n)
+    violations = np.zeros(n)
+
+    recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
+    objective = recorder.record(w, 0, 0.0)
+    best_objective = objective
+    stalls = 0
+    stop_reason = "max_epochs"
+    steps = 0
+    while stop_reason == "max_epochs" and steps < max_steps:
+        T = max(1, min(int(round(stage_steps)), max_steps - steps))
+        stage_steps *= stage_growth
+        c = w
+        zc = np.asarray(Z @ c.astype(Z.dtype), dtype=np.float64)
+        cc = float(c @ c)
+        v[:] = 0.0
+        u[:] = 0.0
+        state = _new_stage_state()
+        hits *= 0.5
+        violations *= 0.5
+        done = 0
+        while done < T:
+            # A checkpoint at least every epoch: long stages report their running average.
+            chunk = min(T - done, n)
+            _assg_steps(Z, y, sw, rng.integers(0, n, size=chunk), zc, sqnorm, cc, lam,
+                        eta, radius, v, u, state, hits, violations)
+            done += chunk
+            steps += chunk
+            w = _stage_average(v, u, c, state)
+            objective, gap = _certificate(w, Z, y, lam, sample_weight, hits, violations,
+                                          recorder)
+            recorder.record(w, steps, steps / n, objective=objective, gap=gap)
+            if gap <= tol * objective:
+                stop_reason = "tol_gap"
+                break
+        # No decrease over two whole stages: the sampling noise floor is reached.
+        if objective < best_objective * (1.0 - tol):
+            best_objective = objective
+            stalls = 0
+        else:
+            stalls += 1
+            if stalls >= 2 and stop_reason == "max_epochs":
+                stop_reason = "tol_objective"
+        eta /= omega
+        radius /= omega
+    return SolverResult(coef=w, history=recorder.as_arrays(), n_iter=steps,
+                        n_epochs=steps / n, stop_reason=stop_reason)
+
+
+def _certificate(w, Z, y, lam, sample_weight, hits, violations, recorder):
+    """F(w) and the certified gap F(w) − D(β), β the rows' averaged violation indicators.
+
+    Rows not sampled recently take the indicator of their current margin.  The time
+    spent here is evaluation, not optimisation: it is excluded from the history's clock.
+    """
+    t0 = time.perf_counter()
+    margin = margins(w, Z, y)
+    loss = np.maximum(0.0, 1.0 - margin)
+    if sample_weight is not None:
+        loss *= sample_weight
+    objective = float(loss.mean() + lam * (w @ w))
+    beta = np.where(hits > 0, violations / np.maximum(hits, 1e-300),
+                    (margin < 1.0).astype(np.float64))
+    dual, _ = dual_objective(beta, Z, y, lam, sample_weight)
+    recorder.exclude_since(t0)
+    return objective, max(objective - dual, 0.0)
