@@ -1,0 +1,230 @@
+"""SnacksClassifier: Nyström embedding + a primal SVM solver, with the scikit-learn API."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .nystrom import NystromEmbedding
+from .solvers import EMBEDDED_SOLVERS, SOLVERS
+from .solvers.base import HISTORY_COLUMNS
+from .solvers.libsvm import fit_exact
+from .validation import check_lam
+
+
+class SnacksClassifier(ClassifierMixin, BaseEstimator):
+    """Kernel SVM trained on a Nyström embedding (Snacks, Tanji et al., ECC 2023).
+
+    The embedding z(x) = Λ_k^{−1/2} U_kᵀ k_m(x) on m landmarks turns the kernel SVM into
+    the primal problem
+
+        F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²,
+
+    the same problem as LIBLINEAR/LIBSVM with C = 1/(2nλ).  Multiclass data is handled
+    one-vs-rest.  ``solver='libsvm'`` solves the exact kernel SVM instead (no Nyström):
+    the "optimal" reference of the paper's tables.
+
+    Parameters
+    ----------
+    kernel : {'rbf', 'laplacian', 'polynomial', 'linear'}, default='rbf'
+    gamma : float, 'scale' or 'auto', default='scale'
+        Kernel parameter γ; 'scale' is 1 / (d · Var(X)) as in sklearn's SVC.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=1.0
+        Constant c₀ of the polynomial kernel.
+    n_components : int, default=100
+        Number m of Nyström landmarks (clipped to n with a warning).
+    lam : float, default=1e-4
+        Regularisation λ > 0.
+    solver : {'snacks', 'pegasos', 'liblinear', 'libsvm'}, default='snacks'
+    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
+        Landmark selection.
+    max_epochs : float, default=50
+        Budget of passes over the data (iterations for LIBLINEAR).
+    tol : float, default=1e-3
+        Stopping tolerance (relative duality gap for Snacks; each solver's own rule).
+    class_weight : dict, 'balanced' or None, default=None
+        Weights s_i of the hinge terms by class.
+    dtype : {np.float64, np.float32}, default=np.float64
+        Precision of the embedding.
+    random_state : int, RandomState or None, default=None
+        Seeds the landmark selection and the solver; equal seeds give equal models.
+    solver_options : dict or None, default=None
+        Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for Snacks).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    embedding_ : NystromEmbedding
+        The fitted embedding (for 'libsvm': the exact kernel against the support vectors).
+    coef_ : ndarray of shape (1, k) for two classes, (n_classes, k) otherwise
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Zero for the embedded solvers (the problem has no bias), LIBSVM's b for 'libsvm'.
+    history_ : dict of ndarrays
+        Convergence history, one row per checkpoint; columns ``problem`` (index of the
+        one-vs-rest subproblem), iteration, epoch, time, objective, gap, validation_error.
+    n_iter_ : int
+        Largest number of solver iterations over the subproblems.
+    stop_reasons_ : list of str
+        Why each subproblem's solver stopped.
+    embedding_time_, training_time_ : float
+        Seconds spent embedding the training data and solving.
+    """
+
+    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
+                 lam=1e-4, solver="snacks", sampling="uniform", max_epochs=50, tol=1e-3,
+                 class_weight=None, dtype=np.float64, random_state=None, solver_options=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_components = n_components
+        self.lam = lam
+        self.solver = solver
+        self.sampling = sampling
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.class_weight = class_weight
+        self.dtype = dtype
+        self.random_state = random_state
+        self.solver_options = solver_options
+
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(f"y has a single class ({self.classes_[0]!r}); a classifier needs "
+                             "at least 2 classes.")
+        lam = check_lam(self.lam)
+        if self.solver not in SOLVERS:
+            raise ValueError(f"unknown solver {self.solver!r}; choose one of {SOLVERS}.")
+        check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
+        options = dict(self.solver_options or {})
+        weights = compute_sample_weight(self.class_weight, y) if self.class_weight else None
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            weights = sample_weight if weights is None else weights * sample_weight
+        rng = check_random_state(self.random_state)
+        embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
+        targets = self._binary_targets(y)
+        validation_targets = None
+        if eval_set is not None:
+            X_val, y_val = eval_set
+            X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
+                                  dtype=[np.float64, np.float32])
+            validation_targets = self._binary_targets(np.asarray(y_val))
+
+        if self.solver in EMBEDDED_SOLVERS:
+            results = self._fit_embedded(X, targets, lam, weights, embedding_seed, solver_seed,
+                                         None if eval_set is None else X_val,
+                                         validation_targets, options)
+        else:
+            results = self._fit_exact(X, targets, lam, weights,
+                                      None if eval_set is None else X_val,
+                                      validation_targets, options)
+        self.history_ = _stack_histories([r.history for r in results])
+        self.n_iter_ = int(max(r.n_iter for r in results))
+        self.stop_reasons_ = [r.stop_reason for r in results]
+        return self
+
+    def _binary_targets(self, y):
+        """One ±1 label vector per subproblem: one for two classes, one per class otherwise."""
+        if self.classes_.shape[0] == 2:
+            return [np.where(y == self.classes_[1], 1.0, -1.0)]
+        return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
+
+    def _fit_embedded(self, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
+                      validation_targets, options):
+        start = time.perf_counter()
+        self.embedding_ = NystromEmbedding(
+            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+            n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
+            random_state=int(embedding_seed)).fit(X)
+        Z = self.embedding_.transform(X)
+        self.embedding_time_ = time.perf_counter() - start
+        Z_val = None if X_val is None else self.embedding_.transform(X_val)
+        solve = EMBEDDED_SOLVERS[self.solver]
+        start = time.perf_counter()
+        results = [
+            solve(Z, target, lam, sample_weight=weights, max_epochs=self.max_epochs,
+                  tol=self.tol, random_state=int(solver_seed),
+                  validation=None if Z_val is None else (Z_val, validation_targets[k]),
+                  **options)
+            for k, target in enumerate(targets)
+        ]
+        self.training_time_ = time.perf_counter() - start
+        self.coef_ = np.vstack([r.coef for r in results])
+        self.intercept_ = np.zeros(len(results))
+        return results
+
+    def _fit_exact(self, X, targets, lam, weights, X_val, validation_targets, options):
+        self.embedding_time_ = 0.0
+        start = time.perf_counter()
+        fits = [
+            fit_exact(X, target, lam, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                      coef0=self.coef0, sample_weight=weights,
+                      validation=None if X_val is None else (X_val, validation_targets[k]),
+                      **options)
+            for k, target in enumerate(targets)
+        ]
+        self.training_time_ = time.perf_counter() - start
+        support = np.unique(np.concatenate([f[0] for f in fits]))
+        self.coef_ = np.zeros((len(fits), support.shape[0]))
+        for k, (indices, dual_coef, _, _) in enumerate(fits):
+            self.coef_[k, np.searchsorted(support, indices)] = dual_coef
+        self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
+        self.embedding_ = SupportVectorMap(
+            X[support], support, kernel=self.kernel, gamma=resolve_gamma(self.gamma, X),
+            degree=self.degree, coef0=self.coef0)
+        return [f[3] for f in fits]
+
+    def decision_function(self, X):
+        """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, accept_sparse="csr",
+                          dtype=[np.float64, np.float32])
+        scores = self.embedding_.transform(X) @ self.coef_.T + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    @property
+    def landmark_indices_(self):
+        """Training rows used as landmarks (support vectors for 'libsvm')."""
+        check_is_fitted(self, "embedding_")
+        return self.embedding_.landmark_indices_
+
+
+class SupportVectorMap:
+    """z(x) = (k(sv_j, x))_j: the exact kernel model's feature map on its support vectors."""
+
+    def __init__(self, support_vectors, indices, *, kernel, gamma, degree, coef0):
+        self.landmarks_ = support_vectors
+        self.landmark_indices_ = indices
+        self.params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+
+    def transform(self, X):
+        return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+def _stack_histories(histories):
+    """One tidy table from the subproblems' histories, with a ``problem`` column."""
+    stacked = {"problem": np.concatenate(
+        [np.full(len(h["iteration"]), k, dtype=np.float64) for k, h in enumerate(histories)])}
+    for name in HISTORY_COLUMNS:
+        stacked[name] = np.concatenate([h[name] for h in histories])
+    return stacked
