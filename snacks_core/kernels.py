@@ -156,9 +156,8 @@ def _csr_dense_kernel(data, indices, indptr, Yt, x_norms, y_norms, code, gamma, 
                       out):
     """Kernel between CSR rows (data, indices, indptr) and the columns of ``Yt`` (d × n_Y).
 
-    ``indptr`` may be a slice of a larger matrix's (its entries index ``data``);
-    ``x_norms``/``y_norms`` are squared ℓ2 norms for the rbf and ℓ1 norms of Y's rows for
-    the laplacian.
+    ``x_norms``/``y_norms`` are squared ℓ2 norms for the rbf, and ``y_norms`` the ℓ1 norms
+    of Y's rows for the laplacian.
     """
     n_rows = indptr.size - 1
     n_y = Yt.shape[1]
@@ -251,7 +250,7 @@ def _csr_csr_kernel(x_data, x_indices, x_indptr, y_data, y_indices, y_indptr, x_
                     code, gamma, degree, coef0, out):
     """Kernel between two sets of CSR rows with sorted, distinct column indices.
 
-    ``x_indptr`` may be a slice of a larger matrix's; norms as in :func:`_csr_dense_kernel`.
+    Norms as in :func:`_csr_dense_kernel`.
     """
     n_rows = x_indptr.size - 1
     n_y = y_indptr.size - 1
