@@ -18,6 +18,7 @@ run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
 test: $(STAMP)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium) || echo "chromium could not be installed: the browser test will be skipped"
 	$(PY) -m pytest
 
 bench: $(STAMP)

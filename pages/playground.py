@@ -1,0 +1,37 @@
+"""Playground: train on the chosen data and see the decision boundary, landmarks and metrics."""
+
+import streamlit as st
+
+from snacks_core import figures
+from snacks_core.ui import cached, widgets
+from snacks_core.ui.text import CAPTIONS
+
+st.title("Playground")
+st.caption("Pick data, a kernel, the number of landmarks m and the regularization λ in the "
+           "sidebar; the kernel SVM is trained on a Nyström embedding of m landmarks.")
+widgets.lesson_banner()
+
+request, split = widgets.load_split_or_stop()
+params = cached.model_params()
+if not widgets.training_gate("playground"):
+    st.stop()
+run = widgets.train_or_stop(request, split, params)
+widgets.metrics_row(run, split)
+
+if split.n_features == 2:
+    surface = cached.surface(request, split, params, run)
+    model = run.model
+    classes = widgets.class_names(split)
+    figure = figures.decision_boundary_figure(
+        surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
+        train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
+        landmarks=model.embedding_.landmarks_, axis_titles=split.feature_names[:2],
+        title=split.projection)
+    st.plotly_chart(figure, width="stretch", key="boundary")
+    st.caption(CAPTIONS["boundary"] if len(classes) == 2 else CAPTIONS["boundary_multiclass"])
+else:
+    st.info(f"{split.name} has {split.n_features} features, so there is no boundary to draw. "
+            "Tick **Train on a 2-D PCA projection** in the sidebar to see one (the model then "
+            "learns from the projection only).", icon=":material/info:")
+
+widgets.export_section(request, params, run)

@@ -1,0 +1,179 @@
+"""Cached calls of the explorer: data, splits, models and surfaces keyed by their settings.
+
+Keys are strings built from the settings (and the content hash of uploaded files), so a
+redraw with unchanged settings costs a dictionary lookup.  Arrays passed with a leading
+underscore are not hashed: the key already says what they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import streamlit as st
+
+from .. import datasets
+from ..figures import decision_surface
+from . import pipeline
+from .state import Keys, current
+
+# Widths of the decision surface grid (points per axis).
+SURFACE_RESOLUTION = 140
+
+
+@dataclass(frozen=True)
+class DataRequest:
+    """Everything that determines the split: a cache key and the code snippet's source."""
+
+    dataset: str
+    n_samples: int | None
+    noise: float | None
+    n_features: int | None
+    positive_fraction: float | None
+    seed: int
+    test_size: float
+    scaling: str
+    pca2d: bool
+
+    @property
+    def kind(self) -> str:
+        return self.dataset.split(":", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.dataset.split(":", 1)[1]
+
+    def key(self) -> str:
+        return repr(sorted(asdict(self).items()))
+
+
+def dataset_options() -> list[str]:
+    """Every dataset the sidebar offers, as ``kind:name`` strings."""
+    options = [f"synthetic:{name}" for name in datasets.SYNTHETIC]
+    options += [f"bundled:{name}" for name in datasets.BUNDLED]
+    options += [f"sample:{name}" for name in datasets.sample_files()]
+    options += [f"libsvm:{name}" for name in datasets.cached_libsvm_datasets()]
+    options += [f"upload:{key}" for key in st.session_state.get(Keys.UPLOADS, {})]
+    return options
+
+
+BUNDLED_LABELS = {"breast_cancer": "breast cancer", "digits7": "digits 7 vs rest (mnist-bin)",
+                  "wine": "wine (3 classes)", "iris": "iris (3 classes)"}
+
+
+def dataset_label(option) -> str:
+    kind, name = option.split(":", 1)
+    if kind == "synthetic":
+        return {"xor": "XOR", "blobs": "Gaussian blobs (3 classes)",
+                "classification": "make_classification"}.get(name, name)
+    if kind == "bundled":
+        return f"sklearn · {BUNDLED_LABELS[name]}"
+    if kind == "upload":
+        uploads = st.session_state.get(Keys.UPLOADS, {})
+        return f"uploaded · {uploads[name].name}" if name in uploads else "uploaded file"
+    return f"{kind} · {name}"
+
+
+def data_request() -> DataRequest:
+    option = current("dataset")
+    synthetic = option.startswith("synthetic:")
+    classification = option == "synthetic:classification"
+    return DataRequest(
+        dataset=option,
+        n_samples=int(current("n_samples")) if synthetic else None,
+        noise=float(current("noise")) if synthetic else None,
+        n_features=int(current("n_features")) if classification else None,
+        positive_fraction=float(current("positive_fraction")) if classification else None,
+        seed=int(current("seed")),
+        test_size=float(current("test_size")),
+        scaling=current("scaling"),
+        pca2d=bool(current("pca2d")),
+    )
+
+
+@st.cache_data(max_entries=12, show_spinner="Loading data…")
+def _load(kind, name, n_samples, noise, n_features, positive_fraction, seed):
+    if kind == "synthetic":
+        return datasets.make_synthetic(name, n_samples, noise=noise, random_state=seed,
+                                       n_features=n_features or 10,
+                                       positive_fraction=positive_fraction or 0.5)
+    if kind == "bundled":
+        return datasets.load_bundled(name)
+    if kind == "sample":
+        return datasets.load_file(datasets.sample_data_dir() / name)
+    if kind == "libsvm":
+        return datasets.fetch_libsvm(name)
+    raise ValueError(f"unknown dataset {kind}:{name}.")
+
+
+def load_dataset(request: DataRequest) -> datasets.Dataset:
+    """The dataset of a request (uploads come from the session, the rest from the cache)."""
+    if request.kind == "upload":
+        uploads = st.session_state.get(Keys.UPLOADS, {})
+        if request.name not in uploads:
+            raise ValueError("The uploaded file is no longer in this session; upload it again "
+                             "on the Data page.")
+        return uploads[request.name]
+    return _load(request.kind, request.name, request.n_samples, request.noise,
+                 request.n_features, request.positive_fraction, request.seed)
+
+
+@st.cache_data(max_entries=12, show_spinner=False)
+def _split(key, _dataset, test_size, scaling, seed, pca2d):
+    return datasets.split_dataset(_dataset, test_size=test_size, scaling=scaling,
+                                  random_state=seed, project_2d=pca2d)
+
+
+def load_split(request: DataRequest) -> datasets.Split:
+    dataset = load_dataset(request)
+    return _split(request.key(), dataset, request.test_size, request.scaling, request.seed,
+                  request.pca2d)
+
+
+def model_params() -> dict:
+    """Estimator parameters from the sidebar, only those that apply to the chosen kernel."""
+    kernel = current("kernel")
+    params = {"kernel": kernel}
+    if kernel != "linear":
+        params["gamma"] = float(current("gamma"))
+    if kernel == "polynomial":
+        params["degree"] = int(current("degree"))
+        params["coef0"] = float(current("coef0"))
+    params.update({
+        "n_components": int(current("m")),
+        "lam": float(current("lam")),
+        "solver": current("solver"),
+        "sampling": current("sampling"),
+        "max_epochs": int(current("max_epochs")),
+        "class_weight": None if current("class_weight") == "none" else current("class_weight"),
+        "random_state": int(current("seed")),
+    })
+    return params
+
+
+def _params_key(params) -> str:
+    return repr(sorted(params.items()))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _train(data_key, params_key, _split, _params, keep_checkpoints):
+    return pipeline.train(_split, _params, keep_checkpoints=keep_checkpoints)
+
+
+def train(request: DataRequest, split, params, *, keep_checkpoints=False) -> pipeline.Run:
+    """The trained run for these settings (cached: one fit per distinct setting)."""
+    return _train(request.key(), _params_key(params), split, params, keep_checkpoints)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _surface(data_key, params_key, _model, _X):
+    return decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
+
+
+def surface(request: DataRequest, split, params, run):
+    """The decision function on a grid over the training and test points (cached)."""
+    X = np.vstack([np.asarray(split.X_train.todense() if hasattr(split.X_train, "todense")
+                              else split.X_train),
+                   np.asarray(split.X_test.todense() if hasattr(split.X_test, "todense")
+                              else split.X_test)])
+    return _surface(request.key(), _params_key(params), run.model, X)

@@ -1,0 +1,181 @@
+"""The explorer's computations, as plain functions (no Streamlit): train, measure, sweep.
+
+Pages never compute: they call these through the cached wrappers of
+:mod:`snacks_core.ui.cached`.  Every function takes a :class:`~snacks_core.datasets.Split`
+and a dict of estimator parameters, so the same code serves the app, the tests and a script.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.metrics import f1_score
+
+from ..estimator import SnacksClassifier
+from ..objective import lam_to_C
+from ..solvers import EMBEDDED_SOLVERS
+
+# Estimator parameters the explorer sets; everything else keeps the estimator's default.
+MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "solver",
+                "sampling", "max_epochs", "class_weight", "random_state")
+
+
+@dataclass
+class Run:
+    """A trained model with its metrics, the warnings it raised and optional checkpoints.
+
+    ``checkpoints`` holds (history record, weights) pairs of a two-class embedded solver,
+    for replaying the decision boundary as it converged.
+    """
+
+    model: SnacksClassifier
+    metrics: dict
+    notes: list = field(default_factory=list)
+    checkpoints: list = field(default_factory=list)
+
+
+def make_model(params) -> SnacksClassifier:
+    """A SnacksClassifier from the explorer's parameter dict (unknown keys rejected)."""
+    unknown = set(params) - set(MODEL_PARAMS)
+    if unknown:
+        raise ValueError(f"unknown model parameters {sorted(unknown)}; known: {MODEL_PARAMS}.")
+    return SnacksClassifier(**params)
+
+
+def train(split, params, *, keep_checkpoints=False) -> Run:
+    """Fit on the training part with the test part as ``eval_set`` and measure the result.
+
+    Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.
+    """
+    model = make_model(params)
+    checkpoints = []
+    binary = np.unique(split.y_train).shape[0] == 2
+    if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
+        model.set_params(solver_options={
+            "callback": lambda record, w: checkpoints.append((dict(record), np.array(w)))})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
+    # The callback served this fit only; the stored model stays plain data.
+    model.set_params(solver_options=None)
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, UserWarning)))
+    return Run(model, evaluate(model, split), notes, checkpoints)
+
+
+def evaluate(model, split) -> dict:
+    """Errors, F1, times, objective and sizes of a fitted model on a split."""
+    train_pred = model.predict(split.X_train)
+    test_pred = model.predict(split.X_test)
+    classes = model.classes_
+    if classes.shape[0] == 2:
+        f1 = f1_score(split.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
+    else:
+        f1 = f1_score(split.y_test, test_pred, average="macro", zero_division=0.0)
+    history = model.history_
+    last = [np.flatnonzero(history["problem"] == k)[-1]
+            for k in np.unique(history["problem"]).astype(int)]
+    n = split.X_train.shape[0]
+    return {
+        "train_error": float(np.mean(train_pred != split.y_train)),
+        "test_error": float(np.mean(test_pred != split.y_test)),
+        "f1": float(f1),
+        "embedding_time": float(model.embedding_time_),
+        "training_time": float(model.training_time_),
+        "objective": float(np.mean(history["objective"][last])),
+        "epochs": float(np.max(history["epoch"][last])),
+        "n_components": int(model.coef_.shape[1]),
+        "C": lam_to_C(model.lam, n),
+        "stop": ", ".join(sorted(set(model.stop_reasons_))),
+        "train_pred": train_pred,
+        "test_pred": test_pred,
+    }
+
+
+def checkpoint_surfaces(run, surface_grid):
+    """f(x) on ``surface_grid`` (points × 2) for each checkpoint's weights, with its record."""
+    model = run.model
+    Z = model.embedding_.transform(surface_grid)
+    return [(record, Z @ w) for record, w in run.checkpoints]
+
+
+def compare_solvers(split, params, solvers, progress=None) -> list[dict]:
+    """One row per solver, as the paper's Tables III–VII: times, errors, F1, objective.
+
+    ``progress(fraction, text)`` is called after each solver.
+    """
+    rows = []
+    for k, solver in enumerate(solvers):
+        run = train(split, {**params, "solver": solver})
+        m = run.metrics
+        rows.append({"solver": solver, "embedding time (s)": m["embedding_time"],
+                     "training time (s)": m["training_time"],
+                     "train error": m["train_error"], "test error": m["test_error"],
+                     "F1": m["f1"], "objective": m["objective"],
+                     "dimension": m["n_components"], "stopped by": m["stop"]})
+        if progress is not None:
+            progress((k + 1) / len(solvers), f"{solver} done")
+    return rows
+
+
+def parameter_grid(split, params, row_name, row_values, col_name, col_values, seeds,
+                   progress=None, should_stop=None) -> list[dict]:
+    """Test error over a grid of two estimator parameters, several seeds per cell.
+
+    A plain loop over the estimator (one fit per cell and seed).  Returns one dict per fit:
+    the two parameter values, seed, test error, train error, F1 and fit time.
+    ``progress(fraction, text)`` is called after each fit; ``should_stop()`` returning True
+    ends the sweep early with the cells done so far.
+    """
+    cells = [(r, c, s) for r in row_values for c in col_values for s in seeds]
+    rows = []
+    for k, (r, c, seed) in enumerate(cells):
+        if should_stop is not None and should_stop():
+            break
+        start = time.perf_counter()
+        run = train(split, {**params, row_name: r, col_name: c, "random_state": seed})
+        rows.append({row_name: r, col_name: c, "seed": seed,
+                     "test_error": run.metrics["test_error"],
+                     "train_error": run.metrics["train_error"], "f1": run.metrics["f1"],
+                     "time": time.perf_counter() - start})
+        if progress is not None:
+            progress((k + 1) / len(cells), f"{row_name} = {r:g}, {col_name} = {c:g}, seed {seed}")
+    return rows
+
+
+def summarize_grid(rows, row_name, col_name):
+    """Mean and standard deviation of the test error (and mean time) per cell, as arrays.
+
+    Returns (row_values, col_values, mean, std, time) with ``mean[i, j]`` for
+    ``row_values[i]``, ``col_values[j]``; cells without fits are NaN.
+    """
+    row_values = sorted({r[row_name] for r in rows})
+    col_values = sorted({r[col_name] for r in rows})
+    shape = (len(row_values), len(col_values))
+    mean, std, seconds = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+    for i, rv in enumerate(row_values):
+        for j, cv in enumerate(col_values):
+            cell = [r for r in rows if r[row_name] == rv and r[col_name] == cv]
+            if cell:
+                errors = np.array([r["test_error"] for r in cell])
+                mean[i, j] = errors.mean()
+                std[i, j] = errors.std()
+                seconds[i, j] = np.mean([r["time"] for r in cell])
+    return np.array(row_values), np.array(col_values), mean, std, seconds
+
+
+def code_snippet(dataset_code, split_code, params) -> str:
+    """Python that reproduces the current run with the snacks_core API."""
+    args = ",\n    ".join(f"{k}={v!r}" for k, v in params.items())
+    return (
+        "from snacks_core import SnacksClassifier\n"
+        "from snacks_core.datasets import split_dataset\n"
+        f"{dataset_code}\n"
+        f"split = split_dataset(dataset, {split_code})\n\n"
+        f"model = SnacksClassifier(\n    {args},\n)\n"
+        "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"
+        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n"
+    )

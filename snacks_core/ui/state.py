@@ -1,0 +1,212 @@
+"""Every session-state key of the explorer, its default and how it travels in the URL.
+
+Settings (:data:`SETTINGS`) are widget values: each widget is created with ``key=<name>``
+and no ``value=``, after :func:`init_session` has put the value (from the URL, else the
+default) into ``st.session_state``.  :func:`keep_settings` stops Streamlit from dropping
+the values of widgets of pages not shown, and :func:`write_query_params` mirrors the
+settings that differ from their defaults into the URL, so a link reproduces the view.
+Other keys (uploads, lessons, the last training request) are listed in :class:`Keys`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ..datasets import SCALINGS
+from ..kernels import KERNELS
+from ..landmarks import SAMPLINGS
+from ..solvers import EMBEDDED_SOLVERS, SOLVERS
+
+
+def _one_two_five(low_exponent, high_exponent):
+    values = [mantissa * 10.0**e for e in range(low_exponent, high_exponent + 1)
+              for mantissa in (1, 2, 5)]
+    return tuple(float(f"{v:.0e}") for v in values if v <= 10.0**high_exponent)
+
+
+LAM_OPTIONS = _one_two_five(-7, 0)
+GAMMA_OPTIONS = _one_two_five(-3, 3)
+M_OPTIONS = (5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
+N_OPTIONS = (100, 200, 400, 700, 1000, 2000, 5000, 10000, 20000, 50000)
+EPOCH_OPTIONS = (1, 2, 5, 10, 20, 50, 100, 200)
+GAMMA_FACTORS = (0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
+CLASS_WEIGHTS = ("none", "balanced")
+CONVERGENCE_AXES = ("epoch", "iteration", "time")
+GRIDS = ("m × λ", "γ × λ")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's default and what values are valid.
+
+    ``kind`` is one of 'choice' (one of ``choices``), 'multi' (a subset of ``choices``),
+    'int' and 'float' (within ``bounds``), 'bool', 'str'.
+    """
+
+    default: object
+    kind: str
+    choices: tuple = ()
+    bounds: tuple = ()
+
+
+SETTINGS = {
+    # Data (sidebar)
+    "dataset": Setting("synthetic:moons", "str"),
+    "n_samples": Setting(400, "choice", N_OPTIONS),
+    "noise": Setting(0.2, "float", bounds=(0.0, 1.0)),
+    "n_features": Setting(10, "int", bounds=(2, 100)),
+    "positive_fraction": Setting(0.5, "float", bounds=(0.05, 0.95)),
+    "test_size": Setting(0.3, "float", bounds=(0.1, 0.5)),
+    "scaling": Setting("standard", "choice", SCALINGS),
+    "pca2d": Setting(False, "bool"),
+    # Model (sidebar)
+    "kernel": Setting("rbf", "choice", KERNELS),
+    "gamma": Setting(1.0, "choice", GAMMA_OPTIONS),
+    "degree": Setting(3, "int", bounds=(1, 10)),
+    "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),
+    "m": Setting(50, "choice", M_OPTIONS),
+    "sampling": Setting("uniform", "choice", SAMPLINGS),
+    "lam": Setting(1e-3, "choice", LAM_OPTIONS),
+    "solver": Setting("snacks", "choice", SOLVERS),
+    "max_epochs": Setting(50, "choice", EPOCH_OPTIONS),
+    "class_weight": Setting("none", "choice", CLASS_WEIGHTS),
+    "seed": Setting(0, "int", bounds=(0, 2**31 - 1)),
+    "live": Setting(True, "bool"),
+    # Pages
+    "conv_solvers": Setting(("snacks", "pegasos"), "multi", tuple(EMBEDDED_SOLVERS)),
+    "conv_axis": Setting("epoch", "choice", CONVERGENCE_AXES),
+    "spec_factors": Setting((0.1, 1.0, 10.0), "multi", GAMMA_FACTORS),
+    "spec_max_m": Setting(200, "choice", (50, 100, 200, 400)),
+    "rob_grid": Setting("m × λ", "choice", GRIDS),
+    "rob_size": Setting(5, "int", bounds=(2, 8)),
+    "rob_seeds": Setting(2, "int", bounds=(1, 5)),
+    "cmp_solvers": Setting(tuple(SOLVERS), "multi", tuple(SOLVERS)),
+}
+
+
+class Keys:
+    """Session-state keys that are not settings."""
+
+    INITIALIZED = "_initialized"
+    URL_PROBLEMS = "_url_problems"
+    UPLOADS = "uploads"            # {fingerprint: Dataset} parsed uploads, kept for the session
+    LESSON = "lesson"              # name of the lesson whose explanation is shown
+    GOTO = "_goto"                 # page a lesson asks to open
+    TRAINED = "_trained"           # settings of the last click on Train (when not live)
+    GRID_RESULT = "_grid_result"   # last robustness sweep (rows, parameters)
+    CMP_RESULT = "_cmp_result"     # last solver comparison (rows, parameters)
+    UPLOAD_LABEL = "upload_label"  # label column chosen for a CSV upload
+    UPLOAD_FILE = "upload_file"    # the file uploader widget
+
+
+def _matching_choice(value, choices):
+    for choice in choices:
+        if isinstance(choice, float) and isinstance(value, (int, float)):
+            if math.isclose(choice, float(value), rel_tol=1e-9):
+                return choice
+        elif choice == value:
+            return choice
+    raise ValueError(f"not one of {list(choices)}")
+
+
+def _parse_scalar(text, like):
+    if isinstance(like, bool):
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError("expected true or false")
+    if isinstance(like, int):
+        return int(text)
+    if isinstance(like, float):
+        return float(text)
+    return text
+
+
+def parse_setting(name, text):
+    """The value of setting ``name`` from its URL text; ValueError saying why it is invalid."""
+    setting = SETTINGS[name]
+    if setting.kind == "multi":
+        parts = [p for p in str(text).split(",") if p]
+        return tuple(_matching_choice(_parse_scalar(p, setting.choices[0]), setting.choices)
+                     for p in parts)
+    value = _parse_scalar(str(text), setting.default)
+    if setting.kind == "choice":
+        return _matching_choice(value, setting.choices)
+    if setting.kind in ("int", "float"):
+        low, high = setting.bounds
+        if not (low <= value <= high) or (isinstance(value, float) and not math.isfinite(value)):
+            raise ValueError(f"outside [{low}, {high}]")
+    return value
+
+
+def encode_setting(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return ",".join(encode_setting(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def init_session(query_params) -> None:
+    """Fill every setting from the URL (valid values) or its default, once per session."""
+    state = st.session_state
+    if state.get(Keys.INITIALIZED):
+        return
+    problems = []
+    for name, setting in SETTINGS.items():
+        if name in state:
+            continue
+        value = setting.default
+        if name in query_params:
+            try:
+                value = parse_setting(name, query_params[name])
+            except ValueError as exc:
+                problems.append(f"{name}={query_params[name]!r} ({exc})")
+        state[name] = list(value) if setting.kind == "multi" else value
+    state[Keys.URL_PROBLEMS] = problems
+    state.setdefault(Keys.UPLOADS, {})
+    state[Keys.INITIALIZED] = True
+
+
+def keep_settings() -> None:
+    """Re-assign every setting so that Streamlit keeps it while its widget is not shown."""
+    state = st.session_state
+    for name in SETTINGS:
+        if name in state:
+            state[name] = state[name]
+
+
+def current(name):
+    """The current value of a setting (multi settings as tuples)."""
+    value = st.session_state.get(name, SETTINGS[name].default)
+    return tuple(value) if SETTINGS[name].kind == "multi" else value
+
+
+def query_params_for(values) -> dict:
+    """The URL parameters for a dict of settings: those that differ from their defaults."""
+    params = {}
+    for name, value in values.items():
+        default = SETTINGS[name].default
+        if encode_setting(value) != encode_setting(default):
+            params[name] = encode_setting(value)
+    return params
+
+
+def write_query_params() -> None:
+    """Mirror the non-default settings into the URL (only when they changed)."""
+    wanted = query_params_for({name: current(name) for name in SETTINGS})
+    if dict(st.query_params) != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def apply(values) -> None:
+    """Set several settings at once (from a callback: before widgets are created)."""
+    for name, value in values.items():
+        setting = SETTINGS[name]
+        st.session_state[name] = list(value) if setting.kind == "multi" else value
