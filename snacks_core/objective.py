@@ -28,9 +28,17 @@ def C_to_lam(C: float, n_samples: int) -> float:
     return 1.0 / (2.0 * n_samples * C)
 
 
+def matvec(Z, w):
+    """Z·w in float64, computed in Z's own precision (no float64 copy of a float32 Z)."""
+    w = np.asarray(w)
+    if Z.dtype == np.float32:
+        w = w.astype(np.float32)
+    return np.asarray(Z @ w, dtype=np.float64).ravel()
+
+
 def margins(w, Z, y):
     """y_i ⟨w, z_i⟩ for every row (Z dense or sparse)."""
-    return y * np.asarray(Z @ w, dtype=np.float64).ravel()
+    return y * matvec(Z, w)
 
 
 def hinge_loss(w, Z, y, sample_weight=None):
@@ -51,7 +59,7 @@ def dual_objective(beta, Z, y, lam, sample_weight=None):
     """D(β) for β ∈ [0, 1]^n; returns (D(β), w(β))."""
     n = Z.shape[0]
     sb = beta if sample_weight is None else beta * sample_weight
-    w_beta = np.asarray(Z.T @ (sb * y), dtype=np.float64).ravel() / (2.0 * lam * n)
+    w_beta = matvec(Z.T, sb * y) / (2.0 * lam * n)
     return float(sb.sum() / n - lam * (w_beta @ w_beta)), w_beta
 
 

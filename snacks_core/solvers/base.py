@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..objective import primal_objective
+from ..objective import matvec, primal_objective
 
 HISTORY_COLUMNS = (
     "iteration",
@@ -77,7 +77,7 @@ class HistoryRecorder:
         val_error = np.nan
         if self.validation is not None:
             Z_val, y_val = self.validation
-            val_error = float(np.mean(np.sign(np.asarray(Z_val @ w).ravel()) != y_val))
+            val_error = float(np.mean(np.sign(matvec(Z_val, w)) != y_val))
         for name, value in zip(
             HISTORY_COLUMNS, (iteration, epoch, elapsed, objective, gap, val_error)
         ):

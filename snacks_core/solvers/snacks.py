@@ -21,7 +21,7 @@ import time
 import numpy as np
 from numba import njit
 
-from ..objective import dual_objective, margins
+from ..objective import dual_objective, margins, matvec
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 # Below this scale the representation w = a·v loses precision: fold a into v.
@@ -209,7 +209,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         T = max(1, min(int(round(stage_steps)), max_steps - steps))
         stage_steps *= stage_growth
         c = w
-        zc = np.asarray(Z @ c.astype(Z.dtype), dtype=np.float64)
+        zc = matvec(Z, c)
         cc = float(c @ c)
         v[:] = 0.0
         u[:] = 0.0
