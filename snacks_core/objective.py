@@ -28,12 +28,37 @@ def C_to_lam(C: float, n_samples: int) -> float:
     return 1.0 / (2.0 * n_samples * C)
 
 
+# Rows of a float32 Z converted to float64 at once in the products below (~16 MiB).
+_BLOCK_ENTRIES = 2**21
+
+
+def _float64_blocks(Z):
+    """Row blocks of a dense float32 Z as float64, so products are exact without a full copy."""
+    rows = max(1, _BLOCK_ENTRIES // max(Z.shape[1], 1))
+    for start in range(0, Z.shape[0], rows):
+        yield start, Z[start:start + rows].astype(np.float64)
+
+
 def matvec(Z, w):
-    """Z·w in float64, computed in Z's own precision (no float64 copy of a float32 Z)."""
-    w = np.asarray(w)
-    if Z.dtype == np.float32:
-        w = w.astype(np.float32)
+    """Z·w accumulated in float64 (Z dense float32/float64 or sparse)."""
+    w = np.asarray(w, dtype=np.float64).ravel()
+    if isinstance(Z, np.ndarray) and Z.dtype == np.float32:
+        out = np.empty(Z.shape[0])
+        for start, block in _float64_blocks(Z):
+            out[start:start + block.shape[0]] = block @ w
+        return out
     return np.asarray(Z @ w, dtype=np.float64).ravel()
+
+
+def rmatvec(Z, v):
+    """Zᵀ·v accumulated in float64 (Z dense float32/float64 or sparse)."""
+    v = np.asarray(v, dtype=np.float64).ravel()
+    if isinstance(Z, np.ndarray) and Z.dtype == np.float32:
+        out = np.zeros(Z.shape[1])
+        for start, block in _float64_blocks(Z):
+            out += v[start:start + block.shape[0]] @ block
+        return out
+    return np.asarray(Z.T @ v, dtype=np.float64).ravel()
 
 
 def margins(w, Z, y):
@@ -59,7 +84,7 @@ def dual_objective(beta, Z, y, lam, sample_weight=None):
     """D(β) for β ∈ [0, 1]^n; returns (D(β), w(β))."""
     n = Z.shape[0]
     sb = beta if sample_weight is None else beta * sample_weight
-    w_beta = matvec(Z.T, sb * y) / (2.0 * lam * n)
+    w_beta = rmatvec(Z, sb * y) / (2.0 * lam * n)
     return float(sb.sum() / n - lam * (w_beta @ w_beta)), w_beta
 
 
