@@ -4,12 +4,13 @@
 :mod:`snacks_core.solvers.base`; ``libsvm`` solves the exact kernel problem instead.
 """
 
-from . import liblinear, pegasos, snacks
+from . import liblinear, pegasos, smoothed_newton, snacks
 
 EMBEDDED_SOLVERS = {
     "snacks": snacks.solve,
     "pegasos": pegasos.solve,
     "liblinear": liblinear.solve,
+    "smoothed_newton": smoothed_newton.solve,
 }
 EXACT_SOLVERS = ("libsvm",)
 SOLVERS = (*EMBEDDED_SOLVERS, *EXACT_SOLVERS)
