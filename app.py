@@ -1,18 +1,32 @@
 """Snacks Explorer: the Streamlit entry point (page config, shared sidebar, navigation)."""
 
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
 from snacks_core.ui import state, widgets
 
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
 
+# The explorer's matrices are small: one BLAS thread avoids the oversubscription that made
+# eigendecompositions 10–100× slower on busy shared machines.
+threadpool_limits(1, user_api="blas")
+
 state.init_session(st.query_params)
 state.keep_settings()
+state.apply_pending()
 
 PAGES = {
     "playground": st.Page("pages/playground.py", title="Playground", icon=":material/scatter_plot:",
                           default=True),
+    "convergence": st.Page("pages/convergence.py", title="Convergence",
+                           icon=":material/trending_down:"),
+    "spectrum": st.Page("pages/spectrum.py", title="Spectrum", icon=":material/equalizer:"),
+    "robustness": st.Page("pages/robustness.py", title="Robustness heatmap",
+                          icon=":material/grid_on:"),
+    "solvers": st.Page("pages/solvers.py", title="Solver comparison",
+                       icon=":material/leaderboard:"),
+    "data": st.Page("pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))
 widgets.sidebar()

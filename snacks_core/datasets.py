@@ -584,7 +584,7 @@ def cached_libsvm_datasets(cache_dir=None) -> list[str]:
             if all((root / name / f).is_file() for f in (source.train, source.test) if f)]
 
 
-def fetch_libsvm(name, *, cache_dir=None, base_url=LIBSVM_BASE_URL, timeout=30.0) -> Dataset:
+def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0) -> Dataset:
     """A public LIBSVM binary dataset, downloaded once into a local cache.
 
     Parameters
@@ -593,8 +593,9 @@ def fetch_libsvm(name, *, cache_dir=None, base_url=LIBSVM_BASE_URL, timeout=30.0
         One of :data:`LIBSVM_DATASETS` (a9a, w8a, ijcnn1, cod-rna, skin_nonskin, …).
     cache_dir : path, optional
         Defaults to :func:`libsvm_cache_dir`.
-    base_url : str
-        Where the files live (the LIBSVM site; tests point it at a local server).
+    base_url : str, optional
+        Where the files live: $SNACKS_LIBSVM_URL, else the LIBSVM site (tests point it at a
+        local server).
 
     Raises
     ------
@@ -606,6 +607,7 @@ def fetch_libsvm(name, *, cache_dir=None, base_url=LIBSVM_BASE_URL, timeout=30.0
         raise ValueError(f"unknown LIBSVM dataset {name!r}; choose one of "
                          f"{', '.join(LIBSVM_DATASETS)}.")
     source = LIBSVM_DATASETS[name]
+    base_url = base_url or os.environ.get("SNACKS_LIBSVM_URL") or LIBSVM_BASE_URL
     folder = libsvm_cache_dir(cache_dir) / name
     paths = [_download(base_url, f, folder, timeout) for f in (source.train, source.test) if f]
     text, _ = _read_text(paths[0])

@@ -177,3 +177,247 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     fig.update_yaxes(title=axis_titles[1], range=[surface.ys[0], surface.ys[-1]],
                      showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1)
     return _layout(fig, title, height)
+
+
+def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, landmarks=None,
+                              axis_titles=("x₁", "x₂"), title=None, height=560):
+    """The decision function replayed over solver checkpoints, with play/pause and a slider.
+
+    ``frames`` is a list of (label, scores) with ``scores`` of shape (len(ys), len(xs)).
+    """
+    if not frames:
+        raise ValueError("no checkpoints to animate.")
+    X_train = X_train.toarray() if sp.issparse(X_train) else np.asarray(X_train)
+
+    def contours(scores):
+        z = np.round(np.clip(scores, -DECISION_CLIP, DECISION_CLIP), 3)
+        return [
+            go.Contour(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
+                       colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0,
+                       opacity=0.85, showscale=False, hoverinfo="skip"),
+            go.Contour(x=xs, y=ys, z=z, showscale=False, hoverinfo="skip",
+                       contours=dict(coloring="none", start=-1, end=1, size=1,
+                                     showlabels=True, labelfont=dict(size=10)),
+                       line=dict(color="#222222", width=1.5)),
+        ]
+
+    fig = go.Figure(contours(frames[-1][1]))
+    colors = class_colors(classes)
+    for trace in _points_trace(X_train, y_train, classes, colors, name="train", symbol="circle",
+                               size=6, outline="white", hover="train"):
+        fig.add_trace(trace)
+    if landmarks is not None:
+        landmarks = landmarks.toarray() if sp.issparse(landmarks) else np.asarray(landmarks)
+        fig.add_trace(go.Scatter(x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
+                                 name="landmarks", marker=dict(symbol="star", size=12,
+                                 color=LANDMARK_COLOR, line=dict(color="#111111", width=1))))
+    fig.frames = [go.Frame(data=contours(scores), traces=[0, 1], name=label)
+                  for label, scores in frames]
+    steps = [dict(method="animate", label=label,
+                  args=[[label], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                      transition=dict(duration=0))])
+             for label, _ in frames]
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.08, xanchor="left",
+                          yanchor="top", pad=dict(r=10, t=10), buttons=[
+                              dict(label="▶ Play", method="animate",
+                                   args=[None, dict(frame=dict(duration=250, redraw=True),
+                                                    fromcurrent=True, mode="immediate")]),
+                              dict(label="❚❚ Pause", method="animate",
+                                   args=[[None], dict(frame=dict(duration=0, redraw=False),
+                                                      mode="immediate")])])],
+        sliders=[dict(active=len(frames) - 1, steps=steps, x=0.18, len=0.82, y=-0.05,
+                      currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))],
+    )
+    fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False)
+    fig.update_yaxes(title=axis_titles[1], range=[ys[0], ys[-1]], showgrid=False,
+                     zeroline=False, scaleanchor="x", scaleratio=1)
+    fig = _layout(fig, title, height)
+    fig.update_layout(margin=dict(b=130))
+    return fig
+
+
+# ---------------------------------------------------------------------------- convergence
+
+AXIS_TITLES = {"iteration": "iterations", "epoch": "epochs (passes over the data)",
+               "time": "wall time (s)"}
+
+
+def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
+    """Objective, gap to the best value found (log scale) and test error against
+    iterations, epochs or wall time, one colour per solver.
+
+    ``histories`` maps a solver name to its history dict (columns iteration, epoch, time,
+    objective, gap, validation_error).  ``best`` defaults to the smallest objective seen.
+    """
+    if x_axis not in AXIS_TITLES:
+        raise ValueError(f"x_axis must be one of {tuple(AXIS_TITLES)}, got {x_axis!r}.")
+    if best is None:
+        best = min(float(np.min(h["objective"])) for h in histories.values())
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        subplot_titles=("Primal objective F(w)",
+                                        "F(w) − F_best (log scale)",
+                                        "Test error"))
+    floor = max(abs(best), 1e-300) * 1e-12
+    for k, (name, history) in enumerate(histories.items()):
+        color = SOLVER_COLORS.get(name, PALETTE[k % len(PALETTE)])
+        x = history[x_axis]
+        common = dict(x=x, mode="lines+markers", marker=dict(size=4), legendgroup=name,
+                      line=dict(color=color, width=2))
+        fig.add_trace(go.Scatter(y=history["objective"], name=name, **common), row=1, col=1)
+        excess = np.maximum(np.asarray(history["objective"]) - best, floor)
+        fig.add_trace(go.Scatter(y=excess, name=name, showlegend=False, **common), row=2, col=1)
+        gap = np.asarray(history["gap"])
+        if np.any(np.isfinite(gap)):
+            fig.add_trace(go.Scatter(x=x, y=np.where(gap > 0, gap, np.nan), mode="lines",
+                                     name=f"{name}: certified duality gap", legendgroup=name,
+                                     line=dict(color=color, width=1.5, dash="dot")),
+                          row=2, col=1)
+        errors = np.asarray(history["validation_error"])
+        if np.any(np.isfinite(errors)):
+            fig.add_trace(go.Scatter(y=errors, name=name, showlegend=False, **common),
+                          row=3, col=1)
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
+    fig.update_yaxes(tickformat=".1%", row=3, col=1)
+    fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)
+    if x_axis != "time":
+        fig.update_xaxes(rangemode="tozero")
+    return _layout(fig, None, height)
+
+
+# ---------------------------------------------------------------------------- spectrum
+
+
+def spectrum_figure(curves, *, threshold=None, threshold_label=None, height=460):
+    """Normalized eigenvalue decay λᵢ/λ₁ (log scale) of K_mm, one curve per bandwidth.
+
+    ``threshold`` draws a horizontal line (e.g. nλ/μ₁: eigenvalues below it are
+    regularised away).
+    """
+    fig = go.Figure()
+    for k, (label, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=np.float64)
+        normalized = values / values[0] if values[0] > 0 else values
+        normalized = np.where(normalized > 0, normalized, np.nan)
+        fig.add_trace(go.Scatter(
+            x=np.arange(1, len(values) + 1), y=normalized, mode="lines", name=label,
+            line=dict(color=PALETTE[k % len(PALETTE)], width=2.2),
+            hovertemplate="i = %{x}<br>λᵢ/λ₁ = %{y:.2e}<extra>" + label + "</extra>"))
+    if threshold is not None and threshold > 0:
+        fig.add_hline(y=threshold, line=dict(color="#555555", dash="dash", width=1.2),
+                      annotation_text=threshold_label or "", annotation_position="top right")
+    fig.update_yaxes(type="log", title="λᵢ / λ₁", exponentformat="power")
+    fig.update_xaxes(title="index i of the eigenvalue of K_mm")
+    return _layout(fig, None, height)
+
+
+def approximation_error_figure(m_values, errors, *, height=460):
+    """Relative kernel approximation error ‖K − ZZᵀ‖_F/‖K‖_F against m, mean ± spread.
+
+    ``errors`` maps a method name to (mean, std) arrays aligned with ``m_values``.
+    """
+    fig = go.Figure()
+    for k, (name, (mean, std)) in enumerate(errors.items()):
+        color = PALETTE[k % len(PALETTE)]
+        fig.add_trace(go.Scatter(
+            x=m_values, y=mean, name=name, mode="lines+markers",
+            line=dict(color=color, width=2.2),
+            error_y=dict(type="data", array=std, visible=True, thickness=1, width=3),
+            hovertemplate="m = %{x}<br>error = %{y:.3g}<extra>" + name + "</extra>"))
+    fig.update_xaxes(type="log", title="number of landmarks / features m")
+    fig.update_yaxes(type="log", title="‖K − ZZᵀ‖_F / ‖K‖_F", exponentformat="power")
+    return _layout(fig, None, height)
+
+
+# ---------------------------------------------------------------------------- robustness
+
+
+def _tick(value):
+    return f"{value:g}"
+
+
+def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
+                   title=None, height=520):
+    """Test error over a grid (rows × columns), text mean ± spread, a star on the best cell."""
+    rows = [_tick(v) for v in row_values]
+    cols = [_tick(v) for v in col_values]
+    text = np.where(np.isfinite(mean),
+                    np.char.add(np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
+                                np.char.add("±", np.char.mod("%.1f", 100 * np.nan_to_num(std)))),
+                    "")
+    custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
+    fig = go.Figure(go.Heatmap(
+        x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
+        textfont=dict(size=11), customdata=custom,
+        colorscale="Viridis_r", colorbar=dict(title=dict(text="test error (%)", side="right"),
+                                              thickness=12),
+        hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
+                       "test error = %{z:.2f} % ± %{customdata[0]:.2f}<br>"
+                       "fit time = %{customdata[1]:.3f} s<extra></extra>"),
+        xgap=1, ygap=1))
+    if np.any(np.isfinite(mean)):
+        i, j = np.unravel_index(np.nanargmin(mean), mean.shape)
+        fig.add_trace(go.Scatter(
+            x=[cols[j]], y=[rows[i]], mode="markers", name="best cell",
+            marker=dict(symbol="star", size=22, color="rgba(0,0,0,0)",
+                        line=dict(color="#ff2d55", width=2.5)),
+            hovertemplate=f"best: {row_label} = {rows[i]}, {col_label} = {cols[j]}<extra></extra>"))
+    fig.update_xaxes(title=col_label, type="category")
+    fig.update_yaxes(title=row_label, type="category")
+    return _layout(fig, title, height)
+
+
+# ---------------------------------------------------------------------------- solvers
+
+
+def solver_bar_figure(rows, *, height=400):
+    """Test error and time (embedding + training, stacked) per solver."""
+    solvers = [r["solver"] for r in rows]
+    colors = [SOLVER_COLORS.get(s, PALETTE[k % len(PALETTE)]) for k, s in enumerate(solvers)]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Test error", "Time (s)"),
+                        horizontal_spacing=0.12)
+    fig.add_trace(go.Bar(x=solvers, y=[r["test error"] for r in rows], marker_color=colors,
+                         showlegend=False, texttemplate="%{y:.1%}", textposition="outside",
+                         hovertemplate="%{x}: %{y:.2%}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=solvers, y=[r["embedding time (s)"] for r in rows], name="embedding",
+                         marker_color="#b9c3cf"), row=1, col=2)
+    fig.add_trace(go.Bar(x=solvers, y=[r["training time (s)"] for r in rows], name="training",
+                         marker_color=colors), row=1, col=2)
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(tickformat=".0%", row=1, col=1, rangemode="tozero")
+    return _layout(fig, None, height)
+
+
+# ---------------------------------------------------------------------------- data
+
+
+def class_balance_figure(train_counts, test_counts, *, height=260):
+    """Rows per class in the training and test parts."""
+    classes = list(dict.fromkeys([*train_counts, *test_counts]))
+    colors = class_colors(classes)
+    fig = go.Figure()
+    for part, counts, pattern in (("train", train_counts, ""), ("test", test_counts, "/")):
+        fig.add_trace(go.Bar(
+            y=[str(c) for c in classes], x=[counts.get(c, 0) for c in classes], name=part,
+            orientation="h", marker=dict(color=[colors[c] for c in classes],
+                                         pattern_shape=pattern, line=dict(width=0)),
+            hovertemplate=f"{part} · class %{{y}}: %{{x}} rows<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="rows")
+    fig.update_yaxes(title="class", type="category")
+    return _layout(fig, None, height)
+
+
+def data_scatter_figure(X, y, *, classes, axis_titles=("x₁", "x₂"), title=None, height=460,
+                        max_points=5000, random_state=0):
+    """The points of 2-D data by class (a random subset beyond ``max_points``)."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    y = np.asarray(y)
+    if X.shape[0] > max_points:
+        keep = np.random.default_rng(random_state).choice(X.shape[0], max_points, replace=False)
+        X, y = X[keep], y[keep]
+    fig = go.Figure(_points_trace(X, y, classes, class_colors(classes), name="points",
+                                  symbol="circle", size=6, outline="white", hover="point"))
+    fig.update_xaxes(title=axis_titles[0], zeroline=False)
+    fig.update_yaxes(title=axis_titles[1], zeroline=False, scaleanchor="x", scaleratio=1)
+    return _layout(fig, title, height)

@@ -120,3 +120,78 @@ def test_manual_training_waits_for_the_button():
     at.button(key="train_playground").click().run()
     assert_clean(at)
     assert at.metric
+
+
+def open_page(name, **settings):
+    at = run_app(**{**SMALL, **settings})
+    at.switch_page(f"pages/{name}.py").run()
+    assert_clean(at)
+    return at
+
+
+def test_convergence_overlays_solvers_and_animates():
+    at = open_page("convergence", conv_solvers=["snacks", "pegasos"])
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    names = {trace.get("name") for trace in figure_data(charts[0])}
+    assert {"snacks", "pegasos"} <= names
+    assert json.loads(charts[1].proto.spec).get("frames")
+    at.segmented_control(key="conv_axis").set_value("time").run()
+    assert_clean(at)
+
+
+def test_spectrum_shows_decay_and_approximation_error():
+    at = open_page("spectrum", spec_max_m=50, spec_factors=[0.1, 1.0])
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    assert len(figure_data(charts[0])) == 2
+    methods = {trace["name"] for trace in figure_data(charts[1])}
+    assert any("random Fourier" in name for name in methods)
+    assert any("leverage" in name for name in methods)
+    assert float(metric(at, "Effective dimension d_eff(λ)")) > 0
+
+
+def test_robustness_sweep_fills_the_heatmap():
+    at = open_page("robustness", rob_size=2, rob_seeds=1)
+    assert not at.get("plotly_chart")
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    heatmap = figure_data(at.get("plotly_chart")[0])[0]
+    assert heatmap["type"] == "heatmap"
+    assert heatmap["z"]["shape"] == "2, 2"
+    assert at.success and "Best cell" in at.success[0].value
+    at.segmented_control(key="rob_grid").set_value("γ × λ").run()
+    assert_clean(at)
+    assert not at.get("plotly_chart")
+
+
+def test_solver_comparison_table_and_chart():
+    at = open_page("solvers", cmp_solvers=["snacks", "liblinear", "libsvm"])
+    table = at.dataframe[0].value
+    assert list(table["solver"]) == ["Snacks (ASSG)", "LIBLINEAR", "LIBSVM (exact)"]
+    assert (table["test error"] < 0.3).all()
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_data_page_shows_the_dataset():
+    at = open_page("data", dataset="bundled:iris")
+    assert_clean(at)
+    assert metric(at, "Classes") == "3"
+    assert len(at.get("plotly_chart")) == 2
+
+
+def test_multiclass_and_pca_on_the_playground():
+    at = run_app(dataset="bundled:wine", pca2d=True, m=20)
+    assert_clean(at)
+    data = figure_data(at.get("plotly_chart")[0])
+    assert data[0]["type"] == "heatmap"
+    assert any("PCA" in t.get("text", "") for t in
+               [json.loads(at.get("plotly_chart")[0].proto.spec)["layout"].get("title", {})])
+
+
+def test_lesson_sets_up_the_experiment():
+    at = run_app(**SMALL)
+    at.button(key="lesson_large_lambda").click().run()
+    assert_clean(at)
+    assert at.session_state["lam"] == 0.2
+    assert any("λ too large" in m.value for m in at.markdown)

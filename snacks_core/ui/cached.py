@@ -177,3 +177,59 @@ def surface(request: DataRequest, split, params, run):
                    np.asarray(split.X_test.todense() if hasattr(split.X_test, "todense")
                               else split.X_test)])
     return _surface(request.key(), _params_key(params), run.model, X)
+
+
+def _kernel_key(params) -> str:
+    return repr(sorted((k, params[k]) for k in ("kernel", "gamma", "degree", "coef0")
+                       if k in params))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _spectrum(data_key, kernel_key, _X, _params, factors, m, seed):
+    return pipeline.spectrum_curves(_X, _params, factors, m, seed)
+
+
+def spectrum(request, split, params, factors, m):
+    """Eigenvalues of K_mm for γ times each factor (cached)."""
+    return _spectrum(request.key(), _kernel_key(params), split.X_train, params, tuple(factors),
+                     int(m), request.seed)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _approximation(data_key, kernel_key, _X, _params, m_values, seeds):
+    return pipeline.approximation_errors(_X, _params, list(m_values), list(seeds))
+
+
+def approximation(request, split, params, m_values, seeds):
+    """Kernel approximation error against m per method (cached)."""
+    return _approximation(request.key(), _kernel_key(params), split.X_train, params,
+                          tuple(m_values), tuple(seeds))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def csv_columns(raw: bytes):
+    """Column names of uploaded CSV bytes (cached by content)."""
+    return datasets.csv_columns(raw)
+
+
+def parse_upload(name, raw, label_column=None) -> str:
+    """Parse an uploaded file once, keep it for the session, return its dataset option.
+
+    Nothing is unpickled or evaluated: CSV and LIBSVM text go through our own parsers.
+    """
+    key = datasets.fingerprint(raw + repr(label_column).encode())
+    uploads = st.session_state.setdefault(Keys.UPLOADS, {})
+    if key not in uploads:
+        lower = name.lower().removesuffix(".bz2")
+        if lower.endswith((".csv", ".tsv", ".txt")):
+            dataset = datasets.load_csv(raw, label_column=label_column, name=name)
+        else:
+            dataset = datasets.load_libsvm(raw, name=name)
+        uploads[key] = dataset
+    return f"upload:{key}"
+
+
+def download_libsvm(name) -> str:
+    """Download (once) a public LIBSVM dataset; return its dataset option."""
+    _load("libsvm", name, None, None, None, None, 0)
+    return f"libsvm:{name}"

@@ -15,7 +15,11 @@ import numpy as np
 from sklearn.metrics import f1_score
 
 from ..estimator import SnacksClassifier
+from ..kernels import kernel_matrix, resolve_gamma
+from ..landmarks import select_landmarks
+from ..nystrom import NystromEmbedding
 from ..objective import lam_to_C
+from ..random_features import RFF_KERNELS, RandomFourierFeatures
 from ..solvers import EMBEDDED_SOLVERS
 
 # Estimator parameters the explorer sets; everything else keeps the estimator's default.
@@ -95,30 +99,30 @@ def evaluate(model, split) -> dict:
     }
 
 
-def checkpoint_surfaces(run, surface_grid):
-    """f(x) on ``surface_grid`` (points × 2) for each checkpoint's weights, with its record."""
-    model = run.model
-    Z = model.embedding_.transform(surface_grid)
-    return [(record, Z @ w) for record, w in run.checkpoints]
+def animation_frames(run, xs, ys, max_frames=30) -> list:
+    """(label, f on the grid) for up to ``max_frames`` checkpoints of a two-class run,
+    evenly spread and always including the last."""
+    if not run.checkpoints:
+        return []
+    gx, gy = np.meshgrid(xs, ys)
+    Z = run.model.embedding_.transform(np.column_stack([gx.ravel(), gy.ravel()]))
+    picks = np.unique(np.linspace(0, len(run.checkpoints) - 1,
+                                  min(max_frames, len(run.checkpoints))).round().astype(int))
+    frames = []
+    for k in picks:
+        record, w = run.checkpoints[k]
+        label = f"epoch {record['epoch']:.3g}"
+        frames.append((label, (Z @ w).reshape(gy.shape)))
+    return frames
 
 
-def compare_solvers(split, params, solvers, progress=None) -> list[dict]:
-    """One row per solver, as the paper's Tables III–VII: times, errors, F1, objective.
-
-    ``progress(fraction, text)`` is called after each solver.
-    """
-    rows = []
-    for k, solver in enumerate(solvers):
-        run = train(split, {**params, "solver": solver})
-        m = run.metrics
-        rows.append({"solver": solver, "embedding time (s)": m["embedding_time"],
-                     "training time (s)": m["training_time"],
-                     "train error": m["train_error"], "test error": m["test_error"],
-                     "F1": m["f1"], "objective": m["objective"],
-                     "dimension": m["n_components"], "stopped by": m["stop"]})
-        if progress is not None:
-            progress((k + 1) / len(solvers), f"{solver} done")
-    return rows
+def solver_row(label, metrics) -> dict:
+    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics."""
+    return {"solver": label, "embedding time (s)": metrics["embedding_time"],
+            "training time (s)": metrics["training_time"],
+            "train error": metrics["train_error"], "test error": metrics["test_error"],
+            "F1": metrics["f1"], "objective": metrics["objective"],
+            "epochs": metrics["epochs"], "stopped by": metrics["stop"]}
 
 
 def parameter_grid(split, params, row_name, row_values, col_name, col_values, seeds,
@@ -165,6 +169,99 @@ def summarize_grid(rows, row_name, col_name):
                 std[i, j] = errors.std()
                 seconds[i, j] = np.mean([r["time"] for r in cell])
     return np.array(row_values), np.array(col_values), mean, std, seconds
+
+
+def grid_axes(kind, params, n_train, size):
+    """Values of the robustness grid: ('n_components', m values) or ('gamma', γ values)
+    against ('lam', λ values), ``size`` values each, log-spaced."""
+    lams = _round_log(np.logspace(-6, -1, size))
+    if kind == "m × λ":
+        ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
+        return "n_components", [int(m) for m in ms], "lam", lams
+    if params.get("kernel") == "linear":
+        raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
+    gamma = float(params.get("gamma", 1.0))
+    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), "lam", lams
+
+
+def _round_log(values):
+    """Log-spaced values to one significant digit (readable axis labels)."""
+    return list(dict.fromkeys(float(f"{v:.0e}") for v in values))
+
+
+def spectrum_curves(X, params, factors, m, seed) -> dict:
+    """Eigenvalues of K_mm on the same m landmarks for γ times each factor."""
+    X = _subsample(X, 20_000, seed)
+    m = min(int(m), X.shape[0])
+    landmarks = select_landmarks(X, m, sampling="uniform", random_state=seed)
+    base = resolve_gamma(params.get("gamma", "scale"), X)
+    curves = {}
+    for factor in factors:
+        embedding = NystromEmbedding(kernel=params["kernel"], gamma=base * factor,
+                                     degree=params.get("degree", 3),
+                                     coef0=params.get("coef0", 1.0))
+        embedding.fit(X, landmark_indices=landmarks)
+        curves[f"γ = {base * factor:.3g} (×{factor:g})"] = embedding.eigenvalues_
+    return curves
+
+
+def effective_dimension(eigenvalues, lam) -> float:
+    """d_eff(λ) = Σ μᵢ/(μᵢ + mλ) from the m eigenvalues of K_mm.
+
+    K_mm/m approximates the kernel operator, whose regularised spectrum is μ/(μ + λ) in
+    the convention F = (1/n) Σ loss + λ‖w‖²; eigen-directions far below mλ are not learned.
+    """
+    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
+    return float(np.sum(eigenvalues / (eigenvalues + len(eigenvalues) * lam)))
+
+
+def approximation_errors(X, params, m_values, seeds, max_rows=600) -> dict:
+    """Relative error ‖K − ZZᵀ‖_F/‖K‖_F on a subsample, per method and m: mean and std.
+
+    Methods: Nyström with uniform and with leverage-score landmarks, Nyström on 2m landmarks
+    truncated to rank m (the tutorial's variant), and random Fourier features with D = m
+    (rbf and laplacian kernels only).
+    """
+    X = _subsample(X, max_rows, 0)
+    kernel_params = {"kernel": params["kernel"],
+                     "gamma": resolve_gamma(params.get("gamma", "scale"), X),
+                     "degree": params.get("degree", 3), "coef0": params.get("coef0", 1.0)}
+    K = kernel_matrix(X, X, **kernel_params)
+    norm = np.linalg.norm(K)
+
+    def error(Z):
+        Z = np.asarray(Z, dtype=np.float64)
+        return float(np.linalg.norm(K - Z @ Z.T) / norm)
+
+    methods = {
+        "Nyström, uniform landmarks": lambda m, s: NystromEmbedding(
+            n_components=m, sampling="uniform", random_state=s, **kernel_params),
+        "Nyström, leverage-score landmarks": lambda m, s: NystromEmbedding(
+            n_components=m, sampling="leverage", random_state=s, **kernel_params),
+        "Nyström, 2m landmarks at rank m": lambda m, s: NystromEmbedding(
+            n_components=min(2 * m, X.shape[0]), rank=m, sampling="uniform", random_state=s,
+            **kernel_params),
+    }
+    if params["kernel"] in RFF_KERNELS:
+        methods["random Fourier features, D = m"] = lambda m, s: RandomFourierFeatures(
+            kernel=params["kernel"], gamma=kernel_params["gamma"], n_components=m,
+            random_state=s)
+    m_values = [m for m in m_values if m <= X.shape[0]]
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for name, make in methods.items():
+            values = np.array([[error(make(m, s).fit_transform(X)) for s in seeds]
+                               for m in m_values])
+            results[name] = (values.mean(axis=1), values.std(axis=1))
+    return m_values, results
+
+
+def _subsample(X, max_rows, seed):
+    if X.shape[0] <= max_rows:
+        return X
+    rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))
+    return X[rows]
 
 
 def code_snippet(dataset_code, split_code, params) -> str:

@@ -100,6 +100,9 @@ class Keys:
     CMP_RESULT = "_cmp_result"     # last solver comparison (rows, parameters)
     UPLOAD_LABEL = "upload_label"  # label column chosen for a CSV upload
     UPLOAD_FILE = "upload_file"    # the file uploader widget
+    PENDING_DATASET = "_pending_dataset"  # dataset to select at the start of the next run
+    LIBSVM_NAME = "libsvm_name"    # public dataset chosen on the Data page
+    CONV_REPLAY = "conv_replay"    # solver whose boundary the Convergence page replays
 
 
 def _matching_choice(value, choices):
@@ -203,6 +206,18 @@ def write_query_params() -> None:
     wanted = query_params_for({name: current(name) for name in SETTINGS})
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
+
+
+def select_dataset_next_run(option) -> None:
+    """Ask for ``option`` to become the dataset; the sidebar widget exists already in this
+    run, so the change is applied by :func:`apply_pending` at the start of the next."""
+    st.session_state[Keys.PENDING_DATASET] = option
+
+
+def apply_pending() -> None:
+    option = st.session_state.pop(Keys.PENDING_DATASET, None)
+    if option is not None:
+        st.session_state["dataset"] = option
 
 
 def apply(values) -> None:

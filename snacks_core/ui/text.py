@@ -38,12 +38,38 @@ HELP = {
                     "minority class of imbalanced data.",
     "seed": "One seed for the data generation, the split, the landmarks and the solver: the "
             "same seed gives the same result.",
+    "conv_solvers": "Solvers to overlay; all run on the same embedding with the same λ, so "
+                    "they minimise the same F(w).",
+    "conv_axis": "Iterations count stochastic steps (one per row; LIBLINEAR counts outer "
+                 "passes), epochs count passes over the data, time is wall time without "
+                 "the evaluation of the checkpoints.",
+    "spec_factors": "Bandwidths to compare, as multiples of the γ chosen in the sidebar.",
+    "spec_max_m": "Number of landmarks of the spectrum, and the largest m of the error curve.",
+    "d_eff": "Σ μᵢ/(μᵢ + mλ) over the eigenvalues μᵢ of K_mm: roughly how many directions "
+             "the regularised SVM can use at this λ. m well above d_eff is wasted work; m "
+             "below it loses accuracy.",
+    "rob_grid": "m × λ: the Snacks paper's Fig. 2. γ × λ: the classic LIBSVM grid search "
+                "(and the HSS paper's (h, C) maps).",
+    "rob_size": "Values per axis, log-spaced: λ from 1e-6 to 0.1, m from 5 to min(n, 500), "
+                "γ from 1/100 to 100 times the sidebar's γ.",
+    "rob_seeds": "Fits per cell with different seeds (landmarks and solver): the spread shows "
+                 "how much the result depends on luck.",
+    "cmp_solvers": "Solvers in the table; each is trained once (cached) with the sidebar's "
+                   "settings.",
+    "upload": "Up to 50 MB. CSV: comma, semicolon or tab separated, optional header, one "
+              "label column (numbers or words). LIBSVM: 'label index:value …' per line.",
+    "upload_label": "The column holding the class labels; every other column must be numeric.",
     "live": "Retrain on every change (results are cached, so going back is instant). Turn off "
             "for large data and click Train instead.",
 }
 
 SOLVER_LABELS = {"snacks": "Snacks (ASSG)", "pegasos": "Pegasos", "liblinear": "LIBLINEAR",
-                 "libsvm": "LIBSVM (exact)"}
+                 "smoothed_newton": "SmSVM (smoothed Newton)", "libsvm": "LIBSVM (exact)"}
+
+
+def solver_label(name) -> str:
+    """Display name of a solver (its registry name for solvers added later)."""
+    return SOLVER_LABELS.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -100,6 +126,30 @@ LESSONS = {
 }
 
 CAPTIONS = {
+    "heatmap": "Colour and text: mean test error (%) ± standard deviation over seeds; hover "
+               "for the fit time. The red star marks the best cell. A broad dark region means "
+               "the method is robust to its settings; with too few landmarks no λ helps.",
+    "solvers": "Times are one run in this app's process, not a benchmark (see BENCHMARKS.md "
+               "for side-by-side ratios). The embedded solvers share the embedding, so their "
+               "objectives are comparable; LIBSVM's objective is the exact kernel problem's "
+               "(with a bias), a reference the embedded ones approach as m grows.",
+    "spectrum": "Eigenvalues λᵢ of K_mm divided by the largest, on a log scale, for the same "
+                "landmarks at several bandwidths (the HSS paper's Fig. 1). Wide kernels "
+                "(small γ) decay fast: a low-rank approximation is accurate. Eigenvalues "
+                "below the dashed line mλ are damped away by the regularization.",
+    "approximation": "Relative error ‖K − ZZᵀ‖_F / ‖K‖_F on up to 600 training rows, mean and "
+                     "spread over 3 seeds (the tutorial paper's comparison). Nyström adapts "
+                     "to the data and its error falls with the spectrum; random Fourier "
+                     "features ignore the data and fall like 1/√m.",
+    "convergence": "Top: the primal objective. Middle: its excess over the best value any "
+                   "solver reached, on a log scale (dotted: Snacks' certified duality gap, "
+                   "an upper bound on the excess over the optimum). Bottom: test error. "
+                   "Pegasos' step 1/(λt) is huge early when λ is small, so it wanders before it "
+                   "converges; Snacks averages its iterates and restarts each stage with the "
+                   "step and the search ball divided by ω, which gives a geometric decrease.",
+    "animation": "Press play to replay the decision function f(x) at the solver's checkpoints "
+                 "(lines: f = −1, 0, +1). Early checkpoints show a rough boundary that the "
+                 "later ones refine.",
     "boundary": "Colour is the decision function f(x): red where the model predicts the "
                 "+1 class, blue for −1. The solid line is the boundary f = 0, dashed lines "
                 "the margins f = ±1: training points inside them pay a hinge loss. Gold stars "

@@ -13,7 +13,7 @@ from . import cached, pipeline
 from .export import model_to_npz
 from .state import (EPOCH_OPTIONS, GAMMA_OPTIONS, LAM_OPTIONS, M_OPTIONS, N_OPTIONS, SETTINGS,
                     Keys, apply, current)
-from .text import HELP, LESSONS, SOLVER_LABELS
+from .text import HELP, LESSONS, solver_label
 
 # Errors a user can cause (bad data, bad parameters, no network) and that we show in place.
 USER_ERRORS = (ValueError, DownloadError, MemoryError)
@@ -129,7 +129,7 @@ def _solver_controls():
             st.caption(f"C = 1/(2nλ) = **{lam_to_C(current('lam'), n):.4g}** with n = {n:,} "
                        "training rows")
         st.selectbox("Solver", SETTINGS["solver"].choices, key="solver",
-                     format_func=SOLVER_LABELS.get, help=HELP["solver"])
+                     format_func=solver_label, help=HELP["solver"])
         st.select_slider("Max epochs", EPOCH_OPTIONS, key="max_epochs", help=HELP["max_epochs"])
         st.selectbox("Class weight", SETTINGS["class_weight"].choices, key="class_weight",
                      help=HELP["class_weight"])
@@ -245,6 +245,12 @@ def export_section(request, params, run):
                            mime="application/octet-stream", icon=":material/save:",
                            help="Plain arrays (weights, landmarks, parameters as JSON): load "
                                 "with snacks_core.ui.export.model_from_npz. No pickle.")
+
+
+def first_problem(history):
+    """The rows of a history that belong to the first one-vs-rest problem."""
+    rows = history["problem"] == 0
+    return {name: values[rows] for name, values in history.items()}
 
 
 def class_names(split):

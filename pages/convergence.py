@@ -1,0 +1,60 @@
+"""Convergence: objective, gap to the best value and test error of several solvers overlaid."""
+
+import streamlit as st
+
+from snacks_core import figures
+from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+
+st.title("Convergence")
+st.caption("Several solvers on the same Nyström embedding (same landmarks, same λ): how fast "
+           "does each one drive the objective F(w) down, and when does the test error settle?")
+widgets.lesson_banner()
+
+request, split = widgets.load_split_or_stop()
+params = cached.model_params()
+left, right = st.columns([3, 2])
+left.multiselect("Solvers", state.SETTINGS["conv_solvers"].choices, key="conv_solvers",
+                 format_func=solver_label, help=HELP["conv_solvers"])
+right.segmented_control("x axis", state.CONVERGENCE_AXES, key="conv_axis",
+                        help=HELP["conv_axis"])
+solvers = state.current("conv_solvers")
+if not solvers:
+    st.info("Choose at least one solver.", icon=":material/info:")
+    st.stop()
+if not widgets.training_gate("convergence"):
+    st.stop()
+
+runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver},
+                                      keep_checkpoints=split.n_features == 2)
+        for solver in solvers}
+histories = {solver: widgets.first_problem(run.model.history_) for solver, run in runs.items()}
+classes = widgets.class_names(split)
+if len(classes) > 2:
+    st.caption(f"{len(classes)} classes: curves of the first one-vs-rest problem "
+               f"({classes[0]} against the rest).")
+figure = figures.convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch")
+st.plotly_chart(figure, width="stretch", key="convergence")
+st.caption(CAPTIONS["convergence"])
+
+cols = st.columns(len(runs))
+for col, (solver, run) in zip(cols, runs.items()):
+    m = run.metrics
+    col.metric(solver_label(solver), f"F = {m['objective']:.5g}",
+               help=f"{m['epochs']:.3g} epochs, stopped by {m['stop']}; "
+                    f"training time {m['training_time']:.3f} s")
+
+animated = [s for s, run in runs.items() if run.checkpoints]
+if split.n_features == 2 and animated:
+    st.subheader("The boundary as the solver converges")
+    solver = st.radio("Replay", animated, horizontal=True, format_func=solver_label,
+                      key=state.Keys.CONV_REPLAY)
+    run = runs[solver]
+    surface = cached.surface(request, split, {**params, "solver": solver}, run)
+    xs, ys = surface.xs[::2], surface.ys[::2]
+    frames = pipeline.animation_frames(run, xs, ys)
+    st.plotly_chart(figures.boundary_animation_figure(
+        xs, ys, frames, split.X_train, split.y_train, classes=classes,
+        landmarks=run.model.embedding_.landmarks_, axis_titles=split.feature_names[:2]),
+        width="stretch", key="animation")
+    st.caption(CAPTIONS["animation"])

@@ -1,0 +1,109 @@
+"""Data: see the current dataset, upload CSV or LIBSVM files, fetch public LIBSVM datasets."""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import streamlit as st
+
+from snacks_core import datasets, figures
+from snacks_core.ui import cached, state, widgets
+from snacks_core.ui.state import Keys
+from snacks_core.ui.text import HELP
+
+st.title("Data")
+st.caption("Choose data in the sidebar, or bring your own below. Every file is parsed as text "
+           "by our own readers (never unpickled), and a bad line is reported with its number.")
+widgets.lesson_banner()
+
+upload_tab, public_tab, samples_tab = st.tabs(["Upload a file", "LIBSVM public datasets",
+                                               "Sample data"])
+with upload_tab:
+    uploaded = st.file_uploader("CSV (a label column and numeric features) or LIBSVM/svmlight",
+                                type=["csv", "tsv", "txt", "svm", "libsvm", "bz2"],
+                                key=Keys.UPLOAD_FILE, help=HELP["upload"])
+    if uploaded is not None:
+        raw = uploaded.getvalue()
+        label = None
+        try:
+            if uploaded.name.lower().removesuffix(".bz2").endswith((".csv", ".tsv", ".txt")):
+                columns = cached.csv_columns(raw)
+                label = st.selectbox("Label column", columns, index=len(columns) - 1,
+                                     key=f"{Keys.UPLOAD_LABEL}_{datasets.fingerprint(raw)}",
+                                     help=HELP["upload_label"])
+            if st.button("Use this file", type="primary", key="use_upload",
+                         icon=":material/upload:"):
+                with st.spinner("Parsing…"):
+                    option = cached.parse_upload(uploaded.name, raw, label)
+                state.select_dataset_next_run(option)
+                st.rerun()
+        except widgets.USER_ERRORS as exc:
+            widgets.show_error(exc)
+
+with public_tab:
+    st.caption("Binary datasets of the LIBSVM collection, downloaded once into a local cache "
+               f"({datasets.libsvm_cache_dir()}); downloaded ones appear in the sidebar's "
+               "dataset list.")
+    names = list(datasets.LIBSVM_DATASETS)
+    name = st.selectbox("Dataset", names, key=Keys.LIBSVM_NAME,
+                        format_func=lambda n: f"{n} — {datasets.LIBSVM_DATASETS[n].about}")
+    if st.button("Download and use", key="download_libsvm", icon=":material/cloud_download:"):
+        try:
+            with st.spinner(f"Downloading {name}…"):
+                option = cached.download_libsvm(name)
+            state.select_dataset_next_run(option)
+            st.rerun()
+        except widgets.USER_ERRORS as exc:
+            widgets.show_error(exc)
+
+with samples_tab:
+    files = datasets.sample_files()
+    st.markdown("Small files the project generates itself (`sample_data/`, rebuilt by "
+                "`python sample_data/make_sample_data.py`): "
+                + ", ".join(f"`{f}`" for f in files) + ". They are in the sidebar's list.")
+
+st.divider()
+request, split = widgets.load_split_or_stop()
+dataset = cached.load_dataset(request)
+st.subheader(f"{cached.dataset_label(request.dataset)}")
+if dataset.description:
+    st.caption(dataset.description)
+a, b, c, d = st.columns(4)
+a.metric("Training rows", f"{split.X_train.shape[0]:,}")
+b.metric("Test rows", f"{split.X_test.shape[0]:,}",
+         help="The dataset's own test file." if dataset.X_test is not None else
+         f"{request.test_size:.0%} held out, stratified by class.")
+c.metric("Features", f"{dataset.n_features:,}")
+if sp.issparse(dataset.X):
+    density = dataset.X.nnz / (dataset.X.shape[0] * dataset.X.shape[1])
+    d.metric("Sparse: non-zeros", f"{density:.1%}", help="Share of non-zero entries (CSR).")
+else:
+    d.metric("Classes", f"{len(dataset.classes)}")
+
+left, right = st.columns([2, 3])
+with left:
+    st.markdown("**Class balance**")
+    counts = [dict(zip(*np.unique(y, return_counts=True))) for y in (split.y_train, split.y_test)]
+    st.plotly_chart(figures.class_balance_figure(*counts), width="stretch", key="balance")
+    smallest = min(counts[0].values()) / sum(counts[0].values())
+    if smallest < 0.2:
+        st.caption(f"The smallest class is {smallest:.0%} of the training rows: read F1 rather "
+                   "than the error, and try class weight 'balanced'.")
+with right:
+    if split.n_features == 2:
+        shown, title = split, split.projection or "Training points"
+    else:
+        shown = cached.load_split(replace(request, pca2d=True))
+        title = f"Preview: {shown.projection}"
+    st.markdown(f"**{title}**")
+    st.plotly_chart(figures.data_scatter_figure(
+        shown.X_train, shown.y_train, classes=widgets.class_names(shown),
+        axis_titles=shown.feature_names[:2]), width="stretch", key="scatter")
+
+with st.expander("First rows (after scaling)"):
+    head = split.X_train[:50]
+    head = head.toarray() if sp.issparse(head) else np.asarray(head)
+    frame = pd.DataFrame(head, columns=list(split.feature_names)[:head.shape[1]])
+    frame.insert(0, "label", split.y_train[:50])
+    st.dataframe(frame, hide_index=True, width="stretch")

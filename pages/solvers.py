@@ -1,0 +1,47 @@
+"""Solver comparison: the paper's Tables III–VII for the chosen data, with a bar chart."""
+
+import pandas as pd
+import streamlit as st
+
+from snacks_core import figures
+from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+
+st.title("Solver comparison")
+st.caption("Every solver on the same data, kernel, landmarks and λ: times, errors, F1 and the "
+           "objective reached. LIBSVM solves the exact kernel SVM, without Nyström: the "
+           "\"optimal\" row the others are measured against.")
+widgets.lesson_banner()
+
+request, split = widgets.load_split_or_stop()
+params = cached.model_params()
+st.multiselect("Solvers", state.SETTINGS["cmp_solvers"].choices, key="cmp_solvers",
+               format_func=solver_label, help=HELP["cmp_solvers"])
+solvers = state.current("cmp_solvers")
+if not solvers:
+    st.info("Choose at least one solver.", icon=":material/info:")
+    st.stop()
+if not widgets.training_gate("solvers"):
+    st.stop()
+
+rows = []
+for solver in solvers:
+    run = widgets.train_or_stop(request, split, {**params, "solver": solver})
+    rows.append(pipeline.solver_row(solver_label(solver), run.metrics))
+table = pd.DataFrame(rows)
+left, right = st.columns([3, 2])
+with left:
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "embedding time (s)": st.column_config.NumberColumn(format="%.4f"),
+        "training time (s)": st.column_config.NumberColumn(format="%.4f"),
+        "train error": st.column_config.NumberColumn(format="percent"),
+        "test error": st.column_config.NumberColumn(format="percent"),
+        "F1": st.column_config.NumberColumn(format="%.3f"),
+        "objective": st.column_config.NumberColumn(format="%.5f"),
+        "epochs": st.column_config.NumberColumn(format="%.3g"),
+    })
+    st.download_button("Download CSV", table.to_csv(index=False), file_name="solvers.csv",
+                       mime="text/csv", icon=":material/table:")
+    st.caption(CAPTIONS["solvers"])
+with right:
+    st.plotly_chart(figures.solver_bar_figure(rows), width="stretch", key="solver_bars")

@@ -1,0 +1,70 @@
+"""Spectrum: eigenvalue decay of the landmark kernel matrix and kernel approximation error."""
+
+import numpy as np
+import streamlit as st
+
+from snacks_core import figures
+from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core.ui.text import CAPTIONS, HELP
+
+st.title("Spectrum")
+st.caption("How many landmarks does this kernel need? The eigenvalues of the landmark kernel "
+           "matrix K_mm tell: a fast decay means a few directions carry the kernel.")
+widgets.lesson_banner()
+
+request, split = widgets.load_split_or_stop()
+params = cached.model_params()
+if params["kernel"] == "linear":
+    st.info("The linear kernel has rank at most d (the number of features): its spectrum is "
+            "not a question of bandwidth. Choose rbf or laplacian in the sidebar.",
+            icon=":material/info:")
+    st.stop()
+left, right = st.columns([3, 2])
+left.multiselect("Bandwidths (factors of the sidebar γ)", state.GAMMA_FACTORS,
+                 key="spec_factors", format_func=lambda f: f"γ × {f:g}", help=HELP["spec_factors"])
+right.select_slider("Landmarks for the spectrum (and largest m below)",
+                    state.SETTINGS["spec_max_m"].choices, key="spec_max_m",
+                    help=HELP["spec_max_m"])
+factors = sorted(state.current("spec_factors")) or [1.0]
+m = state.current("spec_max_m")
+if not widgets.training_gate("spectrum"):
+    st.stop()
+
+try:
+    with st.spinner("Eigen-decomposing K_mm…"):
+        curves = cached.spectrum(request, split, params, sorted(set(factors) | {1.0}), m)
+except widgets.USER_ERRORS as exc:
+    widgets.show_error(exc)
+    st.stop()
+base_label = next(label for label in curves if label.endswith("(×1)"))
+base = curves[base_label]
+lam = float(params["lam"])
+d_eff = pipeline.effective_dimension(base, lam)
+shown = {label: values for label, values in curves.items()
+         if float(label.rsplit("×", 1)[1].rstrip(")")) in factors}
+
+col_spectrum, col_error = st.columns(2)
+with col_spectrum:
+    st.subheader("Eigenvalue decay of K_mm")
+    st.plotly_chart(figures.spectrum_figure(
+        shown, threshold=len(base) * lam / base[0] if base[0] > 0 else None,
+        threshold_label=f"mλ at the sidebar γ: d_eff(λ = {lam:g}) ≈ {d_eff:.1f}"),
+        width="stretch", key="spectrum")
+    a, b = st.columns(2)
+    a.metric("Effective dimension d_eff(λ)", f"{d_eff:.1f}", help=HELP["d_eff"])
+    b.metric("Landmarks m in the sidebar", f"{state.current('m')}",
+             delta=f"{state.current('m') / max(d_eff, 1e-9):.1f} × d_eff", delta_color="off")
+    st.caption(CAPTIONS["spectrum"])
+
+with col_error:
+    st.subheader("Approximation error against m")
+    m_values = sorted({int(v) for v in np.geomspace(5, m, 6).round()})
+    try:
+        with st.spinner("Comparing Nyström and random features…"):
+            m_used, errors = cached.approximation(request, split, params, m_values, (0, 1, 2))
+    except widgets.USER_ERRORS as exc:
+        widgets.show_error(exc)
+        st.stop()
+    st.plotly_chart(figures.approximation_error_figure(m_used, errors), width="stretch",
+                    key="approximation")
+    st.caption(CAPTIONS["approximation"])
