@@ -212,7 +212,7 @@ def _merged_dot(a_data, a_indices, a_start, a_stop, b_data, b_indices, b_start, 
     p, q = a_start, b_start
     while p < a_stop and q < b_stop:
         if a_indices[p] == b_indices[q]:
-            total += np.float64(a_data[p]) * b_data[q]
+            total += a_data[p] * b_data[q]
             p += 1
             q += 1
         elif a_indices[p] < b_indices[q]:
@@ -229,7 +229,7 @@ def _merged_l1(a_data, a_indices, a_start, a_stop, b_data, b_indices, b_start, b
     p, q = a_start, b_start
     while p < a_stop and q < b_stop:
         if a_indices[p] == b_indices[q]:
-            total += abs(np.float64(a_data[p]) - b_data[q])
+            total += abs(a_data[p] - b_data[q])
             p += 1
             q += 1
         elif a_indices[p] < b_indices[q]:
@@ -271,13 +271,13 @@ def _csr_csr_kernel(x_data, x_indices, x_indptr, y_data, y_indices, y_indptr, x_
 
 @njit(cache=True)
 def _csr_row_norms(data, indptr, squared):
-    """Squared ℓ2 norms (``squared``) or ℓ1 norms of CSR rows, in float64."""
+    """Squared ℓ2 norms (``squared``) or ℓ1 norms of CSR rows (float64 ``data``)."""
     n_rows = indptr.size - 1
     norms = np.zeros(n_rows)
     for i in range(n_rows):
         total = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            v = np.float64(data[p])
+            v = data[p]
             total += v * v if squared else abs(v)
         norms[i] = total
     return norms
@@ -410,6 +410,9 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     out_dtype = _output_dtype(dtype, X.dtype == np.float32 and Y.dtype == np.float32)
     n_x, n_y = X.shape[0], Y.shape[0]
     out = np.empty((n_x, n_y), dtype=out_dtype)
+    # Float64 values for the jitted kernels: one compiled variant per output dtype (each
+    # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
+    X, Y = (A.astype(np.float64, copy=False) if sp.issparse(A) else A for A in (X, Y))
     if sp.issparse(Y) and n_y * Y.shape[1] <= _DENSIFY_MAX_ENTRIES:
         Y = Y.toarray()
     y_norms = _row_norms(Y, code)
@@ -421,7 +424,7 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
                             _row_norms(X, code), y_norms, code, gamma, degree, coef0, out)
             return out
         for start in range(0, n_x, block_rows):
-            Xb = sp.csr_matrix(X[start:start + block_rows])
+            Xb = sp.csr_matrix(X[start:start + block_rows], dtype=np.float64)
             _csr_csr_kernel(Xb.data, Xb.indices, Xb.indptr, Y.data, Y.indices, Y.indptr,
                             _row_norms(Xb, code), y_norms, code, gamma, degree, coef0,
                             out[start:start + block_rows])
@@ -432,7 +435,7 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
         _csr_dense_kernel(X.data, X.indices, X.indptr, Yt, _row_norms(X, code), y_norms, code,
                           gamma, degree, coef0, out)
     elif code == _LAPLACIAN:
-        _dense_laplacian_kernel(np.ascontiguousarray(X), Yt, gamma, out)
+        _dense_laplacian_kernel(np.ascontiguousarray(X, dtype=np.float64), Yt, gamma, out)
     else:
         # float64 output doubles as the inner-product buffer; float32 output needs its own.
         stats = None if out_dtype == np.float64 else np.empty((min(block_rows, n_x), n_y))
@@ -538,7 +541,7 @@ def _row_norms(A, code):
         return np.zeros(A.shape[0])
     squared = code == _RBF
     if sp.issparse(A):
-        return _csr_row_norms(A.data, A.indptr, squared)
+        return _csr_row_norms(A.data.astype(np.float64, copy=False), A.indptr, squared)
     if squared:
         return np.einsum("ij,ij->i", A, A, dtype=np.float64)
     return np.abs(A).sum(axis=1, dtype=np.float64)
