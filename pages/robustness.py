@@ -24,7 +24,7 @@ c.slider("Seeds per cell", 1, 5, key="rob_seeds", help=HELP["rob_seeds"])
 kind = state.current("rob_grid") or state.GRIDS[0]
 try:
     row_name, row_values, col_name, col_values = pipeline.grid_axes(
-        kind, params, split.X_train.shape[0], state.current("rob_size"))
+        kind, params, split.X_train, state.current("rob_size"))
 except widgets.USER_ERRORS as exc:
     widgets.show_error(exc)
     st.stop()

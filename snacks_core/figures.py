@@ -169,13 +169,15 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
         fig.add_trace(go.Scattergl(
             x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
             name=f"landmarks (m = {len(landmarks)})",
-            marker=dict(symbol="star", size=14, color=LANDMARK_COLOR,
-                        line=dict(color="#111111", width=1.2)),
+            marker=dict(symbol="star", size=12, color=LANDMARK_COLOR,
+                        line=dict(color="#111111", width=1)),
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
+    # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
     fig.update_xaxes(title=axis_titles[0], range=[surface.xs[0], surface.xs[-1]],
-                     showgrid=False, zeroline=False)
+                     showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(title=axis_titles[1], range=[surface.ys[0], surface.ys[-1]],
-                     showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1)
+                     showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1,
+                     constrain="domain")
     return _layout(fig, title, height)
 
 
@@ -229,9 +231,10 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
         sliders=[dict(active=len(frames) - 1, steps=steps, x=0.18, len=0.82, y=-0.05,
                       currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))],
     )
-    fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False)
+    fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False,
+                     constrain="domain")
     fig.update_yaxes(title=axis_titles[1], range=[ys[0], ys[-1]], showgrid=False,
-                     zeroline=False, scaleanchor="x", scaleratio=1)
+                     zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain")
     fig = _layout(fig, title, height)
     fig.update_layout(margin=dict(b=130))
     return fig
@@ -258,14 +261,15 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
                         subplot_titles=("Primal objective F(w)",
                                         "F(w) − F_best (log scale)",
                                         "Test error"))
-    floor = max(abs(best), 1e-300) * 1e-12
     for k, (name, history) in enumerate(histories.items()):
         color = SOLVER_COLORS.get(name, PALETTE[k % len(PALETTE)])
         x = history[x_axis]
         common = dict(x=x, mode="lines+markers", marker=dict(size=4), legendgroup=name,
                       line=dict(color=color, width=2))
         fig.add_trace(go.Scatter(y=history["objective"], name=name, **common), row=1, col=1)
-        excess = np.maximum(np.asarray(history["objective"]) - best, floor)
+        excess = np.asarray(history["objective"]) - best
+        # The best point itself has no excess: nothing to draw on a log axis.
+        excess = np.where(excess > 1e-12 * max(abs(best), 1e-300), excess, np.nan)
         fig.add_trace(go.Scatter(y=excess, name=name, showlegend=False, **common), row=2, col=1)
         gap = np.asarray(history["gap"])
         if np.any(np.isfinite(gap)):
@@ -319,12 +323,16 @@ def approximation_error_figure(m_values, errors, *, height=460):
     fig = go.Figure()
     for k, (name, (mean, std)) in enumerate(errors.items()):
         color = PALETTE[k % len(PALETTE)]
+        mean, std = np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64)
         fig.add_trace(go.Scatter(
             x=m_values, y=mean, name=name, mode="lines+markers",
             line=dict(color=color, width=2.2),
-            error_y=dict(type="data", array=std, visible=True, thickness=1, width=3),
+            # On a log axis the bar below the mean must stay above zero.
+            error_y=dict(type="data", array=std, arrayminus=np.minimum(std, 0.9 * mean),
+                         visible=True, thickness=1, width=3),
             hovertemplate="m = %{x}<br>error = %{y:.3g}<extra>" + name + "</extra>"))
-    fig.update_xaxes(type="log", title="number of landmarks / features m")
+    fig.update_xaxes(type="log", title="number of landmarks / features m",
+                     tickvals=list(m_values), ticktext=[str(m) for m in m_values])
     fig.update_yaxes(type="log", title="‖K − ZZᵀ‖_F / ‖K‖_F", exponentformat="power")
     return _layout(fig, None, height)
 
@@ -338,30 +346,26 @@ def _tick(value):
 
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
                    title=None, height=520):
-    """Test error over a grid (rows × columns), text mean ± spread, a star on the best cell."""
+    """Test error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell."""
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
     text = np.where(np.isfinite(mean),
                     np.char.add(np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
                                 np.char.add("±", np.char.mod("%.1f", 100 * np.nan_to_num(std)))),
                     "")
+    if np.any(np.isfinite(mean)):
+        best = np.unravel_index(np.nanargmin(mean), mean.shape)
+        text[best] = "★ " + text[best]
     custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
-        textfont=dict(size=11), customdata=custom,
+        textfont=dict(size=12), customdata=custom,
         colorscale="Viridis_r", colorbar=dict(title=dict(text="test error (%)", side="right"),
                                               thickness=12),
         hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
                        "test error = %{z:.2f} % ± %{customdata[0]:.2f}<br>"
                        "fit time = %{customdata[1]:.3f} s<extra></extra>"),
         xgap=1, ygap=1))
-    if np.any(np.isfinite(mean)):
-        i, j = np.unravel_index(np.nanargmin(mean), mean.shape)
-        fig.add_trace(go.Scatter(
-            x=[cols[j]], y=[rows[i]], mode="markers", name="best cell",
-            marker=dict(symbol="star", size=22, color="rgba(0,0,0,0)",
-                        line=dict(color="#ff2d55", width=2.5)),
-            hovertemplate=f"best: {row_label} = {rows[i]}, {col_label} = {cols[j]}<extra></extra>"))
     fig.update_xaxes(title=col_label, type="category")
     fig.update_yaxes(title=row_label, type="category")
     return _layout(fig, title, height)
@@ -370,22 +374,26 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
 # ---------------------------------------------------------------------------- solvers
 
 
-def solver_bar_figure(rows, *, height=400):
-    """Test error and time (embedding + training, stacked) per solver."""
-    solvers = [r["solver"] for r in rows]
-    colors = [SOLVER_COLORS.get(s, PALETTE[k % len(PALETTE)]) for k, s in enumerate(solvers)]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Test error", "Time (s)"),
-                        horizontal_spacing=0.12)
+def solver_bar_figure(rows, *, height=560):
+    """Test error and time (embedding + training, stacked) per solver, one above the other."""
+    solvers = [r["solver"].replace(" (", "<br>(") for r in rows]
+    colors = [PALETTE[k % len(PALETTE)] for k in range(len(rows))]
+    fig = make_subplots(rows=2, cols=1, subplot_titles=("Test error", "Time (s)"),
+                        vertical_spacing=0.2)
     fig.add_trace(go.Bar(x=solvers, y=[r["test error"] for r in rows], marker_color=colors,
                          showlegend=False, texttemplate="%{y:.1%}", textposition="outside",
+                         cliponaxis=False,
                          hovertemplate="%{x}: %{y:.2%}<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Bar(x=solvers, y=[r["embedding time (s)"] for r in rows], name="embedding",
-                         marker_color="#b9c3cf"), row=1, col=2)
+                         marker_color="#b9c3cf"), row=2, col=1)
     fig.add_trace(go.Bar(x=solvers, y=[r["training time (s)"] for r in rows], name="training",
-                         marker_color=colors), row=1, col=2)
+                         marker_color=colors), row=2, col=1)
     fig.update_layout(barmode="stack")
     fig.update_yaxes(tickformat=".0%", row=1, col=1, rangemode="tozero")
-    return _layout(fig, None, height)
+    fig = _layout(fig, None, height)
+    fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=0.42,
+                                  yanchor="bottom"), margin=dict(t=40))
+    return fig
 
 
 # ---------------------------------------------------------------------------- data

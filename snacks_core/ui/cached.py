@@ -135,7 +135,7 @@ def model_params() -> dict:
     kernel = current("kernel")
     params = {"kernel": kernel}
     if kernel != "linear":
-        params["gamma"] = float(current("gamma"))
+        params["gamma"] = "scale" if current("gamma_scale") else float(current("gamma"))
     if kernel == "polynomial":
         params["degree"] = int(current("degree"))
         params["coef0"] = float(current("coef0"))

@@ -171,16 +171,17 @@ def summarize_grid(rows, row_name, col_name):
     return np.array(row_values), np.array(col_values), mean, std, seconds
 
 
-def grid_axes(kind, params, n_train, size):
+def grid_axes(kind, params, X_train, size):
     """Values of the robustness grid: ('n_components', m values) or ('gamma', γ values)
     against ('lam', λ values), ``size`` values each, log-spaced."""
     lams = _round_log(np.logspace(-6, -1, size))
     if kind == "m × λ":
+        n_train = X_train.shape[0]
         ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
         return "n_components", [int(m) for m in ms], "lam", lams
     if params.get("kernel") == "linear":
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
-    gamma = float(params.get("gamma", 1.0))
+    gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
     return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), "lam", lams
 
 

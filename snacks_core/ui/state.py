@@ -64,6 +64,7 @@ SETTINGS = {
     "pca2d": Setting(False, "bool"),
     # Model (sidebar)
     "kernel": Setting("rbf", "choice", KERNELS),
+    "gamma_scale": Setting(True, "bool"),
     "gamma": Setting(1.0, "choice", GAMMA_OPTIONS),
     "degree": Setting(3, "int", bounds=(1, 10)),
     "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),

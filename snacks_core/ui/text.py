@@ -20,6 +20,8 @@ HELP = {
              "components, to draw a decision boundary. The model then learns from the "
              "projection only.",
     "kernel": "The similarity k(x, x') the SVM works with; rbf (Gaussian) is the usual choice.",
+    "gamma_scale": "Use scikit-learn's rule γ = 1/(d · Var X), which adapts to the number and "
+                   "scale of the features. Turn off to set γ by hand.",
     "gamma": "Kernel width: larger γ means a narrower kernel (σ = 1/√(2γ)), so more wiggly "
              "boundaries that need more landmarks.",
     "degree": "Degree p of the polynomial kernel (γ⟨x, x'⟩ + c₀)^p.",
@@ -85,7 +87,8 @@ class Lesson:
 LESSONS = {
     "few_landmarks": Lesson(
         "Too few landmarks",
-        {"dataset": "synthetic:checkerboard", "n_samples": 1000, "noise": 0.1, "gamma": 2.0,
+        {"dataset": "synthetic:checkerboard", "n_samples": 1000, "noise": 0.1,
+         "gamma_scale": False, "gamma": 2.0,
          "m": 10, "lam": 1e-4, "solver": "snacks", "kernel": "rbf", "pca2d": False,
          "sampling": "uniform"},
         "playground",
@@ -96,7 +99,8 @@ LESSONS = {
     ),
     "large_lambda": Lesson(
         "λ too large",
-        {"dataset": "synthetic:moons", "n_samples": 400, "noise": 0.2, "gamma": 1.0, "m": 50,
+        {"dataset": "synthetic:moons", "n_samples": 400, "noise": 0.2, "gamma_scale": False,
+         "gamma": 1.0, "m": 50,
          "lam": 0.2, "solver": "snacks", "kernel": "rbf", "pca2d": False},
         "playground",
         "λ = 0.2 (C ≈ 0.009) makes the norm penalty dominate the hinge loss: the decision "
@@ -106,7 +110,7 @@ LESSONS = {
     "race": Lesson(
         "Snacks vs Pegasos race",
         {"dataset": "synthetic:classification", "n_samples": 5000, "noise": 0.2,
-         "n_features": 10, "gamma": 0.1, "m": 200, "lam": 1e-5, "kernel": "rbf",
+         "n_features": 10, "gamma_scale": True, "m": 200, "lam": 1e-5, "kernel": "rbf",
          "conv_solvers": ("snacks", "pegasos"), "max_epochs": 50, "pca2d": False},
         "convergence",
         "The paper's Fig. 1: with a small λ Pegasos' step 1/(λt) starts huge and decays slowly, "
@@ -115,7 +119,8 @@ LESSONS = {
     ),
     "bandwidth": Lesson(
         "Bandwidth and spectrum",
-        {"dataset": "synthetic:spirals", "n_samples": 1000, "noise": 0.1, "gamma": 1.0,
+        {"dataset": "synthetic:spirals", "n_samples": 1000, "noise": 0.1, "gamma_scale": False,
+         "gamma": 1.0,
          "m": 100, "kernel": "rbf", "spec_factors": (0.1, 1.0, 10.0), "pca2d": False},
         "spectrum",
         "A wide kernel (small γ) has a fast-decaying spectrum: a few landmarks capture it. A "

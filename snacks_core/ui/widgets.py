@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from ..datasets import DownloadError
+from ..kernels import resolve_gamma
 from ..objective import lam_to_C
 from . import cached, pipeline
 from .export import model_to_npz
@@ -100,10 +101,16 @@ def _kernel_controls():
         st.selectbox("Kernel", SETTINGS["kernel"].choices, key="kernel", help=HELP["kernel"])
         kernel = current("kernel")
         if kernel != "linear":
-            st.select_slider("γ (kernel width)", GAMMA_OPTIONS, key="gamma",
-                             format_func=_format_float, help=HELP["gamma"])
-            if kernel == "rbf":
-                st.caption(f"σ = 1/√(2γ) = {1 / math.sqrt(2 * current('gamma')):.3g}")
+            st.toggle("γ from the data ('scale')", key="gamma_scale", help=HELP["gamma_scale"])
+            if current("gamma_scale"):
+                gamma = _scale_gamma()
+            else:
+                st.select_slider("γ (kernel width)", GAMMA_OPTIONS, key="gamma",
+                                 format_func=_format_float, help=HELP["gamma"])
+                gamma = current("gamma")
+            if gamma is not None:
+                sigma = f", σ = 1/√(2γ) = {1 / math.sqrt(2 * gamma):.3g}" if kernel == "rbf" else ""
+                st.caption(f"γ = {gamma:.3g}{sigma}")
         if kernel == "polynomial":
             left, right = st.columns(2)
             left.number_input("Degree p", 1, 10, step=1, key="degree", help=HELP["degree"])
@@ -111,6 +118,14 @@ def _kernel_controls():
         st.select_slider("Landmarks m", M_OPTIONS, key="m", help=HELP["m"])
         st.selectbox("Landmark sampling", SETTINGS["sampling"].choices, key="sampling",
                      help=HELP["sampling"])
+
+
+def _scale_gamma():
+    """γ = 1/(d · Var X) on the current training rows (None when the data cannot load)."""
+    try:
+        return resolve_gamma("scale", cached.load_split(cached.data_request()).X_train)
+    except USER_ERRORS:
+        return None
 
 
 def _n_train():

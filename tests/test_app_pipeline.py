@@ -1,0 +1,139 @@
+"""The app's plain-Python layer: training runs, sweeps, spectra, the code snippet and the
+.npz model export (no Streamlit involved)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
+from snacks_core.nystrom import NystromEmbedding
+from snacks_core.ui import pipeline
+from snacks_core.ui.export import model_from_npz, model_to_npz
+
+PARAMS = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "lam": 1e-3, "solver": "snacks",
+          "sampling": "uniform", "max_epochs": 20, "class_weight": None, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return split_dataset(make_synthetic("moons", 200, random_state=0), random_state=0)
+
+
+def test_train_measures_the_model(moons):
+    run = pipeline.train(moons, PARAMS, keep_checkpoints=True)
+    m = run.metrics
+    assert m["test_error"] == pytest.approx(1 - run.model.score(moons.X_test, moons.y_test))
+    assert m["C"] == pytest.approx(1 / (2 * moons.X_train.shape[0] * 1e-3))
+    assert m["n_components"] == 20 and 0 < m["f1"] <= 1
+    assert run.checkpoints and run.model.solver_options is None
+    frames = pipeline.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
+                                       max_frames=4)
+    assert 1 < len(frames) <= 4 and frames[-1][1].shape == (5, 6)
+    grid = np.array([[0.3, -0.2]])
+    _, last_w = run.checkpoints[-1]
+    assert (run.model.embedding_.transform(grid) @ last_w)[0] == pytest.approx(
+        run.model.decision_function(grid)[0])
+
+
+def test_train_reports_clipped_m_as_a_note(moons):
+    run = pipeline.train(moons, {**PARAMS, "n_components": 1000})
+    assert any("larger than the number of samples" in note for note in run.notes)
+    with pytest.raises(ValueError, match="unknown model parameters"):
+        pipeline.train(moons, {**PARAMS, "bogus": 1})
+
+
+def test_parameter_grid_and_summary(moons):
+    row_name, rows, col_name, cols = pipeline.grid_axes("m × λ", PARAMS, moons.X_train, 2)
+    assert row_name == "n_components" and col_name == "lam"
+    assert rows[0] == 5 and cols == [1e-6, 0.1]
+    seen = []
+    fits = pipeline.parameter_grid(moons, PARAMS, row_name, rows, col_name, cols, [0, 1],
+                                   progress=lambda fraction, text: seen.append(fraction))
+    assert len(fits) == 8 and seen[-1] == 1.0
+    r, c, mean, std, seconds = pipeline.summarize_grid(fits, row_name, col_name)
+    assert mean.shape == (2, 2) and np.all(std >= 0) and np.all(seconds > 0)
+    cell = [f["test_error"] for f in fits if f[row_name] == r[1] and f[col_name] == c[0]]
+    assert mean[1, 0] == pytest.approx(np.mean(cell))
+    stopped = pipeline.parameter_grid(moons, PARAMS, row_name, rows, col_name, cols, [0],
+                                      should_stop=lambda: True)
+    assert stopped == []
+    assert pipeline.grid_axes("γ × λ", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
+    with pytest.raises(ValueError, match="linear kernel has no γ"):
+        pipeline.grid_axes("γ × λ", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
+
+
+def test_spectrum_and_effective_dimension(moons):
+    curves = pipeline.spectrum_curves(moons.X_train, PARAMS, (0.1, 1.0), 30, 0)
+    wide, narrow = curves.values()
+    # A wider kernel concentrates its spectrum: faster normalized decay.
+    assert wide[10] / wide[0] < narrow[10] / narrow[0]
+    eigenvalues = np.array([4.0, 1.0, 0.0])
+    lam = 0.5
+    assert pipeline.effective_dimension(eigenvalues, lam) == pytest.approx(
+        4 / (4 + 1.5) + 1 / (1 + 1.5))
+
+
+def test_approximation_errors_fall_with_m(moons):
+    m_values, errors = pipeline.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
+    assert m_values == [5, 40]
+    for name, (mean, std) in errors.items():
+        assert mean[1] < mean[0], name
+    assert any("random Fourier" in name for name in errors)
+    _, polynomial = pipeline.approximation_errors(
+        moons.X_train, {**PARAMS, "kernel": "polynomial"}, [5], [0])
+    assert not any("random Fourier" in name for name in polynomial)
+
+
+def test_code_snippet_reproduces_the_run(moons):
+    run = pipeline.train(moons, PARAMS)
+    code = pipeline.code_snippet(
+        "from snacks_core.datasets import make_synthetic\n"
+        "dataset = make_synthetic('moons', 200, noise=0.2, random_state=0)",
+        "test_size=0.3, scaling='standard', random_state=0, project_2d=False", PARAMS)
+    namespace = {}
+    exec(compile(code, "snippet", "exec"), namespace)
+    model = namespace["model"]
+    np.testing.assert_array_equal(model.coef_, run.model.coef_)
+
+
+@pytest.mark.parametrize("params, data", [
+    (PARAMS, "moons"),
+    ({**PARAMS, "solver": "libsvm"}, "moons"),
+    ({**PARAMS, "solver": "liblinear", "gamma": "scale"}, "iris"),
+])
+def test_npz_export_round_trip(moons, params, data):
+    split = moons if data == "moons" else split_dataset(load_bundled("iris"), random_state=0)
+    model = pipeline.make_model(params).fit(split.X_train, split.y_train)
+    payload = model_to_npz(model)
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        assert all(name.endswith(".npy") for name in archive.namelist())
+    loaded = model_from_npz(payload)
+    np.testing.assert_allclose(loaded.decision_function(split.X_test),
+                               model.decision_function(split.X_test), rtol=1e-12)
+    np.testing.assert_array_equal(loaded.predict(split.X_test), model.predict(split.X_test))
+    assert loaded.get_params()["lam"] == params["lam"]
+    assert set(loaded.history_) == set(model.history_)
+
+
+def test_npz_export_of_sparse_landmarks():
+    X = sp.random(60, 12, density=0.3, random_state=0, format="csr")
+    y = np.where(np.asarray(X.sum(axis=1)).ravel() > 0.6, 1, -1)
+    model = pipeline.make_model({**PARAMS, "gamma": 0.5}).fit(X, y)
+    assert sp.issparse(model.embedding_.landmarks_)
+    loaded = model_from_npz(model_to_npz(model))
+    assert isinstance(loaded.embedding_, NystromEmbedding)
+    np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X))
+
+
+def test_npz_import_rejects_other_files():
+    with pytest.raises(ValueError, match="not a Snacks model file"):
+        model_from_npz(b"definitely not an npz")
+    buffer = io.BytesIO()
+    np.savez(buffer, weights=np.ones(3))
+    with pytest.raises(ValueError, match="not a Snacks model file"):
+        model_from_npz(buffer.getvalue())

@@ -1,0 +1,128 @@
+"""Figure builders: the right traces, values and annotations, without a browser."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from snacks_core import SnacksClassifier, figures
+from snacks_core.datasets import make_synthetic, split_dataset
+
+
+@pytest.fixture(scope="module")
+def moons():
+    split = split_dataset(make_synthetic("moons", 200, random_state=0), random_state=0)
+    model = SnacksClassifier(n_components=15, lam=1e-3, gamma=1.0, random_state=0)
+    model.fit(split.X_train, split.y_train)
+    return split, model
+
+
+def test_decision_surface_is_the_decision_function(moons):
+    split, model = moons
+    surface = figures.decision_surface(model, split.X_train, resolution=30)
+    assert surface.scores.shape == (30, 30)
+    i, j = 7, 19
+    point = np.array([[surface.xs[j], surface.ys[i]]])
+    assert surface.scores[i, j] == pytest.approx(model.decision_function(point)[0])
+    assert surface.xs[0] < split.X_train[:, 0].min() and surface.xs[-1] > split.X_train[:, 0].max()
+    with pytest.raises(ValueError, match="2-D"):
+        figures.decision_surface(model, np.zeros((3, 3)))
+
+
+def test_boundary_figure_layers(moons):
+    split, model = moons
+    surface = figures.decision_surface(model, split.X_train, resolution=30)
+    fig = figures.decision_boundary_figure(
+        surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=[-1, 1],
+        train_pred=model.predict(split.X_train), test_pred=model.predict(split.X_test),
+        landmarks=model.embedding_.landmarks_)
+    names = [trace.name for trace in fig.data]
+    assert names[:3] == ["f(x)", "f = 0", "margins f = ±1"]
+    assert fig.data[1].contours.start == 0 and fig.data[2].contours.start == -1
+    assert fig.data[2].contours.size == 2
+    assert {"train · -1", "train · 1", "test · -1", "test · 1"} <= set(names)
+    assert "landmarks (m = 15)" in names
+    wrong = np.sum(model.predict(split.X_train) != split.y_train) + np.sum(
+        model.predict(split.X_test) != split.y_test)
+    assert f"misclassified ({wrong})" in names
+
+
+def test_multiclass_boundary_shows_regions():
+    split = split_dataset(make_synthetic("blobs", 150, random_state=0))
+    model = SnacksClassifier(n_components=10, gamma=1.0, random_state=0).fit(split.X_train,
+                                                                            split.y_train)
+    surface = figures.decision_surface(model, split.X_train, resolution=20)
+    assert surface.scores.shape == (20, 20, 3)
+    fig = figures.decision_boundary_figure(surface, split.X_train, split.y_train,
+                                           classes=[0, 1, 2])
+    assert fig.data[0].type == "heatmap"
+    assert set(np.unique(fig.data[0].z)) <= {0, 1, 2}
+
+
+def test_convergence_figure_gap_is_relative_to_the_best():
+    histories = {
+        "snacks": {"iteration": np.arange(3.0), "epoch": np.arange(3.0), "time": np.arange(3.0),
+                   "objective": np.array([1.0, 0.5, 0.25]), "gap": np.array([1.0, 0.4, 0.1]),
+                   "validation_error": np.array([0.5, 0.2, 0.1])},
+        "pegasos": {"iteration": np.arange(2.0), "epoch": np.arange(2.0), "time": np.arange(2.0),
+                    "objective": np.array([1.0, 0.3]), "gap": np.full(2, np.nan),
+                    "validation_error": np.full(2, np.nan)},
+    }
+    fig = figures.convergence_figure(histories, x_axis="iteration")
+    excess = [trace for trace in fig.data if trace.yaxis == "y2" and trace.name == "snacks"][0]
+    np.testing.assert_allclose(excess.y[:2], [0.75, 0.25])
+    assert any("certified duality gap" in (trace.name or "") for trace in fig.data)
+    assert fig.layout.yaxis2.type == "log"
+    with pytest.raises(ValueError, match="x_axis"):
+        figures.convergence_figure(histories, x_axis="hours")
+
+
+def test_animation_has_one_frame_per_checkpoint(moons):
+    split, _ = moons
+    xs, ys = np.linspace(-2, 2, 5), np.linspace(-1, 1, 4)
+    frames = [(f"epoch {k}", np.full((4, 5), float(k))) for k in range(3)]
+    fig = figures.boundary_animation_figure(xs, ys, frames, split.X_train, split.y_train,
+                                            classes=[-1, 1])
+    assert [frame.name for frame in fig.frames] == ["epoch 0", "epoch 1", "epoch 2"]
+    assert len(fig.layout.sliders[0].steps) == 3
+    with pytest.raises(ValueError, match="no checkpoints"):
+        figures.boundary_animation_figure(xs, ys, [], split.X_train, split.y_train,
+                                          classes=[-1, 1])
+
+
+def test_spectrum_is_normalized_and_approximation_has_error_bars():
+    fig = figures.spectrum_figure({"a": np.array([4.0, 2.0, 1.0, 0.0])}, threshold=0.3)
+    np.testing.assert_allclose(fig.data[0].y[:3], [1.0, 0.5, 0.25])
+    assert np.isnan(fig.data[0].y[3])
+    assert fig.layout.yaxis.type == "log"
+    fig = figures.approximation_error_figure([5, 10], {"uniform": (np.array([0.5, 0.1]),
+                                                                   np.array([0.6, 0.01]))})
+    minus = np.asarray(fig.data[0].error_y.arrayminus)
+    assert np.all(minus < np.array([0.5, 0.1]))
+
+
+def test_heatmap_marks_the_best_cell():
+    mean = np.array([[0.3, 0.2], [0.1, np.nan]])
+    std = np.zeros((2, 2))
+    fig = figures.heatmap_figure([5, 50], [1e-4, 1e-2], mean, std, np.ones((2, 2)),
+                                 row_label="m", col_label="λ")
+    text = np.asarray(fig.data[0].text)
+    assert text[1, 0].startswith("★")
+    assert sum(cell.startswith("★") for cell in text.ravel()) == 1
+    assert text[1, 1] == ""
+    assert list(fig.data[0].x) == ["0.0001", "0.01"]
+
+
+def test_solver_bars_and_data_figures():
+    rows = [{"solver": "Snacks (ASSG)", "embedding time (s)": 0.1, "training time (s)": 0.2,
+             "test error": 0.05},
+            {"solver": "LIBSVM (exact)", "embedding time (s)": 0.0, "training time (s)": 0.5,
+             "test error": 0.04}]
+    fig = figures.solver_bar_figure(rows)
+    assert len(fig.data) == 3
+    fig = figures.class_balance_figure({-1: 30, 1: 10}, {-1: 10, 1: 3})
+    assert list(fig.data[0].x) == [30, 10]
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    fig = figures.data_scatter_figure(X, y, classes=[-1, 1], max_points=100)
+    assert sum(len(trace.x) for trace in fig.data) == 100
