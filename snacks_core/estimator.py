@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .nystrom import NystromEmbedding
@@ -99,11 +100,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
         """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+        with _explain_non_numeric("X"):
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
-            raise ValueError(f"y has a single class ({self.classes_[0]!r}); a classifier needs "
+            raise ValueError(f"y has only one class ({self.classes_[0]}); a classifier needs "
                              "at least 2 classes.")
         lam = check_lam(self.lam)
         if self.solver not in SOLVERS:
@@ -112,16 +114,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         options = dict(self.solver_options or {})
         weights = compute_sample_weight(self.class_weight, y) if self.class_weight else None
         if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
             weights = sample_weight if weights is None else weights * sample_weight
+        if weights is not None and not np.any(weights > 0):
+            raise ValueError("All sample weights are zero (after class weights): at least "
+                             "one sample needs a positive weight.")
         rng = check_random_state(self.random_state)
         embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
         targets = self._binary_targets(y)
         validation_targets = None
         if eval_set is not None:
             X_val, y_val = eval_set
-            X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
-                                  dtype=[np.float64, np.float32])
+            with _explain_non_numeric("eval_set's X"):
+                X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
+                                      dtype=[np.float64, np.float32])
             validation_targets = self._binary_targets(np.asarray(y_val))
 
         if self.solver in EMBEDDED_SOLVERS:
@@ -136,6 +143,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _binary_targets(self, y):
         """One ±1 label vector per subproblem: one for two classes, one per class otherwise."""
@@ -191,8 +203,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, accept_sparse="csr",
-                          dtype=[np.float64, np.float32])
+        with _explain_non_numeric("X"):
+            X = validate_data(self, X, reset=False, accept_sparse="csr",
+                              dtype=[np.float64, np.float32])
         scores = self.embedding_.transform(X) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -219,6 +232,18 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+@contextmanager
+def _explain_non_numeric(name):
+    """Turn numpy's "could not convert string to float" into a message that says what to do."""
+    try:
+        yield
+    except ValueError as exc:
+        if "could not convert" not in str(exc):
+            raise
+        raise ValueError(f"{name} must be numeric; it holds values that are not numbers ({exc}). "
+                         "Encode categorical columns as numbers first.") from None
 
 
 def _stack_histories(histories):

@@ -84,22 +84,22 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLINGS}.")
-        if np.dtype(self.dtype) not in (np.float32, np.float64):
+        if _as_dtype(self.dtype) not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}.")
         if not (np.isfinite(self.eigen_tol) and 0 <= self.eigen_tol < 1):
             raise ValueError(f"eigen_tol must be in [0, 1), got {self.eigen_tol!r}.")
+        if self.rank is not None and (
+                isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer))
+                or self.rank < 1):
+            raise ValueError(f"rank must be None or an integer >= 1, got {self.rank!r}.")
         self.gamma_ = resolve_gamma(self.gamma, X)
         if landmark_indices is None:
             m = clip_n_components(self.n_components, X.shape[0])
             landmark_indices = select_landmarks(
                 X, m, sampling=self.sampling, random_state=self.random_state,
                 **self._kernel_params())
-        self.landmark_indices_ = np.asarray(landmark_indices, dtype=np.int64)
+        self.landmark_indices_ = _check_landmark_indices(landmark_indices, X.shape[0])
         m = self.landmark_indices_.shape[0]
-        if self.rank is not None and (
-                isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer))
-                or self.rank < 1):
-            raise ValueError(f"rank must be None or an integer >= 1, got {self.rank!r}.")
         self.landmarks_ = X[self.landmark_indices_]
         K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
                              **self._kernel_params())
@@ -153,3 +153,26 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         K = kernel_matrix(X, X, **self._kernel_params())
         Z = self.transform(X).astype(np.float64)
         return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
+
+
+def _check_landmark_indices(landmark_indices, n_samples):
+    """Landmark rows as int64, refusing what would silently pick other rows (negative,
+    fractional or out-of-range indices)."""
+    indices = np.asarray(landmark_indices)
+    if indices.ndim != 1 or indices.shape[0] == 0 or (
+            indices.dtype.kind not in "iu" and not (
+                indices.dtype.kind == "f" and np.all(indices == np.round(indices)))):
+        raise ValueError("landmark_indices must be a non-empty 1-D sequence of integer row "
+                         f"indices, got {landmark_indices!r}.")
+    if indices.min() < 0 or indices.max() >= n_samples:
+        raise ValueError(f"landmark_indices must lie in [0, {n_samples}) (rows of X); got "
+                         f"values from {indices.min()} to {indices.max()}.")
+    return indices.astype(np.int64)
+
+
+def _as_dtype(dtype):
+    """np.dtype(dtype), or None for what numpy does not recognise as a dtype."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return None

@@ -142,3 +142,42 @@ def kernel_svm_objective(decision, dual_coef, K_sv, y, lam, sample_weight=None):
     """F of an intercept kernel SVM: (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ dual_coefᵀ K_sv dual_coef."""
     s = _weights(sample_weight, len(y))
     return float(np.mean(s * np.maximum(0.0, 1.0 - y * decision)) + lam * dual_coef @ K_sv @ dual_coef)
+
+
+def assg_reference(Z, y, lam, stage_rows, eta0, radius0, omega=2.0, w0=None, sample_weight=None):
+    """Snacks Algorithm 1 (ASSG) on an explicit w, one stage per entry of ``stage_rows``.
+
+    Stage k starts at the centre c = output of stage k − 1 (``w0``, zero by default), runs
+    projected stochastic subgradient steps on the sampled rows,
+
+        w ← Π_{B(c, D)}[w − η (2λw − s_i y_i z_i 1{y_i⟨w, z_i⟩ < 1})],
+
+    and outputs the average of its projected iterates; then η ← η/ω and D ← D/ω.
+    Returns one dict per stage: ``center``, ``average`` (the stage's output), ``last``
+    (its final iterate) and ``distances`` (‖w_t − c‖ after every step).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    s = _weights(sample_weight, Z.shape[0])
+    w = np.zeros(Z.shape[1]) if w0 is None else np.array(w0, dtype=np.float64)
+    eta, radius = float(eta0), float(radius0)
+    stages = []
+    for rows in stage_rows:
+        center = w.copy()
+        total = np.zeros_like(w)
+        distances = []
+        for i in rows:
+            gradient = 2.0 * lam * w
+            if y[i] * (w @ Z[i]) < 1.0:
+                gradient = gradient - s[i] * y[i] * Z[i]
+            w = w - eta * gradient
+            distance = np.linalg.norm(w - center)
+            if distance > radius:
+                w = center + (w - center) * (radius / distance)
+            distances.append(np.linalg.norm(w - center))
+            total += w
+        stages.append({"center": center, "average": total / len(rows), "last": w.copy(),
+                       "distances": np.array(distances)})
+        w = total / len(rows)
+        eta /= omega
+        radius /= omega
+    return stages

@@ -21,7 +21,7 @@ from snacks_core.objective import (
     lam_to_C,
     primal_objective,
 )
-from snacks_core.solvers.base import HISTORY_COLUMNS, SolverResult, check_problem
+from snacks_core.solvers.base import HISTORY_COLUMNS, SolverResult
 
 SOLVER_NAMES = ("pegasos", "liblinear", "snacks")
 
@@ -32,23 +32,17 @@ CONVERGENCE = {
     "liblinear": ({"max_epochs": 10000, "tol": 1e-6}, 1e-6),
     "snacks": ({"max_epochs": 50}, 1e-3),
 }
-# The Snacks solver is being written; its accuracy targets are recorded here, not yet met.
+# Snacks with its defaults (tol=1e-3, 50 epochs) ends at a relative excess of 1.4e-3 on
+# moons_problem (seed 0): above the lead's 1e-3.  It reaches 2.5e-4 in 200 epochs with tol=0
+# (tests/test_snacks.py).
 SNACKS_TARGET_PENDING = pytest.mark.xfail(
-    reason="snacks.py work in progress: stalls above target (relative excess ~1e-2 on "
-    "moons_problem, ~7e-2 on weighted_problem)",
-    strict=False,
+    reason="snacks defaults (50 epochs, tol=1e-3) end at relative excess 1.4e-3 > 1e-3 on "
+    "moons_problem; the gap certificate (~2.5e-2 of F) never meets tol=1e-3",
+    strict=True,
 )
 CONVERGING_SOLVERS = [
     pytest.param(name, marks=SNACKS_TARGET_PENDING) if name == "snacks" else name for name in SOLVER_NAMES
 ]
-
-
-def _check_problem_rejects_non_finite() -> bool:
-    try:
-        check_problem(np.array([[np.nan]]), np.array([1.0]), 1.0)
-    except ValueError:
-        return True
-    return False
 
 
 @pytest.fixture(params=SOLVER_NAMES)
@@ -155,7 +149,7 @@ def test_reaches_optimum(name, moons_problem):
     assert _relative_excess(result.coef, p) <= target
 
 
-@pytest.mark.parametrize("name", CONVERGING_SOLVERS)
+@pytest.mark.parametrize("name", SOLVER_NAMES)
 def test_weighted_problem(name, weighted_problem):
     solver = pytest.importorskip(f"snacks_core.solvers.{name}")
     p = weighted_problem
@@ -222,8 +216,6 @@ def test_bad_input_raises(solver, case, tiny_problem):
         solver.solve(Z, y, lam, max_epochs=1, random_state=0)
     except ValueError:
         return
-    if case.endswith("_in_Z") and not _check_problem_rejects_non_finite():
-        pytest.xfail("solvers/base.check_problem does not reject NaN/inf in Z yet")
     pytest.fail(f"{solver.__name__} accepted bad input {case!r}")
 
 
@@ -400,7 +392,6 @@ def test_libsvm_max_iter(kernel_data):
 # ---------------------------------------------------------------------------------- Snacks
 
 
-@SNACKS_TARGET_PENDING
 def test_snacks_needs_fewer_epochs_than_pegasos(moons_problem):
     snacks = pytest.importorskip("snacks_core.solvers.snacks")
     from snacks_core.solvers import pegasos

@@ -1,0 +1,261 @@
+"""SnacksClassifier: the scikit-learn contract, accuracy against exact SVC, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import (load_breast_cancer, load_digits, load_iris, load_wine,
+                              make_classification, make_moons)
+from sklearn.metrics import f1_score, recall_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from snacks_core.estimator import SnacksClassifier
+from snacks_core.objective import lam_to_C
+from snacks_core.solvers.base import HISTORY_COLUMNS
+
+SOLVERS = ("snacks", "pegasos", "liblinear", "libsvm")
+
+
+def _expected_failed_checks(estimator):
+    reason = ("fitting with integer sample weights differs from fitting on repeated rows: "
+              "the landmarks are drawn from a different row set and the stochastic solver "
+              "samples rows uniformly, so weights and repetitions give different iterates")
+    return {
+        "check_sample_weight_equivalence_on_dense_data": reason,
+        "check_sample_weight_equivalence_on_sparse_data": reason,
+    }
+
+
+@parametrize_with_checks(
+    [SnacksClassifier(n_components=20, max_epochs=20, random_state=0)],
+    expected_failed_checks=_expected_failed_checks,
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        # The checks fit on 10–20 rows: m = 20 landmarks are clipped, as documented.
+        warnings.filterwarnings("ignore", "n_components=20 is larger", UserWarning)
+        check(estimator)
+
+
+# ------------------------------------------------------------------ accuracy vs exact SVC
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+
+
+@pytest.fixture(scope="module")
+def digits_seven():
+    X, y = load_digits(return_X_y=True)
+    return train_test_split(X / 16.0, (y == 7).astype(int), test_size=0.5, random_state=0, stratify=y)
+
+
+def test_breast_cancer_accuracy_matches_svc(breast_cancer):
+    X_train, X_test, y_train, y_test = breast_cancer
+    lam = 1e-3
+    exact = SVC(C=lam_to_C(lam, len(y_train)), gamma="scale").fit(X_train, y_train).score(X_test, y_test)
+    for seed in (0, 1):
+        model = SnacksClassifier(n_components=200, lam=lam, random_state=seed).fit(X_train, y_train)
+        assert abs(model.score(X_test, y_test) - exact) <= 0.01
+
+
+def test_digits_seven_f1_matches_svc(digits_seven):
+    X_train, X_test, y_train, y_test = digits_seven
+    lam = 1e-4
+    exact = SVC(C=lam_to_C(lam, len(y_train)), gamma="scale").fit(X_train, y_train)
+    exact_f1 = f1_score(y_test, exact.predict(X_test))
+    for seed in (0, 1):
+        model = SnacksClassifier(n_components=300, lam=lam, random_state=seed).fit(X_train, y_train)
+        assert abs(f1_score(y_test, model.predict(X_test)) - exact_f1) <= 0.01
+
+
+def test_libsvm_solver_is_the_exact_svc(breast_cancer):
+    X_train, X_test, y_train, y_test = breast_cancer
+    lam = 1e-3
+    exact = SVC(C=lam_to_C(lam, len(y_train)), gamma="scale").fit(X_train, y_train)
+    model = SnacksClassifier(lam=lam, solver="libsvm").fit(X_train, y_train)
+    np.testing.assert_allclose(model.decision_function(X_test), exact.decision_function(X_test),
+                               rtol=1e-7, atol=1e-7)
+    np.testing.assert_array_equal(model.landmark_indices_, np.sort(exact.support_))
+
+
+# --------------------------------------------------------------------- labels and shapes
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine])
+def test_multiclass_string_labels_one_vs_rest(loader):
+    data = loader()
+    X = StandardScaler().fit_transform(data.data)
+    labels = data.target_names[data.target]
+    model = SnacksClassifier(n_components=60, lam=1e-3, random_state=0).fit(X, labels)
+    k = model.embedding_.n_components_
+    assert list(model.classes_) == sorted(data.target_names)
+    assert model.coef_.shape == (3, k) and model.intercept_.shape == (3,)
+    assert model.decision_function(X).shape == (len(X), 3)
+    predicted = model.predict(X)
+    assert predicted.dtype == labels.dtype and set(predicted) <= set(labels)
+    assert model.score(X, labels) >= 0.9
+    h = model.history_
+    assert set(h) == {"problem", *HISTORY_COLUMNS}
+    assert len({len(column) for column in h.values()}) == 1
+    np.testing.assert_array_equal(np.unique(h["problem"]), [0, 1, 2])
+    assert len(model.stop_reasons_) == 3
+
+
+def test_digits_ten_classes():
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X / 16.0, y, test_size=0.3, random_state=0)
+    model = SnacksClassifier(n_components=150, lam=1e-4, max_epochs=20, random_state=0).fit(X_train, y_train)
+    assert model.coef_.shape == (10, model.embedding_.n_components_)
+    assert model.score(X_test, y_test) >= 0.95
+
+
+def test_binary_labels_keep_their_type():
+    X, y = make_classification(120, 4, random_state=0)
+    labels = np.where(y == 1, "spam", "ham")
+    model = SnacksClassifier(n_components=30, random_state=0).fit(X, labels)
+    assert model.coef_.shape == (1, model.embedding_.n_components_)
+    assert model.intercept_.shape == (1,)
+    assert model.decision_function(X).shape == (120,)
+    predicted = model.predict(X)
+    assert predicted.dtype == labels.dtype
+    # classes_[1] is the positive class: positive scores predict it.
+    np.testing.assert_array_equal(predicted == "spam", model.decision_function(X) > 0)
+    h = model.history_
+    np.testing.assert_array_equal(h["problem"], np.zeros(len(h["iteration"])))
+
+
+def test_eval_set_records_a_validation_error():
+    X, y = make_classification(300, 5, random_state=1)
+    model = SnacksClassifier(n_components=40, max_epochs=10, random_state=0)
+    model.fit(X[:200], y[:200], eval_set=(X[200:], y[200:]))
+    errors = model.history_["validation_error"]
+    assert np.all(np.isfinite(errors)) and np.all((errors >= 0) & (errors <= 1))
+    assert errors[-1] == pytest.approx(np.mean(model.predict(X[200:]) != y[200:]))
+    plain = SnacksClassifier(n_components=40, max_epochs=10, random_state=0).fit(X[:200], y[:200])
+    assert np.all(np.isnan(plain.history_["validation_error"]))
+    np.testing.assert_array_equal(plain.coef_, model.coef_)
+
+
+def test_same_random_state_same_model():
+    X, y = make_classification(200, 5, random_state=2)
+    first = SnacksClassifier(n_components=30, random_state=7).fit(X, y)
+    second = SnacksClassifier(n_components=30, random_state=7).fit(X, y)
+    np.testing.assert_array_equal(first.coef_, second.coef_)
+    np.testing.assert_array_equal(first.landmark_indices_, second.landmark_indices_)
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    other = SnacksClassifier(n_components=30, random_state=8).fit(X, y)
+    assert not np.array_equal(first.landmark_indices_, other.landmark_indices_)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_every_solver_fits_and_predicts(solver):
+    X, y = make_moons(200, noise=0.15, random_state=3)
+    labels = np.array(["a", "b"])[y]
+    model = SnacksClassifier(n_components=40, lam=1e-3, solver=solver, random_state=0).fit(X, labels)
+    assert model.score(X, labels) >= 0.95
+    assert set(model.history_) == {"problem", *HISTORY_COLUMNS}
+    assert model.n_iter_ > 0 and model.training_time_ >= 0
+    dense_sparse = model.predict(sp.csr_matrix(X))
+    np.testing.assert_array_equal(dense_sparse, model.predict(X))
+
+
+def test_balanced_class_weight_helps_the_minority():
+    X, y = make_classification(600, 5, n_informative=3, weights=[0.92], flip_y=0.02, class_sep=0.6,
+                               random_state=0)
+    X_train, y_train, X_test, y_test = X[:400], y[:400], X[400:], y[400:]
+    plain = SnacksClassifier(n_components=50, lam=1e-3, random_state=0).fit(X_train, y_train)
+    balanced = SnacksClassifier(n_components=50, lam=1e-3, class_weight="balanced",
+                                random_state=0).fit(X_train, y_train)
+    assert not np.allclose(plain.coef_, balanced.coef_)
+    assert recall_score(y_test, balanced.predict(X_test)) > recall_score(y_test, plain.predict(X_test)) + 0.3
+    assert recall_score(y_train, balanced.predict(X_train)) > recall_score(y_train, plain.predict(X_train))
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+def _small_data():
+    X, y = make_classification(40, 3, n_informative=2, n_redundant=0, random_state=4)
+    return X, y
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite_values_are_refused(value):
+    X, y = _small_data()
+    X[5, 1] = value
+    with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+        SnacksClassifier(n_components=10).fit(X, y)
+    model = SnacksClassifier(n_components=10, random_state=0).fit(*_small_data())
+    with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+        model.predict(X)
+
+
+def test_single_class_is_refused():
+    X, _ = _small_data()
+    with pytest.raises(ValueError, match="only one class.*at least 2 classes"):
+        SnacksClassifier(n_components=10).fit(X, np.full(40, "cat"))
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"lam": 0.0}, r"lam \(λ\) must be a positive finite number"),
+        ({"lam": -1e-3}, r"lam \(λ\) must be a positive finite number"),
+        ({"lam": np.nan}, r"lam \(λ\) must be a positive finite number"),
+        ({"gamma": 0.0}, "gamma must be a positive finite number"),
+        ({"gamma": -2.0}, "gamma must be a positive finite number"),
+        ({"kernel": "sigmoid"}, "unknown kernel 'sigmoid'"),
+        ({"solver": "sgd"}, "unknown solver 'sgd'; choose one of"),
+        ({"solver": "libsvm", "gamma": 0.0}, "gamma must be a positive finite number"),
+        ({"sampling": "random"}, "unknown sampling 'random'"),
+    ],
+)
+def test_bad_parameters_are_refused(options, message):
+    X, y = _small_data()
+    with pytest.raises(ValueError, match=message):
+        SnacksClassifier(n_components=10, **options).fit(X, y)
+
+
+def test_non_numeric_columns_are_refused():
+    pd = pytest.importorskip("pandas")
+    X, y = _small_data()
+    frame = pd.DataFrame({"a": X[:, 0], "colour": np.where(y == 1, "red", "blue")})
+    with pytest.raises(ValueError, match="X must be numeric.*'(red|blue)'.*Encode categorical"):
+        SnacksClassifier(n_components=10).fit(frame, y)
+    model = SnacksClassifier(n_components=10, random_state=0).fit(X, y)
+    strings = X.astype(object)
+    strings[0, 0] = "abc"
+    with pytest.raises(ValueError, match="X must be numeric.*Encode categorical"):
+        model.predict(strings)
+
+
+def test_bad_sample_weights_are_refused():
+    X, y = _small_data()
+    with pytest.raises(ValueError, match="(?i)weights must contain at least one non-zero"):
+        SnacksClassifier(n_components=10).fit(X, y, sample_weight=np.zeros(40))
+    with pytest.raises(ValueError, match="All sample weights are zero"):
+        SnacksClassifier(n_components=10, class_weight={0: 0.0, 1: 0.0}).fit(X, y)
+    with pytest.raises(ValueError, match="Negative values"):
+        SnacksClassifier(n_components=10).fit(X, y, sample_weight=-np.ones(40))
+    with pytest.raises(ValueError, match="sample_weight"):
+        SnacksClassifier(n_components=10).fit(X, y, sample_weight=np.ones(39))
+
+
+def test_more_landmarks_than_rows_warns_and_fits():
+    X, y = _small_data()
+    with pytest.warns(UserWarning, match="n_components=100 is larger than the number of samples"):
+        model = SnacksClassifier(n_components=100, random_state=0).fit(X, y)
+    assert model.landmark_indices_.shape == (40,)
+    assert model.score(X, y) >= 0.8

@@ -1,0 +1,331 @@
+"""NystromEmbedding z(x) = Λ_k^{−1/2} U_kᵀ k_m(x) against sklearn's kernels and ``Nystroem``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.kernel_approximation import Nystroem
+from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial_kernel, rbf_kernel
+
+import snacks_core.nystrom as nystrom
+from snacks_core.nystrom import NystromEmbedding
+
+# name: (parameters of NystromEmbedding, sklearn's kernel as an oracle, sklearn's metric name)
+KERNELS = {
+    "rbf": ({"gamma": 0.5}, lambda A, B: rbf_kernel(A, B, gamma=0.5), "rbf"),
+    "laplacian": ({"gamma": 0.3}, lambda A, B: laplacian_kernel(A, B, gamma=0.3), "laplacian"),
+    "polynomial": ({"gamma": 0.5, "degree": 2, "coef0": 1.0},
+                   lambda A, B: polynomial_kernel(A, B, degree=2, gamma=0.5, coef0=1.0), "poly"),
+    "linear": ({}, lambda A, B: linear_kernel(A, B), "linear"),
+}
+SKLEARN_PARAMS = {
+    "rbf": {"gamma": 0.5},
+    "laplacian": {"gamma": 0.3},
+    "polynomial": {"gamma": 0.5, "degree": 2, "coef0": 1.0},
+    "linear": {},
+}
+# Relative Frobenius tolerance on Z Zᵀ for each embedding dtype.
+GRAM_RTOL = {np.float64: 1e-10, np.float32: 1e-5}
+
+
+def _data(n=60, d=4, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def _embed(kernel, X, **options):
+    params, _, _ = KERNELS[kernel]
+    return NystromEmbedding(kernel=kernel, random_state=0, **params, **options).fit(X)
+
+
+def _relative_error(A, B):
+    return np.linalg.norm(A - B) / np.linalg.norm(B)
+
+
+# --------------------------------------------------------------------------- m = n
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_all_landmarks_reproduce_the_kernel(kernel, dtype):
+    X = _data()
+    _, oracle, _ = KERNELS[kernel]
+    embedding = _embed(kernel, X, n_components=X.shape[0], dtype=dtype)
+    Z = embedding.transform(X)
+    assert Z.dtype == dtype and Z.shape == (60, embedding.n_components_)
+    K = oracle(X, X)
+    assert _relative_error(Z.astype(np.float64) @ Z.astype(np.float64).T, K) <= GRAM_RTOL[dtype]
+    # Null directions are dropped: the polynomial kernel of degree 2 in 4 variables has
+    # rank C(4 + 2, 2) = 15, the linear kernel rank d = 4.
+    expected_rank = {"polynomial": 15, "linear": 4}.get(kernel, 60)
+    assert embedding.n_components_ == expected_rank
+    assert embedding.approximation_error(X) == pytest.approx(
+        _relative_error(Z.astype(np.float64) @ Z.astype(np.float64).T, K), abs=GRAM_RTOL[dtype])
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(n=st.integers(2, 30), d=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
+       gamma=st.floats(0.05, 2.0), kernel=st.sampled_from(["rbf", "laplacian"]))
+def test_all_landmarks_reproduce_kernel_on_random_data(n, d, seed, gamma, kernel):
+    X = _data(n, d, seed)
+    oracle = rbf_kernel if kernel == "rbf" else laplacian_kernel
+    K = oracle(X, X, gamma=gamma)
+    embedding = NystromEmbedding(kernel=kernel, gamma=gamma, n_components=n, random_state=0).fit(X)
+    Z = embedding.transform(X)
+    # Dropped eigenvalues are below eigen_tol · λ_max, so ‖K − Z Zᵀ‖_F ≤ n · 1e-10 · λ_max.
+    tolerance = n * 1e-10 * embedding.eigenvalues_[0] + 1e-12 * np.linalg.norm(K)
+    assert np.linalg.norm(K - Z @ Z.T) <= tolerance
+
+
+# ----------------------------------------------------------------------- spectrum, rank
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_spectrum_of_the_landmark_matrix(kernel):
+    X = _data()
+    _, oracle, _ = KERNELS[kernel]
+    embedding = _embed(kernel, X, n_components=25)
+    eigenvalues = embedding.eigenvalues_
+    assert eigenvalues.shape == (25,)
+    assert np.all(eigenvalues >= 0) and np.all(np.diff(eigenvalues) <= 0)
+    landmarks = X[embedding.landmark_indices_]
+    expected = np.clip(np.linalg.eigvalsh(oracle(landmarks, landmarks))[::-1], 0, None)
+    np.testing.assert_allclose(eigenvalues, expected, rtol=1e-10, atol=1e-10 * expected[0])
+
+
+def test_rank_truncation_keeps_the_leading_eigenpairs():
+    X = _data(80)
+    K = rbf_kernel(X, X, gamma=0.5)
+    full = NystromEmbedding(gamma=0.5, n_components=30, random_state=1).fit(X)
+    Z_full = full.transform(X)
+    K_mm = rbf_kernel(full.landmarks_, full.landmarks_, gamma=0.5)
+    errors = []
+    for k in (1, 5, 10, 20):
+        truncated = NystromEmbedding(gamma=0.5, n_components=30, rank=k, random_state=1).fit(X)
+        Z = truncated.transform(X)
+        assert truncated.n_components_ == k and Z.shape == (80, k)
+        np.testing.assert_array_equal(truncated.landmark_indices_, full.landmark_indices_)
+        np.testing.assert_allclose(truncated.eigenvalues_, full.eigenvalues_)
+        # Columns come in the eigenbasis: the same as the first k of the full embedding,
+        # up to the sign of each eigenvector.
+        signs = np.sign(np.sum(Z * Z_full[:, :k], axis=0))
+        np.testing.assert_allclose(Z * signs, Z_full[:, :k], rtol=1e-8, atol=1e-10)
+        # On the landmarks, Z_k Z_kᵀ is the best rank-k approximation of K_mm
+        # (Eckart–Young): its error is the tail of the spectrum.
+        Z_landmarks = Z[truncated.landmark_indices_]
+        tail = np.sqrt(np.sum(full.eigenvalues_[k:] ** 2))
+        assert np.linalg.norm(K_mm - Z_landmarks @ Z_landmarks.T) == pytest.approx(tail, rel=1e-7, abs=1e-10)
+        errors.append(_relative_error(Z @ Z.T, K))
+    full_error = _relative_error(Z_full @ Z_full.T, K)
+    assert all(error >= full_error * (1 - 1e-12) for error in errors)
+    assert errors == sorted(errors, reverse=True)
+    # A rank above what eigen_tol keeps changes nothing.
+    above = NystromEmbedding(gamma=0.5, n_components=30, rank=100, random_state=1).fit(X)
+    assert above.n_components_ == full.n_components_
+
+
+def test_error_falls_as_m_grows():
+    X = _data(150, 3)
+    mean_errors = []
+    for m in (5, 10, 20, 40, 80):
+        errors = [NystromEmbedding(gamma=0.5, n_components=m, random_state=seed).fit(X).approximation_error(X)
+                  for seed in range(5)]
+        mean_errors.append(np.mean(errors))
+    assert all(later < earlier for earlier, later in zip(mean_errors, mean_errors[1:]))
+    assert mean_errors[-1] < 0.2 * mean_errors[0]
+
+
+# ----------------------------------------------------------------- sklearn's Nystroem
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_agrees_with_sklearn_nystroem_on_the_same_landmarks(kernel):
+    X = _data(120, 4, seed=1)
+    X_new = _data(30, 4, seed=2)
+    m = 12
+    ours = _embed(kernel, X, n_components=m)
+    idx = ours.landmark_indices_
+    _, _, metric = KERNELS[kernel]
+    # sklearn's Nystroem, fitted on the landmark rows only (all of them become its
+    # components, in its own order): the same embedding up to a rotation of the columns.
+    theirs = Nystroem(kernel=metric, n_components=m, random_state=0, **SKLEARN_PARAMS[kernel])
+    theirs.fit(X[idx])
+    order = theirs.component_indices_
+    np.testing.assert_array_equal(theirs.components_, X[idx][order])
+    Z_ours, Z_theirs = ours.transform(X_new), theirs.transform(X_new)
+    k = ours.n_components_
+    gram = Z_theirs @ Z_theirs.T
+    tol = 1e-8 if k == m else 1e-6
+    np.testing.assert_allclose(Z_ours @ Z_ours.T, gram, rtol=tol, atol=tol * np.abs(gram).max())
+    if k == m:
+        # K_nm K_mm^{-1/2} = (K_nm U Λ^{-1/2}) Uᵀ: sklearn's Z is ours rotated back by Uᵀ.
+        U = ours.components_ * np.sqrt(ours.eigenvalues_[:k])
+        np.testing.assert_allclose(Z_ours @ U.T[:, order], Z_theirs, rtol=1e-8,
+                                   atol=1e-8 * np.abs(Z_theirs).max())
+
+
+def test_agrees_with_sklearn_nystroem_given_its_attributes():
+    """Set sklearn's fitted attributes from our landmarks and normalisation."""
+    X = _data(100, 5, seed=3)
+    ours = NystromEmbedding(gamma=0.5, n_components=20, random_state=4).fit(X)
+    theirs = Nystroem(gamma=0.5, n_components=20)
+    theirs.components_ = ours.landmarks_
+    theirs.component_indices_ = ours.landmark_indices_
+    theirs.normalization_ = ours.components_.T
+    theirs._n_features_out = ours.n_components_
+    theirs.n_features_in_ = X.shape[1]
+    np.testing.assert_allclose(theirs.transform(X), ours.transform(X), rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------- dtype, sparse, chunks
+
+
+def test_float32_is_close_to_float64():
+    X = _data(200, 4)
+    e64 = NystromEmbedding(gamma=0.5, n_components=50, random_state=0).fit(X)
+    e32 = NystromEmbedding(gamma=0.5, n_components=50, random_state=0, dtype=np.float32).fit(X)
+    np.testing.assert_array_equal(e32.landmark_indices_, e64.landmark_indices_)
+    assert e32.components_.dtype == np.float32
+    Z64, Z32 = e64.transform(X), e32.transform(X)
+    assert Z32.dtype == np.float32
+    assert _relative_error(Z32.astype(np.float64), Z64) <= 1e-5
+    assert _relative_error(Z32.astype(np.float64) @ Z32.T.astype(np.float64), Z64 @ Z64.T) <= 1e-6
+    # A float32 X gives the same embedding as its float64 copy.
+    Z_from32 = e64.transform(X.astype(np.float32))
+    np.testing.assert_allclose(Z_from32, e64.transform(X.astype(np.float32).astype(np.float64)),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_sparse_input_gives_the_dense_results(kernel):
+    rng = np.random.default_rng(5)
+    X = sp.random(80, 12, density=0.3, format="csr", random_state=5, data_rvs=rng.standard_normal)
+    params, _, _ = KERNELS[kernel]
+    dense = NystromEmbedding(kernel=kernel, n_components=20, random_state=0, **params).fit(X.toarray())
+    sparse = NystromEmbedding(kernel=kernel, n_components=20, random_state=0, **params).fit(X)
+    assert sp.issparse(sparse.landmarks_)
+    np.testing.assert_array_equal(sparse.landmark_indices_, dense.landmark_indices_)
+    np.testing.assert_allclose(sparse.eigenvalues_, dense.eigenvalues_, rtol=1e-10,
+                               atol=1e-12 * dense.eigenvalues_[0])
+    Z_dense, Z_sparse = dense.transform(X.toarray()), sparse.transform(X)
+    np.testing.assert_allclose(Z_sparse @ Z_sparse.T, Z_dense @ Z_dense.T, rtol=1e-9,
+                               atol=1e-9 * np.abs(Z_dense).max() ** 2)
+    # Mixed: fitted on sparse, applied to dense rows and the other way around.
+    np.testing.assert_allclose(sparse.transform(X.toarray()), Z_sparse, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(dense.transform(X) @ Z_dense.T, Z_dense @ Z_dense.T, rtol=1e-9,
+                               atol=1e-9 * np.abs(Z_dense).max() ** 2)
+
+
+def test_sparse_gamma_scale_matches_dense():
+    X = sp.random(60, 8, density=0.4, format="csr", random_state=6)
+    dense = NystromEmbedding(gamma="scale", n_components=10, random_state=0).fit(X.toarray())
+    sparse = NystromEmbedding(gamma="scale", n_components=10, random_state=0).fit(X)
+    assert sparse.gamma_ == pytest.approx(dense.gamma_, rel=1e-12)
+    assert dense.gamma_ == pytest.approx(1.0 / (8 * X.toarray().var()), rel=1e-12)
+
+
+def test_given_landmark_indices_are_used():
+    X = _data(50)
+    chosen = np.array([7, 3, 41, 19, 0])
+    embedding = NystromEmbedding(gamma=0.5, n_components=2, random_state=0).fit(X, landmark_indices=chosen)
+    np.testing.assert_array_equal(embedding.landmark_indices_, chosen)
+    np.testing.assert_array_equal(embedding.landmarks_, X[chosen])
+    K_nm = rbf_kernel(X, X[chosen], gamma=0.5)
+    K_mm = rbf_kernel(X[chosen], X[chosen], gamma=0.5)
+    Z = embedding.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, K_nm @ np.linalg.solve(K_mm, K_nm.T), rtol=1e-9, atol=1e-12)
+
+
+def test_transform_in_chunks_equals_one_block(monkeypatch):
+    X = _data(103, 4)
+    embedding = NystromEmbedding(gamma=0.5, n_components=20, random_state=0).fit(X)
+    whole = embedding.transform(X)
+    seen = []
+    real_kernel_matrix = nystrom.kernel_matrix
+
+    def recording_kernel_matrix(A, B, **kwargs):
+        seen.append(A.shape[0])
+        return real_kernel_matrix(A, B, **kwargs)
+
+    monkeypatch.setattr(nystrom, "kernel_matrix", recording_kernel_matrix)
+    monkeypatch.setattr(nystrom, "_CHUNK_ENTRIES", 20 * 7)
+    chunked = embedding.transform(X)
+    assert seen == [7] * 14 + [5]
+    np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-14)
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_non_finite_values_are_refused(bad):
+    X = _data(20)
+    X[3, 1] = np.nan if bad == "nan" else np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        NystromEmbedding(n_components=5).fit(X)
+    embedding = NystromEmbedding(n_components=5).fit(_data(20))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        embedding.transform(X)
+
+
+def test_non_numeric_values_are_refused():
+    X = _data(10).astype(object)
+    X[2, 2] = "abc"
+    with pytest.raises(ValueError, match="must be numeric.*Encode categorical"):
+        NystromEmbedding(n_components=5).fit(X)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"n_components": 0}, r"n_components \(m\) must be an integer >= 1"),
+        ({"n_components": 2.5}, r"n_components \(m\) must be an integer >= 1"),
+        ({"kernel": "sigmoid"}, "unknown kernel 'sigmoid'"),
+        ({"sampling": "random"}, "unknown sampling 'random'"),
+        ({"gamma": 0.0}, "gamma must be a positive finite number"),
+        ({"gamma": -1.0}, "gamma must be a positive finite number"),
+        ({"gamma": "median"}, "gamma must be a positive finite number"),
+        ({"rank": 0}, "rank must be None or an integer >= 1"),
+        ({"rank": 2.0}, "rank must be None or an integer >= 1"),
+        ({"eigen_tol": 1.0}, r"eigen_tol must be in \[0, 1\)"),
+        ({"dtype": np.float16}, "dtype must be float32 or float64"),
+        ({"dtype": "not a dtype"}, "dtype must be float32 or float64"),
+        ({"degree": 0, "kernel": "polynomial"}, "degree must be a positive integer"),
+    ],
+)
+def test_bad_parameters_are_refused(options, message):
+    with warnings.catch_warnings():
+        # Parameters are checked before landmarks are chosen: no m > n warning first.
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message):
+            NystromEmbedding(**options).fit(_data(20))
+
+
+def test_more_landmarks_than_rows_are_clipped_with_a_warning():
+    X = _data(20)
+    with pytest.warns(UserWarning, match="n_components=50 is larger than the number of samples"):
+        embedding = NystromEmbedding(gamma=0.5, n_components=50, random_state=0).fit(X)
+    assert embedding.landmark_indices_.shape == (20,)
+    assert sorted(embedding.landmark_indices_) == list(range(20))
+
+
+@pytest.mark.parametrize(
+    "indices, message",
+    [([], "non-empty 1-D"), ([0, 20], r"in \[0, 20\)"), ([-1, 3], r"in \[0, 20\)"),
+     ([0.5, 2.0], "integer row indices"), ([[0, 1]], "1-D")],
+)
+def test_bad_landmark_indices_are_refused(indices, message):
+    with pytest.raises(ValueError, match=message):
+        NystromEmbedding(n_components=5).fit(_data(20), landmark_indices=indices)
+
+
+def test_transform_checks_the_number_of_features():
+    embedding = NystromEmbedding(n_components=5).fit(_data(20, 4))
+    with pytest.raises(ValueError, match="X has 3 features, the embedding was fitted on 4"):
+        embedding.transform(_data(5, 3))
+    with pytest.raises(ValueError, match="must be 2-D"):
+        embedding.transform(np.ones(4))

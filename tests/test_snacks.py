@@ -1,0 +1,340 @@
+"""The Snacks (ASSG) solver against the plain NumPy Algorithm 1 of ``tests/reference.py``.
+
+F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖²; the fixtures carry F* (conftest.py).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference
+from snacks_core.solvers import pegasos, snacks
+
+# Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
+TARGET = 1e-3
+
+# The lazy running average S·v − u + B·c of ``_assg_steps`` overflows once the scale a of
+# w = a·v has been folded into v (a < _RESCALE_BELOW): ``s_sum /= a`` makes S grow by
+# ~1e9 at every fold while u keeps the old scale, so S·v − u cancels catastrophically
+# (then reaches inf/NaN).  Folds happen when the projection is active (θ < 1 at many
+# steps) or when (1 − 2ηλ)^t underflows within a stage: never with the default η₀, D₀ on
+# the fixtures, but with a user's small ``radius0`` or large ``eta0``.
+AVERAGE_AFTER_RESCALE = pytest.mark.xfail(
+    strict=True,
+    reason="snacks._assg_steps: the stage average is wrong after a rescale of a "
+    "(S /= a without folding u); reported to the lead",
+)
+
+
+def _relative_excess(w, problem):
+    f = reference.objective(w, problem.Z, problem.y, problem.lam, problem.sample_weight)
+    return (f - problem.f_star) / problem.f_star
+
+
+def _epochs_to_reach(result, problem, target=TARGET):
+    """Epoch of the first checkpoint with (F(w) − F*) / F* ≤ target (inf if never)."""
+    excess = (result.history["objective"] - problem.f_star) / problem.f_star
+    reached = np.flatnonzero(excess <= target)
+    return result.history["epoch"][reached[0]] if reached.size else np.inf
+
+
+def _run_stage(Z, y, lam, rows, eta, radius, center, sample_weight=None, split=None):
+    """One stage of the jitted steps from w = center; returns (last iterate, average).
+
+    ``split`` cuts ``rows`` in two calls, as the driver does at each checkpoint.
+    """
+    n, m = Z.shape
+    sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    center = np.asarray(center, dtype=np.float64)
+    zc = np.asarray(Z, dtype=np.float64) @ center
+    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+    v, u = np.zeros(m), np.zeros(m)
+    state = snacks._new_stage_state()
+    hits, violations = np.zeros(n), np.zeros(n)
+    rows = np.asarray(rows, dtype=np.int64)
+    parts = [rows] if split is None else [rows[:split], rows[split:]]
+    for part in parts:
+        snacks._assg_steps(Z, y, sw, part, zc, sqnorm, float(center @ center), lam, eta, radius,
+                           v, u, state, hits, violations)
+    np.testing.assert_array_equal(hits, np.bincount(rows, minlength=n))
+    last = state[snacks._A] * v + state[snacks._B] * center
+    return last, snacks._stage_average(v, u, center, state)
+
+
+def _stage_rows(n, seed, n_steps, stage_epochs=1.0, growth=2.0):
+    """The rows ``snacks.solve`` samples: its generator, stage lengths and ≤ n-row chunks."""
+    rng = np.random.default_rng(seed)
+    stage_steps, steps, stages = stage_epochs * n, 0, []
+    while steps < n_steps:
+        T = max(1, min(int(round(stage_steps)), n_steps - steps))
+        stage_steps *= growth
+        chunks, done = [], 0
+        while done < T:
+            chunk = min(T - done, n)
+            chunks.append(rng.integers(0, n, size=chunk))
+            done += chunk
+        stages.append(np.concatenate(chunks))
+        steps += T
+    return stages
+
+
+def _documented_step_and_radius(Z, sample_weight, lam, stage_steps):
+    """Snacks' default η₀ and D₀, from its docstring: D₀ = √(F(0)/λ),
+    η₀ = min(D₀ / (G √T₁), 1 / (2λT₁)) with G² = mean of s_i² ‖z_i‖²."""
+    s = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
+    radius = np.sqrt(s.mean() / lam)
+    g2 = np.mean(s * s * np.sum(np.asarray(Z, dtype=np.float64) ** 2, axis=1))
+    return min(radius / np.sqrt(g2 * stage_steps), 1.0 / (2.0 * lam * stage_steps)), radius
+
+
+def _assert_close(actual, expected, tol=1e-10):
+    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol * max(1.0, np.abs(expected).max()))
+
+
+# ------------------------------------------------------------------------ convergence
+
+
+def test_reaches_target_within_200_epochs(moons_problem):
+    p = moons_problem
+    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=0)
+    assert result.stop_reason == "max_epochs" and result.n_epochs == 200
+    assert _relative_excess(result.coef, p) <= TARGET
+
+
+def test_needs_fewer_epochs_than_pegasos(moons_problem):
+    p = moons_problem
+
+    def epochs(module, seed):
+        result = module.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=seed)
+        return _epochs_to_reach(result, p)
+
+    assert epochs(snacks, 0) < epochs(pegasos, 0)
+    # Not a lucky seed: the median over seeds too.
+    seeds = range(5)
+    assert np.median([epochs(snacks, s) for s in seeds]) < np.median([epochs(pegasos, s) for s in seeds])
+
+
+def test_float32_embedding_reaches_target(moons_problem):
+    p = moons_problem
+    result = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, max_epochs=200, tol=0.0, random_state=0)
+    assert result.coef.dtype == np.float64
+    assert _relative_excess(result.coef, p) <= TARGET
+
+
+# ------------------------------------------------------- the inner loop vs Algorithm 1
+
+
+STAGE_CASES = {
+    # name: (eta, radius, start at w*, weighted)
+    "free": (0.05, 1e3, False, False),
+    "free_from_optimum": (0.05, 1e3, True, False),
+    "weighted": (0.05, 1e3, False, True),
+    "projected": (0.05, 1.0, False, False),
+    "projected_around_optimum": (0.05, 1.0, True, True),
+}
+RESCALING_CASES = {
+    "small_ball": (0.5, 0.1, True, False),
+    "large_step": (5.0, 1e3, False, False),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "case",
+    list(STAGE_CASES) + [pytest.param(name, marks=AVERAGE_AFTER_RESCALE) for name in RESCALING_CASES],
+)
+def test_stage_matches_algorithm_1(case, dtype, weighted_problem):
+    eta, radius, from_optimum, weighted = {**STAGE_CASES, **RESCALING_CASES}[case]
+    p = weighted_problem
+    Z = p.Z[:40].astype(dtype)
+    y, weights = p.y[:40], p.sample_weight[:40] if weighted else None
+    center = p.w_star if from_optimum else np.zeros(Z.shape[1])
+    rows = np.random.default_rng(3).integers(0, 40, size=300)
+    expected = reference.assg_reference(Z, y, p.lam, [rows], eta, radius, w0=center,
+                                        sample_weight=weights)[0]
+    # The cases exercise the projection exactly when they name a ball.
+    assert (expected["distances"].max() == pytest.approx(radius)) == (radius < 1e3)
+    last, average = _run_stage(Z, y, p.lam, rows, eta, radius, center, weights, split=137)
+    _assert_close(last, expected["last"])
+    _assert_close(average, expected["average"])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), eta=st.floats(1e-3, 1.0), radius=st.floats(1e-2, 10.0),
+       from_optimum=st.booleans(), split=st.integers(0, 60))
+def test_iterates_match_algorithm_1_and_stay_in_the_ball(seed, eta, radius, from_optimum, split,
+                                                          tiny_problem):
+    p = tiny_problem
+    center = p.w_star if from_optimum else np.zeros(p.Z.shape[1])
+    rows = np.random.default_rng(seed).integers(0, p.Z.shape[0], size=60)
+    expected = reference.assg_reference(p.Z, p.y, p.lam, [rows], eta, radius, w0=center)[0]
+    # The projection of the jitted loop, iterate by iterate.
+    for t in (split, 59):
+        last, _ = _run_stage(p.Z, p.y, p.lam, rows[:t + 1], eta, radius, center)
+        assert np.linalg.norm(last - center) <= radius * (1 + 1e-9)
+    _assert_close(last, expected["last"])
+    assert np.all(expected["distances"] <= radius * (1 + 1e-12))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), eta=st.floats(1e-3, 0.5), split=st.integers(1, 199),
+       weighted=st.booleans())
+def test_stage_average_matches_algorithm_1_without_projection(seed, eta, split, weighted,
+                                                                weighted_problem):
+    p = weighted_problem
+    weights = p.sample_weight if weighted else None
+    rows = np.random.default_rng(seed).integers(0, p.Z.shape[0], size=200)
+    expected = reference.assg_reference(p.Z, p.y, p.lam, [rows], eta, 1e6, sample_weight=weights)[0]
+    last, average = _run_stage(p.Z, p.y, p.lam, rows, eta, 1e6, np.zeros(p.Z.shape[1]), weights, split)
+    _assert_close(last, expected["last"])
+    _assert_close(average, expected["average"])
+
+
+def test_reference_projection_is_active_with_a_small_radius(tiny_problem):
+    p = tiny_problem
+    rows = [np.random.default_rng(k).integers(0, 30, size=60 * 2**k) for k in range(3)]
+    radius0 = 0.2
+    stages = reference.assg_reference(p.Z, p.y, p.lam, rows, 0.5, radius0)
+    for k, stage in enumerate(stages):
+        radius = radius0 / 2**k
+        assert np.all(stage["distances"] <= radius * (1 + 1e-12))
+        assert stage["distances"].max() == pytest.approx(radius)
+        assert np.linalg.norm(stage["average"] - stage["center"]) <= radius * (1 + 1e-12)
+
+
+def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
+    """The whole driver: stage lengths T_k = 2^k n, η and D halved, centre = previous average."""
+    for p in (tiny_problem, weighted_problem):
+        n = p.Z.shape[0]
+        seen = []
+        result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15, tol=0.0,
+                              random_state=5, callback=lambda row, w: seen.append(w.copy()))
+        eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n)
+        stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(n, 5, result.n_iter), eta,
+                                          radius, sample_weight=p.sample_weight)
+        _assert_close(result.coef, stages[-1]["average"])
+        # Every stage's output was recorded at its last checkpoint.
+        ends = np.cumsum([len(stage["distances"]) for stage in stages])
+        at_end = [seen[list(result.history["iteration"]).index(end)] for end in ends]
+        for w, stage in zip(at_end, stages):
+            _assert_close(w, stage["average"])
+
+
+@AVERAGE_AFTER_RESCALE
+def test_solve_with_a_small_ball_matches_algorithm_1(tiny_problem):
+    p = tiny_problem
+    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=5, w0=p.w_star,
+                          eta0=0.5, radius0=0.1)
+    stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(30, 5, result.n_iter), 0.5, 0.1,
+                                      w0=p.w_star)
+    _assert_close(result.coef, stages[-1]["average"])
+
+
+# --------------------------------------------------------- history, stopping, certificate
+
+
+def test_history_time_excludes_evaluation(moons_problem, monkeypatch):
+    """Slow the certificate and the callback down: the time column must not see it."""
+    p = moons_problem
+    pause = 0.05
+    real_certificate = snacks._certificate
+
+    class SlowRecorder:
+        """The solver's recorder, with an evaluation that takes ``pause`` longer."""
+
+        def __init__(self, recorder):
+            self.recorder = recorder
+
+        def exclude_since(self, t0):
+            time.sleep(pause)
+            self.recorder.exclude_since(t0)
+
+    def slow_certificate(*args):
+        *head, recorder = args
+        return real_certificate(*head, SlowRecorder(recorder))
+
+    monkeypatch.setattr(snacks, "_certificate", slow_certificate)
+    start = time.perf_counter()
+    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=0,
+                          callback=lambda row, w: time.sleep(pause))
+    wall = time.perf_counter() - start
+    elapsed = result.history["time"]
+    checkpoints = len(elapsed)
+    assert checkpoints == 8
+    assert elapsed[0] >= 0 and np.all(np.diff(elapsed) >= 0)
+    slept = pause * (2 * checkpoints - 1)
+    assert wall >= slept
+    # What remains is the optimisation itself: a few milliseconds here.
+    assert elapsed[-1] < wall - 0.9 * slept
+
+
+def test_loose_tolerance_stops_on_the_gap(moons_problem):
+    p = moons_problem
+    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.5, random_state=0)
+    h = result.history
+    assert result.stop_reason == "tol_gap" and result.n_epochs < 200
+    assert h["gap"][-1] <= 0.5 * h["objective"][-1]
+    assert np.all(h["gap"][1:-1] > 0.5 * h["objective"][1:-1])
+
+
+@pytest.mark.parametrize("problem", ["moons_problem", "weighted_problem"])
+def test_gap_certifies_the_excess_at_every_checkpoint(problem, request):
+    p = request.getfixturevalue(problem)
+    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=63, tol=0.0,
+                          random_state=0)
+    h = result.history
+    assert np.isnan(h["gap"][0]) and np.all(np.isfinite(h["gap"][1:]))
+    # F(w) − D(β) ≥ F(w) − F* ≥ 0, up to the accuracy of the LIBLINEAR F*.
+    slack = 1e-9 * p.f_star
+    assert np.all(h["gap"][1:] >= h["objective"][1:] - p.f_star - slack)
+    assert np.all(h["objective"] >= p.f_star - slack)
+    # The certificate tightens as the stages proceed.
+    assert h["gap"][-1] < 0.5 * h["gap"][1]
+
+
+def test_warm_start_begins_at_w0(moons_problem):
+    p = moons_problem
+    result = snacks.solve(p.Z, p.y, p.lam, w0=p.w_star, eta0=1e-3, max_epochs=20, tol=0.0,
+                          random_state=0)
+    h = result.history
+    assert h["objective"][0] == pytest.approx(p.f_star, rel=1e-12)
+    assert np.all((h["objective"] - p.f_star) / p.f_star <= TARGET)
+    with pytest.raises(ValueError, match="w0"):
+        snacks.solve(p.Z, p.y, p.lam, w0=np.zeros(3))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="snacks.solve: the default η₀, D₀ are cold-start values (D₀ = √(F(0)/λ) ignores "
+    "w0); the first stage leaves the optimum (excess ~3e-2) and the stall rule stops "
+    "after 3 epochs on the last stage average, worse than w0; reported to the lead",
+)
+def test_warm_start_at_the_optimum_stays_there(moons_problem):
+    p = moons_problem
+    result = snacks.solve(p.Z, p.y, p.lam, w0=p.w_star, max_epochs=20, tol=0.0, random_state=0)
+    assert _relative_excess(result.coef, p) <= TARGET
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"omega": 1.0}, {"stage_epochs": 0}, {"max_epochs": 0}, {"tol": -1.0}, {"eta0": -1.0},
+     {"radius0": 0.0}],
+)
+def test_bad_options(options, tiny_problem):
+    p = tiny_problem
+    with pytest.raises(ValueError, match="|".join(options)):
+        snacks.solve(p.Z, p.y, p.lam, **options)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
+def test_bad_sample_weights(bad, tiny_problem):
+    p = tiny_problem
+    weights = np.ones(30)
+    weights[4] = bad
+    with pytest.raises(ValueError, match="sample_weight must be finite and non-negative"):
+        snacks.solve(p.Z, p.y, p.lam, sample_weight=weights)
