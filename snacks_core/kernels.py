@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from .validation import check_data
+from .validation import check_data, check_fits_in_memory
 
 KERNELS = ("rbf", "laplacian", "polynomial", "linear")
 
@@ -387,7 +387,8 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     ------
     ValueError
         For invalid kernel parameters, ``dtype`` or ``block_rows``; inputs that are not
-        non-empty 2-D numeric matrices with finite values; or a mismatch of n_features.
+        non-empty 2-D numeric matrices with finite values; a mismatch of n_features; or an
+        output larger than half the machine's memory.
 
     Notes
     -----
@@ -409,16 +410,17 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     degree, coef0 = int(degree), float(coef0)
     out_dtype = _output_dtype(dtype, X.dtype == np.float32 and Y.dtype == np.float32)
     n_x, n_y = X.shape[0], Y.shape[0]
+    check_fits_in_memory(n_x * n_y * out_dtype.itemsize, f"A {n_x} × {n_y} kernel matrix",
+                         "Use fewer rows or landmarks, dtype=np.float32, or compute it in "
+                         "row blocks.")
     out = np.empty((n_x, n_y), dtype=out_dtype)
     # Float64 values for the jitted kernels: one compiled variant per output dtype (each
     # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
     X, Y = (A.astype(np.float64, copy=False) if sp.issparse(A) else A for A in (X, Y))
-    if sp.issparse(Y) and n_y * Y.shape[1] <= _DENSIFY_MAX_ENTRIES:
-        Y = Y.toarray()
     y_norms = _row_norms(Y, code)
     # The sparse-X paths need no temporaries proportional to n_X and run as one parallel
     # region: on a busy machine every region waits for its slowest thread.
-    if sp.issparse(Y):
+    if sp.issparse(Y) and n_y * Y.shape[1] > _DENSIFY_MAX_ENTRIES:
         if sp.issparse(X):
             _csr_csr_kernel(X.data, X.indices, X.indptr, Y.data, Y.indices, Y.indptr,
                             _row_norms(X, code), y_norms, code, gamma, degree, coef0, out)
@@ -430,7 +432,7 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
                             out[start:start + block_rows])
         return out
 
-    Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
+    Yt = Y.T.toarray(order="C") if sp.issparse(Y) else np.ascontiguousarray(Y.T, dtype=np.float64)
     if sp.issparse(X):
         _csr_dense_kernel(X.data, X.indices, X.indptr, Yt, _row_norms(X, code), y_norms, code,
                           gamma, degree, coef0, out)

@@ -262,3 +262,9 @@ def test_linear_kernel_ignores_gamma(data):
     X, Y = data
     np.testing.assert_allclose(kernel_matrix(X, Y, "linear", gamma=None), X @ Y.T)
     np.testing.assert_allclose(kernel_diagonal(X, "linear", gamma=None), (X * X).sum(axis=1))
+
+
+def test_refuses_an_output_larger_than_memory():
+    huge = sp.csr_matrix((3_000_000, 2))
+    with pytest.raises(ValueError, match="3000000 × 3000000 kernel matrix would need"):
+        kernel_matrix(huge, huge)
