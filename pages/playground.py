@@ -4,7 +4,7 @@ import streamlit as st
 
 from snacks_core import figures
 from snacks_core.ui import cached, widgets
-from snacks_core.ui.text import CAPTIONS
+from snacks_core.ui.text import CAPTIONS, TRY_THIS
 
 st.title("Playground")
 st.caption("Pick data, a kernel, the number of landmarks m and the regularization λ in the "
@@ -18,20 +18,34 @@ if not widgets.training_gate("playground"):
 run = widgets.train_or_stop(request, split, params)
 widgets.metrics_row(run, split)
 
-if split.n_features == 2:
-    surface = cached.surface(request, split, params, run)
-    model = run.model
-    classes = widgets.class_names(split)
-    figure = figures.decision_boundary_figure(
-        surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
-        train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-        landmarks=model.embedding_.landmarks_, axis_titles=split.feature_names[:2],
-        title=split.projection)
-    st.plotly_chart(figure, width="stretch", key="boundary")
-    st.caption(CAPTIONS["boundary"] if len(classes) == 2 else CAPTIONS["boundary_multiclass"])
-else:
-    st.info(f"{split.name} has {split.n_features} features, so there is no boundary to draw. "
-            "Tick **Train on a 2-D PCA projection** in the sidebar to see one (the model then "
-            "learns from the projection only).", icon=":material/info:")
+classes = widgets.class_names(split)
+picture, notes = st.columns([3, 2], gap="large")
+with picture:
+    if split.n_features == 2:
+        surface = cached.surface(request, split, params, run)
+        figure = figures.decision_boundary_figure(
+            surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
+            train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
+            landmarks=run.model.embedding_.landmarks_, axis_titles=split.feature_names[:2],
+            title=split.projection)
+        st.plotly_chart(figure, width="stretch", key="boundary")
+    else:
+        st.info(f"{split.name} has {split.n_features} features, so there is no boundary to "
+                "draw. Tick **Train on a 2-D PCA projection** in the sidebar to see one (the "
+                "model then learns from the projection only).", icon=":material/info:")
+        st.plotly_chart(figures.margin_histogram_figure(
+            run.model.decision_function(split.X_test), split.y_test, classes=classes),
+            width="stretch", key="margins")
+with notes:
+    st.markdown("**How to read it**")
+    if split.n_features != 2:
+        st.caption(CAPTIONS["margins"])
+    elif len(classes) == 2:
+        st.caption(CAPTIONS["boundary"])
+    else:
+        st.caption(CAPTIONS["boundary_multiclass"])
+    widgets.run_facts(run, split)
+    st.markdown("**Try this**")
+    st.markdown(TRY_THIS)
 
 widgets.export_section(request, params, run)

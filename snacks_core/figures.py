@@ -429,3 +429,25 @@ def data_scatter_figure(X, y, *, classes, axis_titles=("x₁", "x₂"), title=No
     fig.update_xaxes(title=axis_titles[0], zeroline=False)
     fig.update_yaxes(title=axis_titles[1], zeroline=False, scaleanchor="x", scaleratio=1)
     return _layout(fig, title, height)
+
+
+def margin_histogram_figure(scores, y, *, classes, height=420):
+    """Histogram of decision values by true class, with the boundary and margins marked.
+
+    For more than two classes ``scores`` is (n, K) and the predicted class's score is shown.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim == 2:
+        scores = scores.max(axis=1)
+    colors = class_colors(classes)
+    fig = go.Figure()
+    for label in classes:
+        values = scores[np.asarray(y) == label]
+        fig.add_trace(go.Histogram(x=values, name=f"class {label}", opacity=0.7,
+                                   marker_color=colors[label], nbinsx=40))
+    for x, dash in ((0, "solid"), (-1, "dash"), (1, "dash")):
+        fig.add_vline(x=x, line=dict(color="#222222", dash=dash, width=1.5 if x else 2))
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(title="decision value f(x) on the test rows")
+    fig.update_yaxes(title="rows")
+    return _layout(fig, None, height)

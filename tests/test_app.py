@@ -195,3 +195,62 @@ def test_lesson_sets_up_the_experiment():
     assert_clean(at)
     assert at.session_state["lam"] == 0.2
     assert any("λ too large" in m.value for m in at.markdown)
+
+
+def test_playground_without_two_features_shows_margins():
+    at = run_app(dataset="bundled:breast_cancer", m=20)
+    assert_clean(at)
+    assert any("30 features" in i.value for i in at.info)
+    assert figure_data(at.get("plotly_chart")[0])[0]["type"] == "histogram"
+
+
+GOOD_CSV = ("a,b,label\n" + "".join(
+    f"{x:.3f},{(x * 7) % 3:.3f},{'yes' if x > 1.5 else 'no'}\n"
+    for x in [i / 20 for i in range(60)])).encode()
+
+
+def test_csv_upload_is_used_and_survives_navigation():
+    at = open_page("data")
+    at.file_uploader[0].upload("mine.csv", GOOD_CSV, "text/csv").run()
+    assert_clean(at)
+    at.button(key="use_upload").click().run()
+    assert_clean(at)
+    assert at.session_state["dataset"].startswith("upload:")
+    assert "uploaded · mine.csv" in at.subheader[0].value
+    at.switch_page("pages/playground.py").run()
+    assert_clean(at)
+    assert at.session_state["dataset"].startswith("upload:")
+    assert at.metric
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("ragged.csv", b"a,b,label\n1,2,x\n3,4\n5,6,y\n", "line 3: expected 3 fields"),
+    ("words.csv", b"a,b,label\n1,2,x\n3,red,y\n", "line 3, column 'b'"),
+    ("bad.svm", b"+1 1:1\n-1 1:x\n", "line 2"),
+    ("model.csv", b"\x80\x04\x95pickle", "UTF-8"),
+])
+def test_bad_upload_shows_an_error_and_the_app_survives(name, content, message):
+    at = open_page("data")
+    at.file_uploader[0].upload(name, content).run()
+    if not at.error:
+        at.button(key="use_upload").click().run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["dataset"] == "synthetic:moons"
+    at.switch_page("pages/playground.py").run()
+    assert_clean(at)
+
+
+def test_libsvm_download_without_network_is_explained(monkeypatch, tmp_path):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("SNACKS_LIBSVM_URL", f"http://127.0.0.1:{port}/")
+    monkeypatch.setenv("SNACKS_DATA_HOME", str(tmp_path))
+    at = open_page("data")
+    at.button(key="download_libsvm").click().run()
+    assert not at.exception
+    assert any("no network access" in e.value for e in at.error)
+    assert at.session_state["dataset"] == "synthetic:moons"

@@ -126,3 +126,12 @@ def test_solver_bars_and_data_figures():
     y = np.where(X[:, 0] > 0, 1, -1)
     fig = figures.data_scatter_figure(X, y, classes=[-1, 1], max_points=100)
     assert sum(len(trace.x) for trace in fig.data) == 100
+
+
+def test_margin_histogram_by_class():
+    scores = np.array([-2.0, -0.5, 0.5, 1.5])
+    fig = figures.margin_histogram_figure(scores, np.array([-1, -1, 1, 1]), classes=[-1, 1])
+    assert [list(trace.x) for trace in fig.data] == [[-2.0, -0.5], [0.5, 1.5]]
+    multi = figures.margin_histogram_figure(np.array([[1.0, 2.0], [3.0, 0.0]]), np.array([0, 1]),
+                                            classes=[0, 1])
+    assert [list(trace.x) for trace in multi.data] == [[2.0], [3.0]]

@@ -53,7 +53,8 @@ def dataset_options() -> list[str]:
     options += [f"bundled:{name}" for name in datasets.BUNDLED]
     options += [f"sample:{name}" for name in datasets.sample_files()]
     options += [f"libsvm:{name}" for name in datasets.cached_libsvm_datasets()]
-    options += [f"upload:{key}" for key in st.session_state.get(Keys.UPLOADS, {})]
+    options += [upload_option(key, dataset.name)
+                for key, dataset in st.session_state.get(Keys.UPLOADS, {}).items()]
     return options
 
 
@@ -69,8 +70,7 @@ def dataset_label(option) -> str:
     if kind == "bundled":
         return f"sklearn · {BUNDLED_LABELS[name]}"
     if kind == "upload":
-        uploads = st.session_state.get(Keys.UPLOADS, {})
-        return f"uploaded · {uploads[name].name}" if name in uploads else "uploaded file"
+        return f"uploaded · {name.split(':', 1)[-1]}"
     return f"{kind} · {name}"
 
 
@@ -110,10 +110,11 @@ def load_dataset(request: DataRequest) -> datasets.Dataset:
     """The dataset of a request (uploads come from the session, the rest from the cache)."""
     if request.kind == "upload":
         uploads = st.session_state.get(Keys.UPLOADS, {})
-        if request.name not in uploads:
+        key = request.name.split(":", 1)[0]
+        if key not in uploads:
             raise ValueError("The uploaded file is no longer in this session; upload it again "
                              "on the Data page.")
-        return uploads[request.name]
+        return uploads[key]
     return _load(request.kind, request.name, request.n_samples, request.noise,
                  request.n_features, request.positive_fraction, request.seed)
 
@@ -226,7 +227,12 @@ def parse_upload(name, raw, label_column=None) -> str:
         else:
             dataset = datasets.load_libsvm(raw, name=name)
         uploads[key] = dataset
-    return f"upload:{key}"
+    return upload_option(key, uploads[key].name)
+
+
+def upload_option(key, file_name) -> str:
+    """``upload:<content hash>:<file name>``: the name travels with the option for labels."""
+    return f"upload:{key}:{file_name}"
 
 
 def download_libsvm(name) -> str:

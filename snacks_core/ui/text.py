@@ -130,7 +130,17 @@ LESSONS = {
     ),
 }
 
+TRY_THIS = """- Slide **m** down to 5: the boundary can only bend around a few landmarks.
+- Raise **λ** (smaller C): wider margins, smoother boundary, more training error.
+- Raise **γ** by hand: narrow kernels follow every point, then overfit.
+- Switch the **solver** to LIBSVM: the exact kernel SVM, the target Nyström approximates.
+- Open **Lessons** in the sidebar for guided experiments.
+"""
+
 CAPTIONS = {
+    "margins": "Decision values f(x) of the test points by true class: a good model puts "
+               "each class on its own side of 0, most of them beyond the margin ±1. "
+               "Multiclass: the score of the predicted class.",
     "heatmap": "Colour and text: mean test error (%) ± standard deviation over seeds; hover "
                "for the fit time. The red star marks the best cell. A broad dark region means "
                "the method is robust to its settings; with too few landmarks no λ helps.",

@@ -220,6 +220,25 @@ def metrics_row(run, split):
         st.warning(note, icon=":material/warning:")
 
 
+def run_facts(run, split):
+    """The numbers behind the run in one short list: n, m, λ and C, γ, stopping rule."""
+    model = run.model
+    m = run.metrics
+    n = split.X_train.shape[0]
+    gamma = getattr(model.embedding_, "gamma_", None)
+    lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
+             f"- λ = {model.lam:g}, so C = 1/(2nλ) = {m['C']:.4g}"]
+    if model.solver == "libsvm":
+        lines.append(f"- exact kernel SVM: {m['n_components']} support vectors")
+    else:
+        lines.append(f"- m = {m['n_components']} embedding dimensions "
+                     f"({model.sampling} landmarks)")
+    if gamma is not None and model.kernel != "linear":
+        lines.append(f"- γ = {gamma:.3g}")
+    lines.append(f"- stopped by: {m['stop']} after {m['epochs']:.3g} epochs")
+    st.markdown("\n".join(lines))
+
+
 def dataset_code(request) -> str:
     """The line of Python that builds the current dataset."""
     kind, name = request.kind, request.name
@@ -238,8 +257,7 @@ def dataset_code(request) -> str:
                 f"dataset = load_file(sample_data_dir() / {name!r})")
     if kind == "libsvm":
         return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
-    uploads = st.session_state.get(Keys.UPLOADS, {})
-    file_name = uploads[name].name if name in uploads else "your_file.csv"
+    file_name = name.split(":", 1)[-1]
     return f"from snacks_core.datasets import load_file\ndataset = load_file({file_name!r})"
 
 
