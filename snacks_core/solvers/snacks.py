@@ -24,8 +24,8 @@ from numba import njit
 from ..objective import matvec
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
-# Below this scale the representation w = a·v loses precision: fold a into v.
-_RESCALE_BELOW = 1e-9
+# Below this scale of w = a·v, fold a into v (an O(m) pass) before precision is lost.
+_RESCALE_BELOW = 1e-4
 
 
 # Layout of the stage state carried between calls of the jitted steps.
@@ -81,11 +81,14 @@ def _assg_steps(Z, y, sw, rows, zc, sqnorm, cc, lam, eta, radius, v, u, state,
             a *= theta
             b = theta * b + (1.0 - theta)
         if a < _RESCALE_BELOW:
+            # Fold a into v; the running sum S·v − u is carried whole into u (S = 0) so no
+            # term grows like 1/a and nothing cancels.
             for j in range(m):
+                u[j] -= s_sum * v[j]
                 v[j] *= a
             vv *= a * a
             vc *= a
-            s_sum /= a
+            s_sum = 0.0
             a = 1.0
         s_sum += a
         b_sum += b
@@ -136,20 +139,25 @@ def _stage_average(v, u, c, state):
     return (state[_S_SUM] * v - u + state[_B_SUM] * c) / state[_STEPS]
 
 
-def default_step_and_radius(sqnorm, sample_weight, lam, stage_steps):
+def default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap0, norm_w0):
     """Data-driven η₀ and D₀ (no per-dataset tuning).
 
-    D₀: every minimiser satisfies λ‖w*‖² ≤ F(w*) ≤ F(0) = mean(s), so B(0, √(F(0)/λ))
-    contains it.  η₀ is the smaller of two classical choices for a first stage of T₁
-    steps: D₀/(G√T₁), the subgradient step that crosses the ball in one stage (G² the
-    mean squared subgradient norm at the start, mean of s_i² ‖z_i‖²), and 1/(2λT₁), the
-    step at which the 2λ-strong convexity of F contracts by a constant factor over a
-    stage (Epoch-GD of Hazan & Kale; Pegasos's 1/(2λt) at t = T₁).
+    D₀ bounds the distance from the start w₀ to the minimiser: F is 2λ-strongly convex,
+    so λ‖w₀ − w*‖² ≤ F(w₀) − F* ≤ gap₀ (the certified gap at w₀), and λ‖w*‖² ≤ F(0) =
+    mean(s); D₀ is the smaller of √(gap₀/λ) and ‖w₀‖ + √(F(0)/λ).  η₀ is the smaller
+    of two classical choices for a first stage of T₁ steps: D₀/(G√T₁), the subgradient
+    step that crosses the ball in one stage (G² the mean squared subgradient norm at the
+    start, mean of s_i² ‖z_i‖²), and 1/(2λT₁), the step at which the strong convexity
+    contracts by a constant factor over a stage (Epoch-GD of Hazan & Kale; Pegasos's
+    1/(2λt) at t = T₁).  A warm start with a small certified gap thus gets a small ball
+    and a small step.
     """
     s = np.ones(sqnorm.shape[0]) if sample_weight is None else sample_weight
     f0 = float(s.mean())
     g2 = float(np.mean(s * s * sqnorm)) or 1.0
-    radius = np.sqrt(f0 / lam)
+    radius = min(np.sqrt(gap0 / lam), norm_w0 + np.sqrt(f0 / lam))
+    if not radius > 0:
+        radius = np.sqrt(f0 / lam)
     eta = min(radius / np.sqrt(g2 * stage_steps), 1.0 / (2.0 * lam * stage_steps))
     return eta, radius
 
@@ -198,6 +206,9 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     Returns
     -------
     SolverResult
+        ``coef`` is the checkpoint iterate with the lowest F (a subgradient method is not
+        monotone; checkpoints are the stage averages, and the running stage average at
+        least once per epoch).
         ``stop_reason`` is ``'tol_gap'``, ``'tol_objective'`` (no decrease of F over two
         stages, i.e. the stochastic noise floor was hit) or ``'max_epochs'``.
     """
@@ -214,18 +225,12 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     sw = np.ones(n) if sample_weight is None else sample_weight
     stage_growth = omega if stage_growth is None else float(stage_growth)
     stage_steps = stage_epochs * n
-    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
-    eta_default, radius_default = default_step_and_radius(sqnorm, sample_weight, lam, stage_steps)
-    eta = eta_default if eta0 is None else float(eta0)
-    radius = radius_default if radius0 is None else float(radius0)
-    if not (eta > 0 and radius > 0):
-        raise ValueError("eta0 and radius0 must be positive.")
     max_steps = int(np.ceil(max_epochs * n))
     rng = np.random.default_rng(resolve_seed(random_state))
-
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != m:
         raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
+    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
     v = np.empty(m)
     u = np.empty(m)
     hits = np.zeros(n)
@@ -233,8 +238,16 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     g = np.empty(m)
 
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    objective = recorder.record(w, 0, 0.0, objective=None if w0 is not None else float(sw.mean()))
-    best_objective = objective
+    objective, gap = _certificate(w, Z, y, lam, sw, hits, violations, g, recorder)
+    recorder.record(w, 0, 0.0, objective=objective, gap=gap)
+    eta, radius = default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap,
+                                          float(np.linalg.norm(w)))
+    eta = eta if eta0 is None else float(eta0)
+    radius = radius if radius0 is None else float(radius0)
+    if not (eta > 0 and radius > 0):
+        raise ValueError("eta0 and radius0 must be positive.")
+    best_w, best_objective = w, objective
+    stage_best = objective
     stalls = 0
     stop_reason = "max_epochs"
     steps = 0
@@ -260,12 +273,14 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
             w = _stage_average(v, u, c, state)
             objective, gap = _certificate(w, Z, y, lam, sw, hits, violations, g, recorder)
             recorder.record(w, steps, steps / n, objective=objective, gap=gap)
+            if objective < best_objective:
+                best_w, best_objective = w, objective
             if gap <= tol * objective:
                 stop_reason = "tol_gap"
                 break
         # No decrease over two whole stages: the sampling noise floor is reached.
-        if objective < best_objective * (1.0 - tol):
-            best_objective = objective
+        if objective < stage_best * (1.0 - tol):
+            stage_best = objective
             stalls = 0
         else:
             stalls += 1
@@ -273,7 +288,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
                 stop_reason = "tol_objective"
         eta /= omega
         radius /= omega
-    return SolverResult(coef=w, history=recorder.as_arrays(), n_iter=steps,
+    return SolverResult(coef=best_w, history=recorder.as_arrays(), n_iter=steps,
                         n_epochs=steps / n, stop_reason=stop_reason)
 
 
