@@ -29,6 +29,8 @@ PAGES = {
     "data": st.Page("pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))
+# Less empty space above the page title than Streamlit's default.
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
 widgets.sidebar()
 
 goto = st.session_state.pop(state.Keys.GOTO, None)

@@ -6,6 +6,7 @@ from snacks_core import figures
 from snacks_core.ui import cached, pipeline, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
+widgets.require_entry_point("convergence")
 st.title("Convergence")
 st.caption("Several solvers on the same Nyström embedding (same landmarks, same λ): how fast "
            "does each one drive the objective F(w) down, and when does the test error settle?")

@@ -12,6 +12,7 @@ from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import HELP
 
+widgets.require_entry_point("data")
 st.title("Data")
 st.caption("Choose data in the sidebar, or bring your own below. Every file is parsed as text "
            "by our own readers (never unpickled), and a bad line is reported with its number.")

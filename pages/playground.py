@@ -6,6 +6,7 @@ from snacks_core import figures
 from snacks_core.ui import cached, widgets
 from snacks_core.ui.text import CAPTIONS, TRY_THIS
 
+widgets.require_entry_point("playground")
 st.title("Playground")
 st.caption("Pick data, a kernel, the number of landmarks m and the regularization λ in the "
            "sidebar; the kernel SVM is trained on a Nyström embedding of m landmarks.")
@@ -19,7 +20,7 @@ run = widgets.train_or_stop(request, split, params)
 widgets.metrics_row(run, split)
 
 classes = widgets.class_names(split)
-picture, notes = st.columns([3, 2], gap="large")
+picture, notes = st.columns([5, 3], gap="large")
 with picture:
     if split.n_features == 2:
         surface = cached.surface(request, split, params, run)

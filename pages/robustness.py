@@ -10,6 +10,7 @@ from snacks_core.ui import cached, pipeline, state, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import CAPTIONS, HELP
 
+widgets.require_entry_point("robustness")
 st.title("Robustness heatmap")
 st.caption("Is there a wide region of good settings, or a narrow ridge? Each cell trains the "
            "model once per seed and shows the mean test error (± spread over seeds).")

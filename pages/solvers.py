@@ -7,6 +7,7 @@ from snacks_core import figures
 from snacks_core.ui import cached, pipeline, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
+widgets.require_entry_point("solvers")
 st.title("Solver comparison")
 st.caption("Every solver on the same data, kernel, landmarks and λ: times, errors, F1 and the "
            "objective reached. LIBSVM solves the exact kernel SVM, without Nyström: the "
@@ -29,19 +30,18 @@ for solver in solvers:
     run = widgets.train_or_stop(request, split, {**params, "solver": solver})
     rows.append(pipeline.solver_row(solver_label(solver), run.metrics))
 table = pd.DataFrame(rows)
-left, right = st.columns([3, 2])
-with left:
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "embedding time (s)": st.column_config.NumberColumn(format="%.4f"),
-        "training time (s)": st.column_config.NumberColumn(format="%.4f"),
-        "train error": st.column_config.NumberColumn(format="percent"),
-        "test error": st.column_config.NumberColumn(format="percent"),
-        "F1": st.column_config.NumberColumn(format="%.3f"),
-        "objective": st.column_config.NumberColumn(format="%.5f"),
-        "epochs": st.column_config.NumberColumn(format="%.3g"),
-    })
+st.dataframe(table, hide_index=True, width="stretch", column_config={
+    "embedding time (s)": st.column_config.NumberColumn(format="%.4f"),
+    "training time (s)": st.column_config.NumberColumn(format="%.4f"),
+    "train error": st.column_config.NumberColumn(format="percent"),
+    "test error": st.column_config.NumberColumn(format="percent"),
+    "F1": st.column_config.NumberColumn(format="%.3f"),
+    "objective": st.column_config.NumberColumn(format="%.5f"),
+    "epochs": st.column_config.NumberColumn(format="%.3g"),
+})
+chart, notes = st.columns([3, 1], gap="large")
+chart.plotly_chart(figures.solver_bar_figure(rows), width="stretch", key="solver_bars")
+with notes:
+    st.caption(CAPTIONS["solvers"])
     st.download_button("Download CSV", table.to_csv(index=False), file_name="solvers.csv",
                        mime="text/csv", icon=":material/table:")
-    st.caption(CAPTIONS["solvers"])
-with right:
-    st.plotly_chart(figures.solver_bar_figure(rows), width="stretch", key="solver_bars")

@@ -7,6 +7,7 @@ from snacks_core import figures
 from snacks_core.ui import cached, pipeline, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP
 
+widgets.require_entry_point("spectrum")
 st.title("Spectrum")
 st.caption("How many landmarks does this kernel need? The eigenvalues of the landmark kernel "
            "matrix K_mm tell: a fast decay means a few directions carry the kernel.")

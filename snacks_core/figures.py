@@ -87,7 +87,8 @@ def _surface_traces(surface, classes):
         fill = go.Contour(
             x=surface.xs, y=surface.ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
             colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0, opacity=0.85,
-            colorbar=dict(title=dict(text="f(x)", side="right"), thickness=12, len=0.8),
+            colorbar=dict(title=dict(text="f(x)", side="top"), orientation="h", thickness=10,
+                          len=0.45, x=0.0, xanchor="left", y=-0.13, yanchor="top"),
             hovertemplate="x₁=%{x:.2f}<br>x₂=%{y:.2f}<br>f(x)=%{z:.2f}<extra></extra>",
             name="f(x)", showlegend=False)
         boundary = go.Contour(
@@ -136,7 +137,7 @@ def _points_trace(X, labels, classes, colors, *, name, symbol, size, outline, ho
 
 def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None, *,
                              classes, train_pred=None, test_pred=None, landmarks=None,
-                             axis_titles=("x₁", "x₂"), title=None, height=560):
+                             axis_titles=("x₁", "x₂"), title=None, height=680):
     """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
 
@@ -172,13 +173,16 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
             marker=dict(symbol="star", size=12, color=LANDMARK_COLOR,
                         line=dict(color="#111111", width=1)),
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
+    fig = _layout(fig, title, height)
+    fig.update_layout(margin=dict(l=50, r=10, t=80 if title else 60, b=110),
+                      legend=dict(font=dict(size=12)))
     # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
     fig.update_xaxes(title=axis_titles[0], range=[surface.xs[0], surface.xs[-1]],
                      showgrid=False, zeroline=False, constrain="domain")
     fig.update_yaxes(title=axis_titles[1], range=[surface.ys[0], surface.ys[-1]],
                      showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1,
                      constrain="domain")
-    return _layout(fig, title, height)
+    return fig
 
 
 def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, landmarks=None,
@@ -281,6 +285,7 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
         if np.any(np.isfinite(errors)):
             fig.add_trace(go.Scatter(y=errors, name=name, showlegend=False, **common),
                           row=3, col=1)
+    fig.update_yaxes(type="log", row=1, col=1)
     fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
     fig.update_yaxes(tickformat=".1%", row=3, col=1)
     fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)
@@ -374,25 +379,28 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
 # ---------------------------------------------------------------------------- solvers
 
 
-def solver_bar_figure(rows, *, height=560):
-    """Test error and time (embedding + training, stacked) per solver, one above the other."""
-    solvers = [r["solver"].replace(" (", "<br>(") for r in rows]
-    colors = [PALETTE[k % len(PALETTE)] for k in range(len(rows))]
-    fig = make_subplots(rows=2, cols=1, subplot_titles=("Test error", "Time (s)"),
-                        vertical_spacing=0.2)
-    fig.add_trace(go.Bar(x=solvers, y=[r["test error"] for r in rows], marker_color=colors,
-                         showlegend=False, texttemplate="%{y:.1%}", textposition="outside",
-                         cliponaxis=False,
-                         hovertemplate="%{x}: %{y:.2%}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Bar(x=solvers, y=[r["embedding time (s)"] for r in rows], name="embedding",
-                         marker_color="#b9c3cf"), row=2, col=1)
-    fig.add_trace(go.Bar(x=solvers, y=[r["training time (s)"] for r in rows], name="training",
-                         marker_color=colors), row=2, col=1)
+def solver_bar_figure(rows, *, height=420):
+    """Test error and time (embedding + training, stacked) per solver, as horizontal bars."""
+    solvers = [r["solver"] for r in rows][::-1]
+    rows = rows[::-1]
+    colors = [PALETTE[k % len(PALETTE)] for k in range(len(rows))][::-1]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Test error", "Time (s)"),
+                        shared_yaxes=True, horizontal_spacing=0.04)
+    fig.add_trace(go.Bar(y=solvers, x=[r["test error"] for r in rows], orientation="h",
+                         marker_color=colors, showlegend=False, texttemplate="%{x:.1%}",
+                         textposition="outside", cliponaxis=False,
+                         hovertemplate="%{y}: %{x:.2%}<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(y=solvers, x=[r["embedding time (s)"] for r in rows], orientation="h",
+                         name="embedding", marker_color="#b9c3cf",
+                         hovertemplate="%{y}: embedding %{x:.4f} s<extra></extra>"), row=1, col=2)
+    fig.add_trace(go.Bar(y=solvers, x=[r["training time (s)"] for r in rows], orientation="h",
+                         name="training", marker_color=colors,
+                         hovertemplate="%{y}: training %{x:.4f} s<extra></extra>"), row=1, col=2)
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(tickformat=".0%", row=1, col=1, rangemode="tozero")
+    fig.update_xaxes(tickformat=".0%", row=1, col=1, rangemode="tozero")
     fig = _layout(fig, None, height)
-    fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=0.42,
-                                  yanchor="bottom"), margin=dict(t=40))
+    fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=-0.12,
+                                  yanchor="top"), margin=dict(t=40, l=10))
     return fig
 
 

@@ -3,8 +3,9 @@
 Streamlit's AppTest resets ``PagesManager.uses_pages_directory`` before every run; with a
 ``pages/`` folder beside ``app.py`` it then emulates the old folder-based multipage apps
 and reruns the last page script *without* the entry point (no sidebar, no navigation).
-The real server sets that flag once and ``st.navigation`` clears it, so the fixture below
-clears it too, after each construction.
+The real server sets that flag once and ``st.navigation`` clears it (a first run that
+lands on a page file alone is routed back through ``app.py`` by
+``widgets.require_entry_point``), so the fixture below clears it after each construction.
 """
 
 from __future__ import annotations

@@ -24,6 +24,20 @@ def _choice_index(name):
     return list(SETTINGS[name].choices).index(current(name))
 
 
+def require_entry_point(page_name):
+    """Send a run that skipped ``app.py`` through it, then back to ``page_name``.
+
+    With a ``pages/`` folder beside the entry point, a fresh Streamlit server runs its very
+    first script in the legacy folder-based multipage mode: when the first URL names a page
+    (a shared link to /spectrum), that page file runs alone, without the sidebar, the
+    session settings or ``st.navigation``.  ``app.py`` calls ``st.navigation``, which ends
+    the legacy mode for the whole server, and then opens the page asked for here.
+    """
+    if not st.session_state.get(Keys.INITIALIZED):
+        st.session_state[Keys.GOTO] = page_name
+        st.switch_page("app.py", query_params=st.query_params.to_dict())
+
+
 def _start_lesson(name):
     lesson = LESSONS[name]
     apply(lesson.settings)
