@@ -23,7 +23,7 @@ solvers = state.current("conv_solvers")
 if not solvers:
     st.info("Choose at least one solver.", icon=":material/info:")
     st.stop()
-if not widgets.training_gate("convergence"):
+if not widgets.training_gate("convergence", split, params, solvers):
     st.stop()
 
 runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver},

@@ -14,7 +14,7 @@ widgets.lesson_banner()
 
 request, split = widgets.load_split_or_stop()
 params = cached.model_params()
-if not widgets.training_gate("playground"):
+if not widgets.training_gate("playground", split, params):
     st.stop()
 run = widgets.train_or_stop(request, split, params)
 widgets.metrics_row(run, split)

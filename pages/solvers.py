@@ -22,7 +22,7 @@ solvers = state.current("cmp_solvers")
 if not solvers:
     st.info("Choose at least one solver.", icon=":material/info:")
     st.stop()
-if not widgets.training_gate("solvers"):
+if not widgets.training_gate("solvers", split, params, solvers):
     st.stop()
 
 rows = []

@@ -28,7 +28,7 @@ right.select_slider("Landmarks for the spectrum (and largest m below)",
                     help=HELP["spec_max_m"])
 factors = sorted(state.current("spec_factors")) or [1.0]
 m = state.current("spec_max_m")
-if not widgets.training_gate("spectrum"):
+if not widgets.training_gate("spectrum", split, params, ()):
     st.stop()
 
 try:

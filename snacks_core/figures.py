@@ -281,11 +281,13 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
                                      name=f"{name}: certified duality gap", legendgroup=name,
                                      line=dict(color=color, width=1.5, dash="dot")),
                           row=2, col=1)
-        errors = np.asarray(history["validation_error"])
+        # At w = 0 every prediction is 0, so the error there says nothing: leave it out.
+        errors = np.where(np.asarray(history["iteration"]) > 0,
+                          np.asarray(history["validation_error"]), np.nan)
         if np.any(np.isfinite(errors)):
             fig.add_trace(go.Scatter(y=errors, name=name, showlegend=False, **common),
                           row=3, col=1)
-    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=1, dtick=1, exponentformat="power")
     fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
     fig.update_yaxes(tickformat=".1%", row=3, col=1)
     fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)

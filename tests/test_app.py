@@ -255,3 +255,12 @@ def test_libsvm_download_without_network_is_explained(monkeypatch, tmp_path):
     assert not at.exception
     assert any("no network access" in e.value for e in at.error)
     assert at.session_state["dataset"] == "synthetic:moons"
+
+
+def test_live_training_pauses_on_large_problems():
+    at = run_app(n_samples=50000, m=750)
+    assert_clean(at)
+    assert any("Live training paused" in i.value for i in at.info)
+    assert not at.metric
+    exact = run_app(n_samples=10000, m=20, solver="libsvm")
+    assert any("exact LIBSVM" in i.value for i in exact.info)

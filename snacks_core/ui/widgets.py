@@ -18,6 +18,10 @@ from .text import HELP, LESSONS, solver_label
 
 # Errors a user can cause (bad data, bad parameters, no network) and that we show in place.
 USER_ERRORS = (ValueError, DownloadError, MemoryError)
+# Live training pauses above this many embedding entries (n × m, 160 MB in float64) or this
+# many training rows for the exact solver (its kernel matrix grows as n²).
+LIVE_MAX_ENTRIES = 2 * 10**7
+LIVE_MAX_EXACT_ROWS = 5000
 
 
 def _choice_index(name):
@@ -182,15 +186,34 @@ def load_split_or_stop():
         st.stop()
 
 
-def training_gate(key) -> bool:
-    """True when results should be shown: live mode, a click on Train, or unchanged settings
-    since the last click (the cached result then shows at once)."""
-    snapshot = (cached.data_request().key(), repr(sorted(cached.model_params().items())))
+def _too_large_for_live(split, params, solvers):
+    """Why live training should wait for a click on this problem, or None."""
+    n = split.X_train.shape[0]
+    if "libsvm" in solvers and n > LIVE_MAX_EXACT_ROWS:
+        return (f"exact LIBSVM on {n:,} rows builds an n × n kernel and can take minutes")
+    if any(s != "libsvm" for s in solvers) and n * params["n_components"] > LIVE_MAX_ENTRIES:
+        return (f"the embedding has {n:,} × {params['n_components']:,} entries")
+    return None
+
+
+def training_gate(key, split, params, solvers=None) -> bool:
+    """True when results should be shown: live mode on a small enough problem, a click on
+    Train, or unchanged settings since the last click (the cached result shows at once)."""
+    snapshot = (cached.data_request().key(), repr(sorted(params.items())), key,
+                tuple(solvers or ()))
     clicked = st.button("Train", type="primary", key=f"train_{key}", icon=":material/play_arrow:")
     if clicked:
         st.session_state[Keys.TRAINED] = snapshot
-    if clicked or current("live") or st.session_state.get(Keys.TRAINED) == snapshot:
+    if clicked or st.session_state.get(Keys.TRAINED) == snapshot:
         return True
+    if current("live"):
+        reason = _too_large_for_live(
+            split, params, (params["solver"],) if solvers is None else solvers)
+        if reason is None:
+            return True
+        st.info(f"Live training paused: {reason}. Click **Train** to run it.",
+                icon=":material/hourglass_top:")
+        return False
     st.info("Settings changed since the last training: click **Train** (or turn on live "
             "training in the sidebar).")
     return False
