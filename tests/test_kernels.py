@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -268,3 +269,9 @@ def test_refuses_an_output_larger_than_memory():
     huge = sp.csr_matrix((3_000_000, 2))
     with pytest.raises(ValueError, match="3000000 × 3000000 kernel matrix would need"):
         kernel_matrix(huge, huge)
+
+
+def test_small_problems_leave_the_thread_count_unchanged(data):
+    threads = numba.get_num_threads()
+    kernel_matrix(sp.csr_matrix(data[0]), data[1][:1])  # small: runs on one thread
+    assert numba.get_num_threads() == threads
