@@ -200,8 +200,9 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
         return [
             go.Contour(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
                        colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0,
-                       opacity=0.85, showscale=False, hoverinfo="skip"),
+                       opacity=0.85, showscale=False, hoverinfo="skip", showlegend=False),
             go.Contour(x=xs, y=ys, z=z, showscale=False, hoverinfo="skip",
+                       name="f = −1, 0, +1", showlegend=True,
                        contours=dict(coloring="none", start=-1, end=1, size=1,
                                      showlabels=True, labelfont=dict(size=10)),
                        line=dict(color="#222222", width=1.5)),
@@ -287,7 +288,6 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
         if np.any(np.isfinite(errors)):
             fig.add_trace(go.Scatter(y=errors, name=name, showlegend=False, **common),
                           row=3, col=1)
-    fig.update_yaxes(type="log", row=1, col=1, dtick=1, exponentformat="power")
     fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
     fig.update_yaxes(tickformat=".1%", row=3, col=1)
     fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)

@@ -1,0 +1,111 @@
+"""App responsiveness (issue 4): server-side time of a warm Playground redraw.
+
+Run with ``.venv/bin/python benchmarks/bench_app.py``; writes the "app" section of
+BENCHMARKS.md.  A warm redraw is a rerun with settings whose model and decision surface are
+already cached (moving a slider back to a value seen before, or any rerun).  It is measured
+with Streamlit's AppTest, which runs the whole script (sidebar, page, figure serialisation)
+in this process, side by side with two baselines in the same run:
+
+* the same rerun when the settings are new (training and the decision surface included);
+* a minimal script that only draws one plotly scatter of the same points (the cost of
+  Streamlit and plotly themselves).
+
+Target: warm redraw on 2-D data (n ≤ 2,000, m ≤ 200) within 300 ms of server-side work.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from _report import machine, write_section  # noqa: E402
+
+REPEATS = 7
+MINIMAL_APP = '''
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+X = np.random.default_rng(0).normal(size=(2000, 2))
+st.plotly_chart(go.Figure(go.Scattergl(x=X[:, 0], y=X[:, 1], mode="markers")))
+'''
+
+
+def _entry_point_every_run():
+    """AppTest would rerun the page file alone (see tests/test_app.py); keep app.py in."""
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
+def _median_run(at, repeats=REPEATS):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception, at.exception
+    return statistics.median(times)
+
+
+def main():
+    _entry_point_every_run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params = {"n_samples": "2000", "m": "200"}
+    at.run()
+    warm = _median_run(at)
+
+    lams = [1e-4, 2e-4, 5e-4, 2e-3, 5e-3, 1e-2, 2e-2]
+    new_settings = []
+    for lam in lams:
+        start = time.perf_counter()
+        at.select_slider(key="lam").set_value(lam).run()
+        new_settings.append(time.perf_counter() - start)
+    back = []
+    for lam in lams:
+        start = time.perf_counter()
+        at.select_slider(key="lam").set_value(lam).run()
+        back.append(time.perf_counter() - start)
+
+    minimal = AppTest.from_string(MINIMAL_APP, default_timeout=60)
+    minimal.run()
+    baseline = _median_run(minimal)
+
+    cold = statistics.median(new_settings)
+    revisit = statistics.median(back)
+    body = f"""## App: warm redraw of the Playground
+
+Machine: {machine()}
+
+Moons, n = 2,000 (1,400 training rows), m = 200 landmarks, Snacks, 140 × 140 decision
+surface; AppTest reruns of the whole script (sidebar, page, figure serialisation), median
+of {REPEATS}.
+
+| rerun | server time | vs minimal one-chart script |
+|---|---|---|
+| warm (same settings, cached) | {1000 * warm:.0f} ms | {warm / baseline:.1f}× |
+| λ back to a value seen before (cached) | {1000 * revisit:.0f} ms | {revisit / baseline:.1f}× |
+| new λ (training + surface) | {1000 * cold:.0f} ms | {cold / baseline:.1f}× |
+| minimal script: one plotly scatter of 2,000 points | {1000 * baseline:.0f} ms | 1× |
+
+Target: warm redraw within 300 ms of server-side work — {"met" if max(warm, revisit) <= 0.3 else "NOT met"}.
+"""
+    print(body)
+    write_section("app", body)
+
+
+if __name__ == "__main__":
+    main()
