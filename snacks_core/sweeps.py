@@ -1,0 +1,662 @@
+"""Robustness grids over (m, λ) or (γ, λ): test error per cell and seed, reusing work.
+
+Fig. 2 of the Snacks paper (Tanji et al.) shows the test error of Snacks on a9a over a
+12 × 12 grid of landmark counts m and regularisations λ.  :func:`robustness_grid` computes
+such grids for any data, kernel and embedded solver, and shares work between cells:
+
+* **Groups** — one per (seed, γ).  One set of m_max = max(m) landmarks is drawn, and the
+  kernel blocks K_nm (training rows × landmarks) and K_tm (test rows × landmarks) are
+  computed once.  Landmark selections return orders whose prefixes are samples of the same
+  kind (:mod:`snacks_core.landmarks`), so the embedding for m uses the first m landmarks:
+  the m × m leading block of K_mm is eigen-decomposed (a
+  :class:`~snacks_core.nystrom.NystromEmbedding` fitted on those m rows) and
+  Z_m = K_nm[:, :m] U_k Λ_k^{−1/2} — exactly what a fresh embedding on the same landmarks
+  gives.  Test predictions never form the test embedding: f(x) = k_m(x)ᵀ (U_k Λ_k^{−1/2} w).
+* **Columns** — one per (group, m).  λ runs from large to small and each solve starts from
+  the previous λ's solution (for solvers that accept ``w0``; Snacks then sizes its first
+  ball and step from the certified duality gap at that start).  Each cell stops on the
+  solver's own rules: the relative duality gap ``tol`` (scale-free, so one tolerance means
+  the same accuracy at every λ), the stochastic noise floor, or the ``max_epochs`` budget.
+* **Waves** — columns run in parallel, with joblib locally or on a Dask cluster through
+  ``dask.distributed``.  Groups are processed a few at a time (a wave), so that the kernel
+  blocks in memory are bounded; :func:`plan_grid` sizes the waves, the precision and the
+  number of parallel jobs from the memory before anything is allocated.
+
+Every cell draws its seeds as ``SnacksClassifier(random_state=seed)`` does, so that with
+``warm_start=False`` a cell is that estimator's fit on the same data.  Kernel blocks and
+columns run with one BLAS thread: multithreaded BLAS results depend on the thread count,
+and this makes the table identical for any ``n_jobs`` and backend on the same machine.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.metrics import f1_score
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
+
+from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .landmarks import select_landmarks
+from .nystrom import NystromEmbedding
+from .objective import lam_to_C, matvec, primal_objective
+from .solvers import EMBEDDED_SOLVERS
+from .validation import check_data, check_fits_in_memory, check_lam
+
+# The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
+PAPER_M = (10, 20, 50, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
+PAPER_LAMBDAS = (1e-9, 5e-9, 1e-8, 5e-8, 1e-7, 5e-7, 1e-6, 5e-6, 1e-5, 5e-5, 1e-4, 5e-4, 1e-3)
+
+# One row per cell and seed, in this order.
+GRID_COLUMNS = (
+    "seed", "gamma", "m", "lam", "C", "n_components", "train_error", "test_error", "f1",
+    "objective", "embedding_time", "training_time", "iterations", "epochs", "stop_reason",
+    "warm_start",
+)
+
+BACKENDS = ("loky", "dask")
+
+# A wave holds enough columns to keep every job busy while its longest column runs.
+_COLUMNS_PER_JOB = 2
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """What a grid will run and the memory it needs, decided before allocating anything.
+
+    Attributes
+    ----------
+    n_train, n_test : int
+        Rows the kernel blocks are computed for.
+    m_max : int
+        Landmarks per group (the largest m).
+    n_groups, n_columns, n_cells : int
+        (seed, γ) groups, (group, m) columns and (group, m, λ) cells.
+    groups_per_wave : int
+        Groups whose kernel blocks are in memory at once.
+    n_jobs : int
+        Columns solved at once.
+    dtype : str
+        'float64' or 'float32', the precision of kernel blocks and embeddings.
+    bytes_needed : int
+        Estimated peak: itemsize × (groups_per_wave × (n_train + n_test) × m_max × copies
+        + n_jobs × n_train × m_max), with two copies of the kernel blocks when local worker
+        processes read them from a memory-mapped file, one otherwise.
+    notes : tuple of str
+        Changes made to fit in memory (precision, jobs), in words for the user.
+    """
+
+    n_train: int
+    n_test: int
+    m_max: int
+    n_groups: int
+    n_columns: int
+    n_cells: int
+    groups_per_wave: int
+    n_jobs: int
+    dtype: str
+    bytes_needed: int
+    notes: tuple = ()
+
+
+def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto",
+              backend="loky", memory_limit=None) -> GridPlan:
+    """Choose precision, parallel jobs and wave size so the grid fits in memory.
+
+    The kernel blocks of a group take (n_train + n_test) × m_max values and each running
+    column an n_train × m embedding.  Options are tried in this order: the requested
+    precision with all jobs, then (for ``dtype='auto'``) float32 with all jobs, then fewer
+    jobs; the first that fits is returned, with ``notes`` saying what changed.
+
+    Parameters
+    ----------
+    n_train, n_test : int
+        Training and test rows.
+    m : sequence of int
+        The landmark counts of the grid.
+    n_lams : int, default=1
+        λ values per column (only counted in ``n_cells``).
+    n_groups : int, default=1
+        (seed, γ) groups.
+    n_jobs : int, default=1
+        Columns to solve at once (already resolved: no -1).
+    dtype : {'auto', 'float64', 'float32'}, default='auto'
+        'auto' is float64, or float32 when float64 does not fit.
+    backend : {'loky', 'dask'}, default='loky'
+        Local processes share kernel blocks through a memory-mapped copy.
+    memory_limit : int or None, default=None
+        Bytes available per worker; None checks against this machine's memory.
+
+    Returns
+    -------
+    GridPlan
+
+    Raises
+    ------
+    ValueError
+        When even float32 with one job does not fit: the message says how much is needed
+        and what to change.
+    """
+    m_values = list(m)
+    m_max = max(m_values)
+    n_columns = n_groups * len(m_values)
+    if dtype == "auto":
+        dtypes = (np.dtype(np.float64), np.dtype(np.float32))
+    elif np.dtype(dtype) in (np.float32, np.float64):
+        dtypes = (np.dtype(dtype),)
+    else:
+        raise ValueError(f"dtype must be 'auto', 'float64' or 'float32', got {dtype!r}.")
+    # Half the precision keeps every job busy, so it comes before fewer jobs.
+    options = [(dtypes[0], n_jobs)] + [(dtypes[-1], jobs) for jobs in range(n_jobs, 0, -1)]
+    for candidate, jobs in dict.fromkeys(options):
+        groups_per_wave = min(n_groups, max(1, math.ceil(
+            _COLUMNS_PER_JOB * jobs / len(m_values))))
+        copies = 2 if backend == "loky" and jobs > 1 else 1
+        needed = candidate.itemsize * (
+            groups_per_wave * (n_train + n_test) * m_max * copies + jobs * n_train * m_max)
+        if _fits(needed, memory_limit):
+            notes = []
+            if candidate != dtypes[0]:
+                notes.append(f"float64 would not fit in memory: the grid runs in float32 "
+                             f"({_gib(needed)} GiB instead of {_gib(2 * needed)} GiB).")
+            if jobs < n_jobs:
+                notes.append(f"{n_jobs} parallel jobs would not fit in memory: the grid "
+                             f"runs {jobs} at a time.")
+            return GridPlan(n_train, n_test, m_max, n_groups, n_columns, n_columns * n_lams,
+                            groups_per_wave, jobs, candidate.name, int(needed), tuple(notes))
+    advice = ("Use a smaller largest m, fewer rows (a subsample), or a Dask cluster with "
+              "more memory per worker.")
+    what = (f"The grid's kernel blocks and embeddings ({n_train} training and {n_test} test "
+            f"rows × m_max = {m_max} landmarks, in {dtypes[-1].name} with one job)")
+    if memory_limit is None:
+        check_fits_in_memory(needed, what, advice)
+    raise ValueError(f"{what} would need {_gib(needed)} GiB, more than the "
+                     f"{_gib(memory_limit)} GiB of a Dask worker. {advice}")
+
+
+def _fits(n_bytes, memory_limit) -> bool:
+    if memory_limit is not None:
+        return n_bytes <= memory_limit
+    try:
+        check_fits_in_memory(n_bytes, "", "")
+    except ValueError:
+        return False
+    return True
+
+
+def _gib(n_bytes) -> str:
+    return f"{n_bytes / 2**30:.2f}"
+
+
+class _Problem(NamedTuple):
+    """What every column of a grid shares (small; sent once with each task)."""
+
+    kernel: str
+    degree: int
+    coef0: float
+    solver: str
+    max_epochs: float
+    tol: float
+    solver_options: dict
+    warm_start: bool
+    dtype: str
+    classes: np.ndarray
+    y_train: np.ndarray
+    y_test: np.ndarray
+    lams: tuple
+
+
+class _Group(NamedTuple):
+    """One (seed, γ): its seeds, and the kernel blocks once computed."""
+
+    seed: int
+    gamma: float
+    embedding_seed: int
+    solver_seed: int
+
+
+class _GroupKernels(NamedTuple):
+    landmarks: object
+    K_train: np.ndarray
+    K_test: np.ndarray
+    seconds: float
+
+
+def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
+                    gamma="scale", seeds=(0,), kernel="rbf", degree=3, coef0=1.0,
+                    sampling="uniform", solver="snacks", max_epochs=50, tol=1e-3,
+                    solver_options=None, warm_start=True, test_size=0.25, dtype="auto",
+                    n_jobs=1, backend="loky", client=None, progress=None,
+                    should_stop=None) -> pd.DataFrame:
+    """Train and test a Nyström kernel SVM on every cell of an (m, λ) or (γ, λ) grid.
+
+    Each cell minimises the primal Nyström L2-SVM of the Snacks paper,
+
+        F(w) = (1/n) Σ_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²,
+
+    on the embedding z of its m landmarks with kernel parameter γ, once per seed; the grid
+    is the product of ``m``, ``gamma``, ``lam`` and ``seeds``.  See the module docstring
+    for how work is shared between cells.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, d)
+        Data, dense or CSR; the training part when ``X_test`` is given.
+    y : array-like of shape (n,)
+        Labels: any two (or more: one-vs-rest) values.
+    X_test, y_test : optional
+        A test set.  Without it, a stratified ``test_size`` share of X is held out (split
+        with the first seed).
+    m : int or sequence of int, default=100
+        Landmark counts, each in [1, n_train].
+    lam : float or sequence of float, default=PAPER_LAMBDAS
+        Regularisations λ > 0 (LIBSVM's C = 1/(2 n λ) is reported too).
+    gamma : float, 'scale', 'auto' or a sequence of them, default='scale'
+        Kernel parameters γ > 0 (strings resolved on the training rows).
+    seeds : int or sequence of int, default=(0,)
+        One run per seed: landmarks and solver sampling, as ``SnacksClassifier(random_state=seed)``.
+    kernel, degree, coef0
+        The kernel, as in :func:`snacks_core.kernels.kernel_matrix`.
+    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
+        Landmark selection.
+    solver : {'snacks', 'pegasos', 'liblinear'}, default='snacks'
+        An embedded solver (see :data:`snacks_core.solvers.EMBEDDED_SOLVERS`).
+    max_epochs, tol
+        The solver's budget and tolerance for every cell.
+    solver_options : dict or None
+        Extra keyword arguments of the solver.
+    warm_start : bool, default=True
+        Start each λ from the previous (larger) λ's solution when the solver accepts ``w0``.
+    test_size : float, default=0.25
+        Held-out share when no test set is given.
+    dtype : {'auto', 'float64', 'float32'}, default='auto'
+        Precision of kernel blocks and embeddings; 'auto' falls back to float32 when
+        float64 does not fit in memory (see :func:`plan_grid`).
+    n_jobs : int, default=1
+        Columns solved at once locally (joblib conventions: -1 is every core).  Ignored by
+        ``backend='dask'``, which uses the cluster's threads.
+    backend : {'loky', 'dask'}, default='loky'
+        Local processes through joblib, or a Dask cluster through ``dask.distributed``.
+    client : distributed.Client, str or None
+        With ``backend='dask'``: a client, a scheduler address (``'tcp://host:8786'``), or
+        None for the current default client.
+    progress : callable(done, total, row) or None
+        Called once per finished cell, in this process, with the number of finished
+        cells, the total and the cell's row (a dict keyed by :data:`GRID_COLUMNS`).
+    should_stop : callable() -> bool or None
+        Polled between columns; when it returns True, columns not started are cancelled
+        and the table of the finished cells is returned (``attrs['stopped']`` is True).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell and seed, columns :data:`GRID_COLUMNS`, sorted by seed, γ, m
+        and λ.  ``embedding_time`` is the cell's share of its group's landmark selection and
+        kernel blocks plus its share of its column's eigen-decomposition and projection;
+        ``training_time`` is its solve.  ``attrs`` holds ``plan`` (a :class:`GridPlan` as a
+        dict), ``stopped`` and ``wall_time``.
+
+    Raises
+    ------
+    ValueError
+        For an empty grid, m < 1 or m > n_train, λ ≤ 0, γ ≤ 0, bad data or labels, an
+        unknown kernel, solver or backend, or a grid too large for memory.
+    """
+    started = time.perf_counter()
+    seed_values = _check_seeds(seeds)
+    X_train, y_train, X_test, y_test = _check_data(X, y, X_test, y_test, test_size,
+                                                   seed_values[0])
+    m_values, lams, gammas = _check_grid(m, lam, gamma, kernel, degree, coef0, X_train)
+    if solver not in EMBEDDED_SOLVERS:
+        raise ValueError(f"unknown solver {solver!r} for a grid; choose one of "
+                         f"{tuple(EMBEDDED_SOLVERS)} (grids need a Nyström embedding).")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
+    solve = EMBEDDED_SOLVERS[solver]
+    classes = np.unique(y_train)
+    problem = _Problem(
+        kernel=kernel, degree=degree, coef0=coef0, solver=solver, max_epochs=max_epochs,
+        tol=tol, solver_options=dict(solver_options or {}),
+        warm_start=bool(warm_start) and "w0" in inspect.signature(solve).parameters,
+        dtype="float64", classes=classes, y_train=y_train, y_test=y_test, lams=lams)
+    groups = [_Group(seed, g, *_seeds_of(seed)) for seed in seed_values for g in gammas]
+
+    dask_client = owned_client = None
+    if backend == "dask":
+        dask_client, owned_client = _dask_client(client)
+        threads = dask_client.nthreads()
+        jobs = max(1, sum(threads.values()))
+        limits = [w.get("memory_limit") or 0
+                  for w in dask_client.scheduler_info()["workers"].values()]
+        memory_limit = min(limits) if limits and min(limits) > 0 else None
+    else:
+        jobs = effective_n_jobs(n_jobs)
+        memory_limit = None
+    try:
+        plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values, n_lams=len(lams),
+                         n_groups=len(groups), n_jobs=jobs, dtype=dtype, backend=backend,
+                         memory_limit=memory_limit)
+        for note in plan.notes:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        problem = problem._replace(dtype=plan.dtype)
+        waves = [groups[i:i + plan.groups_per_wave]
+                 for i in range(0, len(groups), plan.groups_per_wave)]
+        if backend == "dask":
+            columns = _iter_dask(dask_client, waves, m_values, X_train, X_test, sampling,
+                                 problem)
+        else:
+            columns = _iter_local(waves, m_values, X_train, X_test, sampling, problem,
+                                  plan.n_jobs)
+        rows, stopped = _collect(columns, plan.n_cells, progress, should_stop)
+    finally:
+        if owned_client is not None:
+            owned_client.close()
+    table = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
+    table = table.sort_values(["seed", "gamma", "m", "lam"], ignore_index=True)
+    table.attrs.update(plan=asdict(plan), stopped=stopped,
+                       wall_time=time.perf_counter() - started)
+    return table
+
+
+def _collect(columns, total, progress, should_stop):
+    """Rows of the finished columns, reporting each cell; stops when asked to."""
+    rows = []
+    stopped = bool(should_stop is not None and should_stop())
+    if stopped:
+        columns.close()
+        return rows, stopped
+    try:
+        for column_rows in columns:
+            for row in column_rows:
+                rows.append(row)
+                if progress is not None:
+                    progress(len(rows), total, row)
+            if should_stop is not None and should_stop():
+                stopped = True
+                break
+    finally:
+        columns.close()
+    return rows, stopped
+
+
+def _check_seeds(seeds):
+    """Distinct seeds, sorted."""
+    values = _as_list(seeds, "seeds")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"seeds must be integers >= 0, got {value!r}.")
+    return sorted({int(v) for v in values})
+
+
+def _check_data(X, y, X_test, y_test, test_size, split_seed):
+    """Training and test parts, validated; split off a test part when none is given."""
+    X = check_data(X)
+    y = _check_labels(y, X.shape[0], "y")
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({y[0]}); a classifier needs at least 2 "
+                         "classes.")
+    if X_test is None and y_test is None:
+        X, X_test, y, y_test = train_test_split(X, y, test_size=test_size, stratify=y,
+                                                random_state=split_seed)
+        return X, y, X_test, y_test
+    if X_test is None or y_test is None:
+        raise ValueError("Give both X_test and y_test, or neither (a test part is then "
+                         "split off).")
+    X_test = check_data(X_test, name="X_test")
+    if X_test.shape[1] != X.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
+    y_test = _check_labels(y_test, X_test.shape[0], "y_test")
+    unseen = np.setdiff1d(np.unique(y_test), classes)
+    if unseen.size:
+        raise ValueError(f"y_test has labels that y has not: {unseen[:5].tolist()}.")
+    return X, y, X_test, y_test
+
+
+def _check_labels(y, n_rows, name):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(f"{name} must be 1-D with one label per row ({n_rows}), got shape "
+                         f"{y.shape}.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinite labels.")
+    return y
+
+
+def _as_list(values, name):
+    if isinstance(values, (str, numbers.Number)):
+        return [values]
+    values = list(values)
+    if not values:
+        raise ValueError(f"The grid is empty: give at least one value of {name}.")
+    return values
+
+
+def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train):
+    """Sorted, distinct grid values: m ascending, λ descending (the warm-start order)."""
+    m_values = _as_list(m, "m")
+    for value in m_values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"m (landmarks) must be integers >= 1, got {value!r}.")
+    n_train = X_train.shape[0]
+    if max(m_values) > n_train:
+        raise ValueError(f"m = {max(m_values)} is more landmarks than the {n_train} training "
+                         f"rows; use m <= {n_train}.")
+    lams = tuple(sorted({check_lam(value) for value in _as_list(lam, "lam (λ)")},
+                        reverse=True))
+    gammas = []
+    for value in _as_list(gamma, "gamma (γ)"):
+        check_kernel_params(kernel, value, degree, coef0)
+        gammas.append(resolve_gamma(value, X_train))
+    return sorted({int(v) for v in m_values}), lams, sorted(set(gammas))
+
+
+def _seeds_of(seed):
+    """The landmark and solver seeds ``SnacksClassifier(random_state=seed)`` draws."""
+    rng = check_random_state(seed)
+    embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
+    return int(embedding_seed), int(solver_seed)
+
+
+def _group_kernels(X_train, X_test, m_max, sampling, group, problem):
+    """Landmarks of a group and its kernel blocks K_nm, K_tm (one BLAS thread)."""
+    start = time.perf_counter()
+    params = {"kernel": problem.kernel, "gamma": group.gamma, "degree": problem.degree,
+              "coef0": problem.coef0}
+    with threadpool_limits(limits=1, user_api="blas"):
+        indices = select_landmarks(X_train, m_max, sampling=sampling,
+                                   random_state=group.embedding_seed, **params)
+        landmarks = X_train[indices]
+        K_train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, **params)
+        K_test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, **params)
+    return _GroupKernels(landmarks, K_train, K_test, time.perf_counter() - start)
+
+
+def _prefix_embedding(kernels, m, gamma, problem):
+    """The embedding on the first m landmarks and the training rows' Z = K_nm[:, :m] U_k Λ_k^{−1/2}.
+
+    Only the m × m kernel of those landmarks is computed and eigen-decomposed; the
+    embedding is the one :class:`NystromEmbedding` fitted on the same landmarks gives.
+    """
+    embedding = NystromEmbedding(
+        kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
+        dtype=problem.dtype,
+    ).fit(kernels.landmarks[:m], landmark_indices=np.arange(m))
+    return embedding, kernels.K_train[:, :m] @ embedding.components_
+
+
+def _solve_column(kernels, group, m, n_group_cells, problem):
+    """Every λ of one (group, m), from large to small λ; returns the column's rows."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        start = time.perf_counter()
+        embedding, Z = _prefix_embedding(kernels, m, group.gamma, problem)
+        n_lams = len(problem.lams)
+        embedding_time = ((time.perf_counter() - start) / n_lams
+                          + kernels.seconds / n_group_cells)
+        targets = _binary_targets(problem.y_train, problem.classes)
+        solve = EMBEDDED_SOLVERS[problem.solver]
+        coefs = None
+        rows = []
+        for lam in problem.lams:
+            warm = problem.warm_start and coefs is not None
+            start = time.perf_counter()
+            results = [
+                solve(Z, target, lam, max_epochs=problem.max_epochs, tol=problem.tol,
+                      random_state=group.solver_seed,
+                      **({"w0": coefs[k]} if warm else {}), **problem.solver_options)
+                for k, target in enumerate(targets)
+            ]
+            training_time = time.perf_counter() - start
+            coefs = [result.coef for result in results]
+            rows.append(_cell_row(group, m, lam, Z, kernels.K_test[:, :m],
+                                  embedding.components_, coefs, targets, results, warm,
+                                  embedding_time, training_time, problem))
+    return rows
+
+
+def _binary_targets(y, classes):
+    """±1 labels of each subproblem: one for two classes, one per class otherwise."""
+    if classes.shape[0] == 2:
+        return [np.where(y == classes[1], 1.0, -1.0)]
+    return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def _predict(scores, classes):
+    """Labels from subproblem scores (as SnacksClassifier.predict)."""
+    if len(scores) == 1:
+        return classes[(scores[0] > 0).astype(int)]
+    return classes[np.argmax(np.column_stack(scores), axis=1)]
+
+
+def _cell_row(group, m, lam, Z, K_test, components, coefs, targets, results, warm,
+              embedding_time, training_time, problem):
+    classes = problem.classes
+    train_pred = _predict([matvec(Z, w) for w in coefs], classes)
+    test_pred = _predict([matvec(K_test, components @ w.astype(components.dtype))
+                          for w in coefs], classes)
+    if classes.shape[0] == 2:
+        f1 = f1_score(problem.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
+    else:
+        f1 = f1_score(problem.y_test, test_pred, labels=classes, average="macro",
+                      zero_division=0.0)
+    objective = np.mean([primal_objective(w, Z, t, lam) for w, t in zip(coefs, targets)])
+    return {
+        "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
+        "C": lam_to_C(lam, Z.shape[0]), "n_components": Z.shape[1],
+        "train_error": float(np.mean(train_pred != problem.y_train)),
+        "test_error": float(np.mean(test_pred != problem.y_test)),
+        "f1": float(f1), "objective": float(objective),
+        "embedding_time": embedding_time, "training_time": training_time,
+        "iterations": int(max(r.n_iter for r in results)),
+        "epochs": float(max(r.n_epochs for r in results)),
+        "stop_reason": ",".join(dict.fromkeys(r.stop_reason for r in results)),
+        "warm_start": warm,
+    }
+
+
+def _wave_columns(wave, m_values):
+    """(group index, m) of a wave, largest m first: long columns start early."""
+    return sorted(((g, m) for g in range(len(wave)) for m in m_values),
+                  key=lambda column: (-column[1], column[0]))
+
+
+def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs):
+    """Rows of each finished column, columns solved by joblib worker processes."""
+    n_group_cells = len(m_values) * len(problem.lams)
+    with Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered") as pool:
+        for wave in waves:
+            kernels = [_group_kernels(X_train, X_test, m_values[-1], sampling, group, problem)
+                       for group in wave]
+            results = pool(delayed(_solve_column)(kernels[g], wave[g], m, n_group_cells,
+                                                  problem)
+                           for g, m in _wave_columns(wave, m_values))
+            try:
+                yield from results
+            finally:
+                with warnings.catch_warnings():
+                    # joblib warns about the columns a stop request discards.
+                    warnings.simplefilter("ignore", UserWarning)
+                    results.close()
+
+
+def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):
+    """Rows of each finished column, kernel blocks and columns computed on a Dask cluster."""
+    from distributed import as_completed
+
+    n_group_cells = len(m_values) * len(problem.lams)
+    data = client.scatter([X_train, X_test, problem])
+    for wave in waves:
+        kernels = [client.submit(_group_kernels, data[0], data[1], m_values[-1], sampling,
+                                 group, data[2], pure=False)
+                   for group in wave]
+        columns = [client.submit(_solve_column, kernels[g], wave[g], m, n_group_cells,
+                                 data[2], pure=False)
+                   for g, m in _wave_columns(wave, m_values)]
+        try:
+            for future in as_completed(columns):
+                yield future.result()
+        finally:
+            client.cancel(columns + kernels)
+
+
+def _dask_client(client):
+    """(client to use, client to close afterwards or None)."""
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError("backend='dask' needs dask.distributed: pip install "
+                         "'snacks-explorer[distributed]'.") from None
+    if isinstance(client, str):
+        new = distributed.Client(client)
+        return new, new
+    if client is not None:
+        return client, None
+    try:
+        return distributed.get_client(), None
+    except ValueError:
+        raise ValueError("backend='dask' needs a dask.distributed Client: start one, e.g. "
+                         "Client('tcp://scheduler:8786') or Client() for a local cluster, "
+                         "or pass client=...") from None
+
+
+def summarize_grid(table, rows="m", columns="lam", value="test_error"):
+    """Mean and spread over seeds of ``value`` on a rows × columns grid (for heatmaps).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A :func:`robustness_grid` table.
+    rows, columns : str, default 'm' and 'lam'
+        Grid axes ('m', 'gamma' or 'lam').
+    value : str, default='test_error'
+        The column to summarise.
+
+    Returns
+    -------
+    row_values, column_values : ndarray
+        Sorted axis values.
+    mean, std, seconds : ndarray of shape (len(row_values), len(column_values))
+        Mean and standard deviation of ``value`` over seeds (and any other axis), and
+        mean embedding + training seconds per cell; NaN where no cell finished.
+    """
+    row_values = np.sort(table[rows].unique())
+    column_values = np.sort(table[columns].unique())
+    grouped = table.assign(seconds=table["embedding_time"] + table["training_time"]).groupby(
+        [rows, columns])
+    stats = grouped.agg(mean=(value, "mean"), std=(value, lambda v: float(np.std(v))),
+                        seconds=("seconds", "mean"))
+    index = pd.MultiIndex.from_product([row_values, column_values])
+    stats = stats.reindex(index)
+    shape = (row_values.shape[0], column_values.shape[0])
+    return (row_values, column_values, stats["mean"].to_numpy().reshape(shape),
+            stats["std"].to_numpy().reshape(shape), stats["seconds"].to_numpy().reshape(shape))

@@ -1,0 +1,271 @@
+"""Robustness grids: exact reuse, warm starts, parallel backends, progress, bad grids, memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.datasets import make_blobs, make_moons
+
+from reference import optimal_objective
+from snacks_core import sweeps, validation
+from snacks_core.estimator import SnacksClassifier
+from snacks_core.kernels import kernel_matrix
+from snacks_core.nystrom import NystromEmbedding
+from snacks_core.objective import primal_objective
+from snacks_core.sweeps import GRID_COLUMNS, plan_grid, robustness_grid, summarize_grid
+
+# Columns that do not depend on timing.
+RESULT_COLUMNS = [c for c in GRID_COLUMNS if not c.endswith("_time")]
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(400, noise=0.2, random_state=0)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+def _problem(kernel="rbf", dtype="float64"):
+    return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks", max_epochs=10,
+                           tol=1e-3, solver_options={}, warm_start=True, dtype=dtype,
+                           classes=np.array([0, 1]), y_train=None, y_test=None, lams=(1e-2,))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype):
+    X, _, X_test, _ = moons
+    problem = _problem(dtype=dtype)
+    group = sweeps._Group(seed=0, gamma=2.0, embedding_seed=7, solver_seed=0)
+    kernels = sweeps._group_kernels(X, X_test, 60, "uniform", group, problem)
+    indices = NystromEmbedding(n_components=60, random_state=7, gamma=2.0).fit(X)
+    for m in (1, 5, 30, 60):
+        embedding, Z = sweeps._prefix_embedding(kernels, m, 2.0, problem)
+        fresh = NystromEmbedding(gamma=2.0, dtype=dtype).fit(
+            X, landmark_indices=indices.landmark_indices_[:m])
+        rtol = 1e-12 if dtype == "float64" else 1e-5
+        np.testing.assert_allclose(embedding.components_, fresh.components_, rtol=rtol,
+                                   atol=rtol)
+        np.testing.assert_allclose(Z, fresh.transform(X), rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(kernels.K_test[:, :m] @ embedding.components_,
+                                   fresh.transform(X_test), rtol=rtol, atol=rtol)
+
+
+def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
+    """Oracle: Z Zᵀ = K_nm K_mm⁺ K_mn with scipy's pseudo-inverse, for every prefix."""
+    X, _, X_test, _ = moons
+    problem = _problem()
+    group = sweeps._Group(seed=0, gamma=5.0, embedding_seed=3, solver_seed=0)
+    kernels = sweeps._group_kernels(X, X_test, 40, "kmeans++", group, problem)
+    for m in (3, 17, 40):
+        _, Z = sweeps._prefix_embedding(kernels, m, 5.0, problem)
+        landmarks = kernels.landmarks[:m]
+        K_mm = kernel_matrix(landmarks, landmarks, gamma=5.0)
+        K_nm = kernel_matrix(X, landmarks, gamma=5.0)
+        expected = K_nm @ scipy.linalg.pinvh(K_mm, rtol=1e-10) @ K_nm.T
+        np.testing.assert_allclose(Z @ Z.T, expected, atol=1e-8)
+
+
+def test_cold_grid_cells_equal_snacks_classifier_fits(moons):
+    """With warm_start=False each cell is SnacksClassifier(random_state=seed) on the same data."""
+    X, y, X_test, y_test = moons
+    table = robustness_grid(X, y, X_test, y_test, m=[8, 25], lam=[1e-2, 1e-3], gamma=1.5,
+                            seeds=[0, 4], warm_start=False, max_epochs=20, tol=1e-3)
+    assert len(table) == 8
+    for row in table.itertuples():
+        model = SnacksClassifier(n_components=row.m, lam=row.lam, gamma=1.5, max_epochs=20,
+                                 tol=1e-3, random_state=row.seed).fit(X, y)
+        Z = model.embedding_.transform(X)
+        F = primal_objective(model.coef_.ravel(), Z, np.where(y == 1, 1.0, -1.0), row.lam)
+        assert row.objective == pytest.approx(F, rel=1e-9)
+        assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
+        assert row.train_error == pytest.approx(1 - model.score(X, y))
+        assert row.iterations == model.n_iter_
+        assert row.stop_reason == model.stop_reasons_[0]
+        assert not row.warm_start
+
+
+def test_multiclass_cold_cells_equal_one_vs_rest_classifier():
+    X, y = make_blobs(240, centers=3, cluster_std=2.5, random_state=1)
+    table = robustness_grid(X, y, m=[12], lam=[1e-2, 1e-3], gamma=0.3, warm_start=False,
+                            max_epochs=15, test_size=0.25)
+    from sklearn.model_selection import train_test_split
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y,
+                                                        random_state=0)
+    for row in table.itertuples():
+        model = SnacksClassifier(n_components=12, lam=row.lam, gamma=0.3, max_epochs=15,
+                                 random_state=0).fit(X_train, y_train)
+        assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
+        assert 0.0 <= row.f1 <= 1.0
+
+
+def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
+    X, y, X_test, y_test = moons
+    grid = dict(m=[10, 40], lam=[1e-1, 3e-2, 1e-2, 3e-3], gamma=1.0, seeds=[0, 1], tol=1e-2,
+                max_epochs=300)
+    warm = robustness_grid(X, y, X_test, y_test, warm_start=True, **grid)
+    cold = robustness_grid(X, y, X_test, y_test, warm_start=False, **grid)
+    assert warm["warm_start"].sum() == 2 * 2 * 3  # all but the largest λ of each column
+    np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-2)
+    # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
+    kernels = sweeps._group_kernels(X, X_test, 40, "uniform",
+                                    sweeps._Group(0, 1.0, *sweeps._seeds_of(0)), _problem())
+    _, Z = sweeps._prefix_embedding(kernels, 40, 1.0, _problem())
+    for lam in grid["lam"]:
+        f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
+        for table in (warm, cold):
+            row = table[(table.seed == 0) & (table.m == 40) & (table.lam == lam)].iloc[0]
+            assert f_star <= row.objective * (1 + 1e-9)
+            assert row.objective - f_star <= 1e-2 * row.objective
+
+
+def test_progress_called_once_per_cell_in_order(moons):
+    X, y, X_test, y_test = moons
+    calls = []
+    table = robustness_grid(X, y, X_test, y_test, m=[5, 20, 30], lam=[1e-2, 1e-3],
+                            gamma=[0.5, 2.0], seeds=[0, 1], max_epochs=5,
+                            progress=lambda done, total, row: calls.append((done, total, row)))
+    assert len(table) == 3 * 2 * 2 * 2 == len(calls)
+    assert [c[0] for c in calls] == list(range(1, 25))
+    assert {c[1] for c in calls} == {24}
+    reported = {(r["seed"], r["gamma"], r["m"], r["lam"]) for _, _, r in calls}
+    assert reported == set(zip(table.seed, table.gamma, table.m, table.lam))
+    assert set(calls[0][2]) == set(GRID_COLUMNS)
+    assert not table.attrs["stopped"]
+
+
+def test_should_stop_returns_finished_cells_only(moons):
+    X, y, X_test, y_test = moons
+    done = []
+    table = robustness_grid(X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3],
+                            gamma=1.0, seeds=[0, 1], max_epochs=5,
+                            progress=lambda d, t, row: done.append(row),
+                            should_stop=lambda: len(done) >= 2)
+    assert table.attrs["stopped"]
+    assert len(table) == 2  # one column of two λ, then the stop
+    assert robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2,
+                           should_stop=lambda: True).empty
+
+
+def test_results_identical_for_any_n_jobs(moons):
+    X, y, X_test, y_test = moons
+    grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
+                max_epochs=10)
+    one = robustness_grid(X, y, X_test, y_test, n_jobs=1, **grid)
+    two = robustness_grid(X, y, X_test, y_test, n_jobs=2, **grid)
+    assert one[RESULT_COLUMNS].equals(two[RESULT_COLUMNS])
+
+
+def test_dask_backend_equals_local_table(moons):
+    distributed = pytest.importorskip("distributed")
+    X, y, X_test, y_test = moons
+    grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
+                max_epochs=10)
+    local = robustness_grid(X, y, X_test, y_test, **grid)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        calls = []
+        remote = robustness_grid(X, y, X_test, y_test, backend="dask", client=client,
+                                 progress=lambda d, t, r: calls.append(d), **grid)
+        by_address = robustness_grid(X, y, X_test, y_test, backend="dask",
+                                     client=cluster.scheduler_address, m=5, lam=1e-2)
+    assert remote[RESULT_COLUMNS].equals(local[RESULT_COLUMNS])
+    assert calls == list(range(1, len(local) + 1))
+    assert len(by_address) == 1
+
+
+def test_dask_without_client_says_how_to_start_one(moons):
+    pytest.importorskip("distributed")
+    X, y, X_test, y_test = moons
+    with pytest.raises(ValueError, match="needs a dask.distributed Client"):
+        robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2, backend="dask")
+
+
+@pytest.mark.parametrize("grid, message", [
+    (dict(m=[]), "grid is empty.*m"),
+    (dict(lam=[]), r"grid is empty.*lam"),
+    (dict(gamma=[]), r"grid is empty.*gamma"),
+    (dict(seeds=[]), "grid is empty.*seeds"),
+    (dict(lam=[1e-3, 0.0]), r"lam \(λ\) must be a positive"),
+    (dict(lam=-1e-3), r"lam \(λ\) must be a positive"),
+    (dict(lam=[np.nan]), r"lam \(λ\) must be a positive"),
+    (dict(gamma=[1.0, -2.0]), "gamma must be a positive"),
+    (dict(gamma=0), "gamma must be a positive"),
+    (dict(m=[0, 5]), r"m \(landmarks\) must be integers >= 1"),
+    (dict(m=2.5), r"m \(landmarks\) must be integers >= 1"),
+    (dict(m=[10, 301]), "m = 301 is more landmarks than the 300 training rows"),
+    (dict(seeds=[-1]), "seeds must be integers >= 0"),
+    (dict(solver="libsvm"), "grids need a Nyström embedding"),
+    (dict(backend="spark"), "unknown backend"),
+    (dict(kernel="sigmoid"), "unknown kernel"),
+    (dict(dtype="float16"), "dtype must be"),
+])
+def test_bad_grids_are_rejected_clearly(moons, grid, message):
+    X, y, X_test, y_test = moons
+    arguments = dict(m=[5], lam=[1e-2], gamma=1.0) | grid
+    with pytest.raises(ValueError, match=message):
+        robustness_grid(X, y, X_test, y_test, **arguments)
+
+
+def test_bad_data_is_rejected_clearly(moons):
+    X, y, X_test, y_test = moons
+    with pytest.raises(ValueError, match="only one class"):
+        robustness_grid(X, np.zeros(300), m=5, lam=1e-2)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        robustness_grid(np.where(X > 1.5, np.nan, X), y, m=5, lam=1e-2)
+    with pytest.raises(ValueError, match="both X_test and y_test"):
+        robustness_grid(X, y, X_test, m=5, lam=1e-2)
+    with pytest.raises(ValueError, match="labels that y has not"):
+        robustness_grid(X, y, X_test, y_test + 5, m=5, lam=1e-2)
+    with pytest.raises(ValueError, match="one label per row"):
+        robustness_grid(X, y[:-1], m=5, lam=1e-2)
+
+
+def test_memory_plan_switches_to_float32_then_fewer_jobs_then_refuses(monkeypatch):
+    n_train, n_test, m = 10_000, 5_000, [100, 1000]
+    full = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    assert (full.dtype, full.n_jobs, full.notes) == ("float64", 2, ())
+    # Two loky jobs: the wave's kernel blocks twice (memory-mapped copy) plus two embeddings.
+    assert full.bytes_needed == 8 * (2 * 15_000 * 1000 * 2 + 2 * 10_000 * 1000)
+    assert full.groups_per_wave == 2 and full.n_columns == 8
+
+    def machine_with(n_bytes):
+        monkeypatch.setattr(validation, "available_memory", lambda: 2 * n_bytes)
+
+    machine_with(full.bytes_needed - 1)
+    half = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    assert (half.dtype, half.n_jobs) == ("float32", 2)
+    assert "float32" in half.notes[0]
+    machine_with(half.bytes_needed - 1)
+    fewer = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    assert (fewer.dtype, fewer.n_jobs) == ("float32", 1)
+    assert "1 at a time" in fewer.notes[-1]
+    machine_with(fewer.bytes_needed - 1)
+    with pytest.raises(ValueError, match="would need .* GiB.*smaller largest m"):
+        plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    with pytest.raises(ValueError, match="would need"):
+        plan_grid(n_train, n_test, m, n_jobs=1, dtype="float64")
+
+
+def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeypatch):
+    X, y, X_test, y_test = moons
+    need64 = plan_grid(300, 100, [40], n_jobs=1).bytes_needed
+    monkeypatch.setattr(validation, "available_memory", lambda: 2 * need64 - 2)
+    with pytest.warns(UserWarning, match="float32"):
+        table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2, max_epochs=5)
+    assert table.attrs["plan"]["dtype"] == "float32"
+    assert table.test_error.iloc[0] < 0.3
+
+
+def test_summarize_grid_means_over_seeds():
+    import pandas as pd
+    table = pd.DataFrame({"seed": [0, 1, 0, 1, 0], "m": [10, 10, 10, 10, 20],
+                          "lam": [1e-3, 1e-3, 1e-2, 1e-2, 1e-3],
+                          "test_error": [0.1, 0.3, 0.2, 0.2, 0.5],
+                          "embedding_time": [1.0] * 5, "training_time": [1.0] * 5})
+    rows, cols, mean, std, seconds = summarize_grid(table)
+    np.testing.assert_array_equal(rows, [10, 20])
+    np.testing.assert_array_equal(cols, [1e-3, 1e-2])
+    np.testing.assert_allclose(mean, [[0.2, 0.2], [0.5, np.nan]])
+    np.testing.assert_allclose(std, [[0.1, 0.0], [0.0, np.nan]])
+    np.testing.assert_allclose(seconds, [[2.0, 2.0], [2.0, np.nan]])
