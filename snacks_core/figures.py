@@ -110,14 +110,8 @@ def _surface_traces(surface, classes):
         scale += [(c / k, color), ((c + 1) / k, color)]
     regions = go.Heatmap(
         x=surface.xs, y=surface.ys, z=predicted, zmin=-0.5, zmax=k - 0.5, colorscale=scale,
-        opacity=0.28, showscale=False, hoverinfo="skip", name="predicted class")
-    margin = np.sort(surface.scores, axis=2)
-    gap = margin[:, :, -1] - margin[:, :, -2]
-    boundary = go.Contour(
-        x=surface.xs, y=surface.ys, z=gap, showscale=False,
-        contours=dict(coloring="none", start=0.02, end=0.02, size=1),
-        line=dict(color="#111111", width=2), hoverinfo="skip", name="class boundaries")
-    return [regions, boundary]
+        opacity=0.35, showscale=False, hoverinfo="skip", name="predicted class")
+    return [regions]
 
 
 def _points_trace(X, labels, classes, colors, *, name, symbol, size, outline, hover, opacity=1.0):
