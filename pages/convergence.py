@@ -26,8 +26,7 @@ if not solvers:
 if not widgets.training_gate("convergence", split, params, solvers):
     st.stop()
 
-runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver},
-                                      keep_checkpoints=split.n_features == 2)
+runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
         for solver in solvers}
 histories = {solver: widgets.first_problem(run.model.history_) for solver, run in runs.items()}
 classes = widgets.class_names(split)

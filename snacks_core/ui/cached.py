@@ -157,13 +157,15 @@ def _params_key(params) -> str:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _train(data_key, params_key, _split, _params, keep_checkpoints):
-    return pipeline.train(_split, _params, keep_checkpoints=keep_checkpoints)
+def _train(data_key, params_key, _split, _params):
+    # Checkpoint weights are cheap for 2-D data and let the Convergence page replay the
+    # boundary from the same cached run the Playground shows.
+    return pipeline.train(_split, _params, keep_checkpoints=_split.n_features == 2)
 
 
-def train(request: DataRequest, split, params, *, keep_checkpoints=False) -> pipeline.Run:
+def train(request: DataRequest, split, params) -> pipeline.Run:
     """The trained run for these settings (cached: one fit per distinct setting)."""
-    return _train(request.key(), _params_key(params), split, params, keep_checkpoints)
+    return _train(request.key(), _params_key(params), split, params)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

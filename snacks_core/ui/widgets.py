@@ -219,11 +219,11 @@ def training_gate(key, split, params, solvers=None) -> bool:
     return False
 
 
-def train_or_stop(request, split, params, *, keep_checkpoints=False):
+def train_or_stop(request, split, params):
     """The cached run, with a spinner while it trains; an error box on bad input."""
     try:
         with st.spinner("Training…"):
-            return cached.train(request, split, params, keep_checkpoints=keep_checkpoints)
+            return cached.train(request, split, params)
     except USER_ERRORS as exc:
         show_error(exc)
         st.stop()
