@@ -47,22 +47,19 @@ def test_train_reports_clipped_m_as_a_note(moons):
         pipeline.train(moons, {**PARAMS, "bogus": 1})
 
 
-def test_parameter_grid_and_summary(moons):
-    row_name, rows, col_name, cols = pipeline.grid_axes("m × λ", PARAMS, moons.X_train, 2)
-    assert row_name == "n_components" and col_name == "lam"
-    assert rows[0] == 5 and cols == [1e-6, 0.1]
+def test_robustness_grid_axes_and_sweep(moons):
+    axis, ms, lams = pipeline.grid_axes("m × λ", PARAMS, moons.X_train, 2)
+    assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
     seen = []
-    fits = pipeline.parameter_grid(moons, PARAMS, row_name, rows, col_name, cols, [0, 1],
-                                   progress=lambda fraction, text: seen.append(fraction))
-    assert len(fits) == 8 and seen[-1] == 1.0
-    r, c, mean, std, seconds = pipeline.summarize_grid(fits, row_name, col_name)
-    assert mean.shape == (2, 2) and np.all(std >= 0) and np.all(seconds > 0)
-    cell = [f["test_error"] for f in fits if f[row_name] == r[1] and f[col_name] == c[0]]
-    assert mean[1, 0] == pytest.approx(np.mean(cell))
-    stopped = pipeline.parameter_grid(moons, PARAMS, row_name, rows, col_name, cols, [0],
-                                      should_stop=lambda: True)
-    assert stopped == []
+    table = pipeline.robustness(moons, PARAMS, axis, ms, lams, [0, 1],
+                                progress=lambda fraction, text: seen.append((fraction, text)))
+    assert len(table) == 8 and seen[-1][0] == 1.0 and "λ = " in seen[-1][1]
+    assert set(table["m"]) == set(ms) and set(table["lam"]) == set(lams)
     assert pipeline.grid_axes("γ × λ", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
+    gammas = pipeline.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
+                                 [1e-3], [0])
+    assert list(gammas["gamma"]) == [0.1, 10.0] and set(gammas["m"]) == {20}
+    assert pipeline.grid_solver({"solver": "libsvm"}) == "snacks"
     with pytest.raises(ValueError, match="linear kernel has no γ"):
         pipeline.grid_axes("γ × λ", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
 

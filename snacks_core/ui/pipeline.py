@@ -7,7 +7,6 @@ and a dict of estimator parameters, so the same code serves the app, the tests a
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -21,6 +20,7 @@ from ..nystrom import NystromEmbedding
 from ..objective import lam_to_C
 from ..random_features import RFF_KERNELS, RandomFourierFeatures
 from ..solvers import EMBEDDED_SOLVERS
+from ..sweeps import robustness_grid
 
 # Estimator parameters the explorer sets; everything else keeps the estimator's default.
 MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "solver",
@@ -125,64 +125,50 @@ def solver_row(label, metrics) -> dict:
             "epochs": metrics["epochs"], "stopped by": metrics["stop"]}
 
 
-def parameter_grid(split, params, row_name, row_values, col_name, col_values, seeds,
-                   progress=None, should_stop=None) -> list[dict]:
-    """Test error over a grid of two estimator parameters, several seeds per cell.
+def grid_solver(params) -> str:
+    """The solver of a robustness grid: the chosen one, or Snacks for the exact solver
+    (a grid varies the landmarks, which the exact kernel SVM has none of)."""
+    return params["solver"] if params["solver"] in EMBEDDED_SOLVERS else "snacks"
 
-    A plain loop over the estimator (one fit per cell and seed).  Returns one dict per fit:
-    the two parameter values, seed, test error, train error, F1 and fit time.
-    ``progress(fraction, text)`` is called after each fit; ``should_stop()`` returning True
-    ends the sweep early with the cells done so far.
+
+def robustness(split, params, axis, axis_values, lams, seeds, progress=None):
+    """Test error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
+
+    ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
+    (the solver through :func:`grid_solver`).  ``progress(fraction, text)`` is called after
+    each cell.  Returns the sweep's table (one row per cell and seed).
     """
-    cells = [(r, c, s) for r in row_values for c in col_values for s in seeds]
-    rows = []
-    for k, (r, c, seed) in enumerate(cells):
-        if should_stop is not None and should_stop():
-            break
-        start = time.perf_counter()
-        run = train(split, {**params, row_name: r, col_name: c, "random_state": seed})
-        rows.append({row_name: r, col_name: c, "seed": seed,
-                     "test_error": run.metrics["test_error"],
-                     "train_error": run.metrics["train_error"], "f1": run.metrics["f1"],
-                     "time": time.perf_counter() - start})
+    grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
+    grid[axis] = list(axis_values)
+
+    def report(done, total, row):
         if progress is not None:
-            progress((k + 1) / len(cells), f"{row_name} = {r:g}, {col_name} = {c:g}, seed {seed}")
-    return rows
+            progress(done / total, f"{axis} = {row[axis]:g}, λ = {row['lam']:g}, "
+                                   f"seed {row['seed']}: {100 * row['test_error']:.1f} %")
 
-
-def summarize_grid(rows, row_name, col_name):
-    """Mean and standard deviation of the test error (and mean time) per cell, as arrays.
-
-    Returns (row_values, col_values, mean, std, time) with ``mean[i, j]`` for
-    ``row_values[i]``, ``col_values[j]``; cells without fits are NaN.
-    """
-    row_values = sorted({r[row_name] for r in rows})
-    col_values = sorted({r[col_name] for r in rows})
-    shape = (len(row_values), len(col_values))
-    mean, std, seconds = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
-    for i, rv in enumerate(row_values):
-        for j, cv in enumerate(col_values):
-            cell = [r for r in rows if r[row_name] == rv and r[col_name] == cv]
-            if cell:
-                errors = np.array([r["test_error"] for r in cell])
-                mean[i, j] = errors.mean()
-                std[i, j] = errors.std()
-                seconds[i, j] = np.mean([r["time"] for r in cell])
-    return np.array(row_values), np.array(col_values), mean, std, seconds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=grid["m"], lam=lams,
+            gamma=grid["gamma"], seeds=list(seeds), kernel=params["kernel"],
+            degree=params.get("degree", 3), coef0=params.get("coef0", 1.0),
+            sampling=params["sampling"], solver=grid_solver(params),
+            max_epochs=params["max_epochs"],
+            progress=report)
 
 
 def grid_axes(kind, params, X_train, size):
-    """Values of the robustness grid: ('n_components', m values) or ('gamma', γ values)
-    against ('lam', λ values), ``size`` values each, log-spaced."""
+    """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
+    values, ``size`` values each, log-spaced."""
     lams = _round_log(np.logspace(-6, -1, size))
     if kind == "m × λ":
         n_train = X_train.shape[0]
         ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
-        return "n_components", [int(m) for m in ms], "lam", lams
+        return "m", [int(m) for m in ms], lams
     if params.get("kernel") == "linear":
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
     gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
-    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), "lam", lams
+    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), lams
 
 
 def _round_log(values):
