@@ -353,7 +353,7 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     text = np.where(np.isfinite(mean),
                     np.char.add(np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
                                 np.char.add("±", np.char.mod("%.1f", 100 * np.nan_to_num(std)))),
-                    "")
+                    "").astype(object)
     if np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
         text[best] = "★ " + text[best]

@@ -142,7 +142,7 @@ CAPTIONS = {
                "each class on its own side of 0, most of them beyond the margin ±1. "
                "Multiclass: the score of the predicted class.",
     "heatmap": "Colour and text: mean test error (%) ± standard deviation over seeds; hover "
-               "for the fit time. The red star marks the best cell. A broad dark region means "
+               "for the fit time. ★ marks the best cell. A broad bright (yellow) region means "
                "the method is robust to its settings; with too few landmarks no λ helps.",
     "solvers": "Times are one run in this app's process, not a benchmark (see BENCHMARKS.md "
                "for side-by-side ratios). The embedded solvers share the embedding, so their "
