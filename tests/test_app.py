@@ -264,3 +264,14 @@ def test_live_training_pauses_on_large_problems():
     assert not at.metric
     exact = run_app(n_samples=10000, m=20, solver="libsvm")
     assert any("exact LIBSVM" in i.value for i in exact.info)
+
+
+def test_lesson_opens_its_page():
+    at = run_app(**SMALL)
+    at.button(key="lesson_race").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Convergence"
+    assert at.session_state["lam"] == 1e-5
+    assert at.query_params["dataset"] == "synthetic:classification"
+    names = {trace.get("name") for trace in figure_data(at.get("plotly_chart")[0])}
+    assert {"snacks", "pegasos"} <= names
