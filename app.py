@@ -8,10 +8,6 @@ from snacks_core.ui import state, widgets
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
 
-# The explorer's matrices are small: one BLAS thread avoids the oversubscription that made
-# eigendecompositions 10–100× slower on busy shared machines.
-threadpool_limits(1, user_api="blas")
-
 state.init_session(st.query_params)
 state.keep_settings()
 state.apply_pending()
@@ -39,4 +35,8 @@ if goto in PAGES and PAGES[goto] is not page:
 
 state.write_query_params()
 widgets.url_problems()
-page.run()
+# The explorer's matrices are small: one BLAS thread avoids the oversubscription that made
+# eigendecompositions 10–100× slower on busy shared machines.  Scoped to this run, so the
+# process (and anything else running in it) keeps its own setting.
+with threadpool_limits(1, user_api="blas"):
+    page.run()
