@@ -103,6 +103,8 @@ def test_rank_truncation_keeps_the_leading_eigenpairs():
     full = NystromEmbedding(gamma=0.5, n_components=30, random_state=1).fit(X)
     Z_full = full.transform(X)
     K_mm = rbf_kernel(full.landmarks_, full.landmarks_, gamma=0.5)
+    values, vectors = np.linalg.eigh(K_mm)
+    Z_eigen = rbf_kernel(X, full.landmarks_, gamma=0.5) @ (vectors / np.sqrt(values))[:, ::-1]
     errors = []
     for k in (1, 5, 10, 20):
         truncated = NystromEmbedding(gamma=0.5, n_components=30, rank=k, random_state=1).fit(X)
@@ -110,10 +112,10 @@ def test_rank_truncation_keeps_the_leading_eigenpairs():
         assert truncated.n_components_ == k and Z.shape == (80, k)
         np.testing.assert_array_equal(truncated.landmark_indices_, full.landmark_indices_)
         np.testing.assert_allclose(truncated.eigenvalues_, full.eigenvalues_)
-        # Columns come in the eigenbasis: the same as the first k of the full embedding,
-        # up to the sign of each eigenvector.
-        signs = np.sign(np.sum(Z * Z_full[:, :k], axis=0))
-        np.testing.assert_allclose(Z * signs, Z_full[:, :k], rtol=1e-8, atol=1e-10)
+        # Columns come in the eigenbasis: the leading k of K_nm U Λ^{-1/2}, up to the sign
+        # of each eigenvector.
+        signs = np.sign(np.sum(Z * Z_eigen[:, :k], axis=0))
+        np.testing.assert_allclose(Z * signs, Z_eigen[:, :k], rtol=1e-8, atol=1e-10)
         # On the landmarks, Z_k Z_kᵀ is the best rank-k approximation of K_mm
         # (Eckart–Young): its error is the tail of the spectrum.
         Z_landmarks = Z[truncated.landmark_indices_]
@@ -162,10 +164,14 @@ def test_agrees_with_sklearn_nystroem_on_the_same_landmarks(kernel):
     tol = 1e-8 if k == m else 1e-6
     np.testing.assert_allclose(Z_ours @ Z_ours.T, gram, rtol=tol, atol=tol * np.abs(gram).max())
     if k == m:
-        # K_nm K_mm^{-1/2} = (K_nm U Λ^{-1/2}) Uᵀ: sklearn's Z is ours rotated back by Uᵀ.
-        U = ours.components_ * np.sqrt(ours.eigenvalues_[:k])
-        np.testing.assert_allclose(Z_ours @ U.T[:, order], Z_theirs, rtol=1e-8,
-                                   atol=1e-8 * np.abs(Z_theirs).max())
+        # Z_ours = K_nm F and Z_theirs = K_nm P N (P: their order, N = K_mm^{-1/2}):
+        # Q = F⁻¹ P N is a rotation taking ours to theirs.
+        PN = np.empty_like(theirs.normalization_)
+        PN[order] = theirs.normalization_
+        Q = np.linalg.solve(ours.components_, PN)
+        np.testing.assert_allclose(Q.T @ Q, np.eye(m), atol=1e-6)
+        np.testing.assert_allclose(Z_ours @ Q, Z_theirs, rtol=1e-6,
+                                   atol=1e-6 * np.abs(Z_theirs).max())
 
 
 def test_agrees_with_sklearn_nystroem_given_its_attributes():
@@ -329,3 +335,16 @@ def test_transform_checks_the_number_of_features():
         embedding.transform(_data(5, 3))
     with pytest.raises(ValueError, match="must be 2-D"):
         embedding.transform(np.ones(4))
+
+
+def test_full_rank_uses_the_triangular_factor_with_the_same_gram_matrix():
+    X = _data(90)
+    ours = NystromEmbedding(gamma=0.5, n_components=25, random_state=2).fit(X)
+    assert ours.triangular_ and ours.n_components_ == 25
+    np.testing.assert_array_equal(np.tril(ours.components_, -1), 0.0)
+    values, vectors = np.linalg.eigh(rbf_kernel(ours.landmarks_, ours.landmarks_, gamma=0.5))
+    Z_eigen = rbf_kernel(X, ours.landmarks_, gamma=0.5) @ (vectors / np.sqrt(values))
+    Z = ours.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, Z_eigen @ Z_eigen.T, rtol=1e-8, atol=1e-10)
+    # Dropping eigenvalues (or a rank) falls back to the eigenbasis.
+    assert not NystromEmbedding(gamma=0.5, n_components=25, rank=10, random_state=2).fit(X).triangular_
