@@ -594,7 +594,9 @@ def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):
     from distributed import as_completed
 
     n_group_cells = len(m_values) * len(problem.lams)
-    data = client.scatter([X_train, X_test, problem])
+    # Unique keys: a content-hashed key shared with an earlier grid's data can be
+    # released by that grid while this one still needs it.
+    data = client.scatter([X_train, X_test, problem], hash=False)
     for wave in waves:
         kernels = [client.submit(_group_kernels, data[0], data[1], m_values[-1], sampling,
                                  group, data[2], pure=False)

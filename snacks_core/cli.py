@@ -1,0 +1,492 @@
+"""The ``snacks`` command line: fit a model, fill a robustness heatmap, compare solvers.
+
+::
+
+    snacks fit DATA [options]                  train one model and print its metrics
+    snacks heatmap DATA --m … --lam … [options] test error over an (m, λ) or (γ, λ) grid
+    snacks compare DATA [options]              every solver on one setting (Tables III–VII)
+    snacks datasets [--download NAME …]        list, or download, the public LIBSVM datasets
+
+DATA is a built-in name — a synthetic generator, a scikit-learn bundled dataset,
+``a9a_like`` (the a9a-shaped generator) or a public LIBSVM dataset (downloaded once into
+the cache) — or the path of a CSV or LIBSVM file.  Mistakes give one line on stderr and
+exit status 2 (bad arguments) or 1 (bad data, failed download, impossible run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.metrics import f1_score
+
+from . import datasets
+from .estimator import SnacksClassifier
+from .kernels import KERNELS, resolve_gamma
+from .landmarks import SAMPLINGS
+from .objective import lam_to_C, primal_objective
+from .solvers import EMBEDDED_SOLVERS, SOLVERS
+from .sweeps import BACKENDS, PAPER_LAMBDAS, PAPER_M, robustness_grid, summarize_grid
+
+A9A_LIKE = "a9a_like"
+
+# The exact kernel SVM (LIBSVM) needs the n × n kernel: `compare` skips it above this size.
+EXACT_MAX_ROWS = 20_000
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``snacks heatmap: error: … (see snacks heatmap --help)``."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _number_list(kind, name, presets=None):
+    """Parse '1e-3,1e-4' (or one value per argument) into a list of ``kind``."""
+
+    def parse(text):
+        if presets and text in presets:
+            return list(presets[text])
+        values = []
+        for part in text.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                values.append(kind(part))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"{name} takes {kind.__name__} values separated by commas, got {part!r}"
+                ) from None
+        return values
+
+    return parse
+
+
+def _gamma_value(text):
+    if text in ("scale", "auto"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--gamma takes positive numbers, 'scale' or 'auto', got {text!r}") from None
+
+
+def _gamma_list(text):
+    return [_gamma_value(part) for part in filter(None, (p.strip() for p in text.split(",")))]
+
+
+def _flatten(lists):
+    return [value for values in lists for value in values]
+
+
+def _add_data_arguments(parser):
+    parser.add_argument("data", metavar="DATA", help=(
+        "a built-in dataset name (see 'snacks datasets') or the path of a CSV or LIBSVM file"))
+    parser.add_argument("--test", metavar="FILE", help=(
+        "a test file in the same format (default: a stratified split of DATA, or the "
+        "dataset's own test part)"))
+    parser.add_argument("--label-column", metavar="NAME_OR_INDEX", help=(
+        "label column of a CSV file (name or 0-based index; default: the last column)"))
+    parser.add_argument("--test-size", type=float, default=0.3, metavar="FRACTION",
+                        help="held-out fraction when DATA has no test part (default 0.3)")
+    parser.add_argument("--scaling", choices=datasets.SCALINGS, default="standard", help=(
+        "feature scaling fitted on the training part (default standard; sparse data is "
+        "scaled without centring)"))
+    parser.add_argument("--n-samples", type=int, metavar="N", help=(
+        "rows of a generated dataset (synthetic default 1000; a9a_like default 32561 "
+        "training + half as many test rows)"))
+
+
+def _add_model_arguments(parser, *, grid):
+    parser.add_argument("--kernel", choices=KERNELS, default="rbf", help="kernel (default rbf)")
+    if grid:
+        parser.add_argument("--gamma", type=_gamma_list, nargs="+", default=[["scale"]],
+                            metavar="GAMMA", help=(
+                                "γ value(s), comma separated, or 'scale'/'auto' "
+                                "(default scale = 1/(d·Var X)); several values give a "
+                                "(γ, λ) grid"))
+    else:
+        parser.add_argument("--gamma", type=_gamma_value, default="scale", metavar="GAMMA",
+                            help="γ > 0, or 'scale'/'auto' (default scale = 1/(d·Var X))")
+    parser.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
+    parser.add_argument("--coef0", type=float, default=1.0,
+                        help="polynomial offset c₀ (default 1)")
+    parser.add_argument("--sampling", choices=SAMPLINGS, default="uniform",
+                        help="landmark selection (default uniform)")
+    parser.add_argument("--max-epochs", type=float, default=50, metavar="EPOCHS",
+                        help="solver budget in passes over the data (default 50)")
+    parser.add_argument("--tol", type=float, default=1e-3,
+                        help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
+    parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
+                        default="auto" if grid else "float64", help=(
+                            "precision of the embedding (default "
+                            + ("auto: float64, or float32 when float64 does not fit in "
+                               "memory)" if grid else "float64)")))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``snacks`` parser and its four subcommands."""
+    parser = _Parser(
+        prog="snacks", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Large-scale kernel SVMs: Nyström embedding + fast primal solvers "
+                    "(Snacks, Tanji et al.).  The problem solved is F(w) = (1/n) Σ "
+                    "max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖², LIBSVM's C = 1/(2nλ).",
+        epilog="examples:\n"
+               "  snacks datasets\n"
+               "  snacks fit moons --m 50 --lam 1e-3 --gamma 2\n"
+               "  snacks heatmap a9a_like --scaling none --gamma 0.01 --m paper --lam paper "
+               "--out grid.csv --plot grid.html\n"
+               "  snacks heatmap data.csv --m 100 --gamma 0.1,1,10 --lam 1e-5,1e-3 "
+               "--seeds 0,1,2 --out grid.csv\n"
+               "  snacks compare a9a_like --scaling none --gamma 0.01 --m 800 --lam 1e-5\n"
+               "\nrun 'snacks COMMAND --help' for the options of each command.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                     parser_class=_Parser)
+
+    fit = commands.add_parser("fit", help="train one model and print its metrics",
+                              description="Train SnacksClassifier on DATA and print train/test "
+                                          "error, F1, objective, times and why the solver "
+                                          "stopped.")
+    _add_data_arguments(fit)
+    _add_model_arguments(fit, grid=False)
+    fit.add_argument("--m", type=int, default=100, help="landmarks m (default 100)")
+    fit.add_argument("--lam", type=float, default=1e-4, help="regularisation λ > 0 "
+                                                              "(default 1e-4)")
+    fit.add_argument("--solver", choices=SOLVERS, default="snacks",
+                     help="solver (default snacks; libsvm is the exact kernel SVM)")
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+    heatmap = commands.add_parser(
+        "heatmap", help="test error over an (m, λ) or (γ, λ) grid",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Fill a robustness grid (the paper's Fig. 2) with "
+                    "snacks_core.sweeps.robustness_grid: landmarks and kernel blocks shared "
+                    "across m, warm starts along λ, columns in parallel.  Writes one CSV row "
+                    "per cell and seed; a progress bar goes to stderr.  Ctrl-C stops after "
+                    "the columns in progress and still writes the finished cells.",
+        epilog="'--m paper --lam paper' is the 12 × 13 grid of the paper's Fig. 2 "
+               "(m from 10 to 2000, λ from 1e-9 to 1e-3).\n"
+               "On a Dask cluster: --backend dask --scheduler tcp://HOST:8786 (workers need "
+               "snacks-explorer installed).")
+    _add_data_arguments(heatmap)
+    _add_model_arguments(heatmap, grid=True)
+    heatmap.add_argument("--m", type=_number_list(int, "--m", {"paper": PAPER_M}), nargs="+",
+                         required=True, metavar="M",
+                         help="landmark counts, comma separated, or 'paper'")
+    heatmap.add_argument("--lam", type=_number_list(float, "--lam", {"paper": PAPER_LAMBDAS}),
+                         nargs="+", required=True, metavar="LAMBDA",
+                         help="regularisations λ > 0, comma separated, or 'paper'")
+    heatmap.add_argument("--seeds", type=_number_list(int, "--seeds"), nargs="+",
+                         default=[[0]], metavar="SEED",
+                         help="seeds, comma separated (default 0); one run per seed and cell")
+    heatmap.add_argument("--solver", choices=tuple(EMBEDDED_SOLVERS), default="snacks",
+                         help="embedded solver (default snacks)")
+    heatmap.add_argument("--cold", action="store_true",
+                         help="start every λ from zero instead of the previous λ's solution")
+    heatmap.add_argument("--n-jobs", type=int, default=-1,
+                         help="columns solved at once locally (default -1: every core)")
+    heatmap.add_argument("--backend", choices=BACKENDS, default="loky",
+                         help="loky (local processes, default) or dask (dask.distributed)")
+    heatmap.add_argument("--scheduler", metavar="ADDRESS", help=(
+        "Dask scheduler address, e.g. tcp://10.0.0.5:8786 (with --backend dask; default: a "
+        "local cluster on this machine)"))
+    heatmap.add_argument("--out", required=True, metavar="CSV", help="where to write the table")
+    heatmap.add_argument("--plot", metavar="HTML", help="also write the heatmap as an HTML page")
+
+    compare = commands.add_parser(
+        "compare", help="every solver on one setting: the paper's Tables III–VII",
+        description="Train every solver with the same kernel, m, λ and seed and print time "
+                    "(embedding + training) and test error, as in the paper's tables.  The "
+                    f"exact kernel SVM (libsvm) is skipped above {EXACT_MAX_ROWS:,} training "
+                    "rows unless named in --solvers.")
+    _add_data_arguments(compare)
+    _add_model_arguments(compare, grid=False)
+    compare.add_argument("--m", type=int, default=800, help="landmarks m (default 800, as for "
+                                                            "a9a in the paper)")
+    compare.add_argument("--lam", type=float, default=1e-5, help="regularisation λ > 0 "
+                                                                 "(default 1e-5)")
+    compare.add_argument("--solvers", type=_number_list(str, "--solvers"), nargs="+",
+                         metavar="SOLVER", help=f"solvers to run (default all: "
+                                                f"{', '.join(SOLVERS)})")
+    compare.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    compare.add_argument("--out", metavar="CSV", help="also write the table as CSV")
+
+    listing = commands.add_parser(
+        "datasets", help="list the built-in datasets; download public LIBSVM ones",
+        description="List every DATA name and which public LIBSVM datasets are in the cache "
+                    "($SNACKS_DATA_HOME, default ~/.cache/snacks_explorer); --download fetches "
+                    "them.")
+    listing.add_argument("--download", nargs="+", metavar="NAME",
+                         help="public LIBSVM datasets to download ('all' for every one)")
+    listing.add_argument("--cache-dir", metavar="DIR", help="download into DIR instead")
+    return parser
+
+
+def load_data(spec, *, label_column=None, n_samples=None, seed=0) -> datasets.Dataset:
+    """The dataset DATA names: a built-in name, or a CSV/LIBSVM file path."""
+    if spec in datasets.SYNTHETIC:
+        return datasets.make_synthetic(spec, n_samples or 1000, random_state=seed)
+    if spec in datasets.BUNDLED:
+        return datasets.load_bundled(spec)
+    if spec == A9A_LIKE:
+        n_train = n_samples or 32561
+        X, y, X_test, y_test = datasets.make_a9a_like(n_train, max(1, n_train // 2),
+                                                      random_state=seed)
+        return datasets.make_dataset(X, y, A9A_LIKE, X_test=X_test, y_test=y_test,
+                                     description="a9a-shaped synthetic problem")
+    if spec in datasets.LIBSVM_DATASETS:
+        return datasets.fetch_libsvm(spec)
+    path = Path(spec)
+    if not path.is_file():
+        raise ValueError(f"DATA {spec!r} is neither a built-in dataset nor a file; see "
+                         "'snacks datasets' for the names.")
+    if label_column is not None and label_column.isdigit():
+        label_column = int(label_column)
+    return datasets.load_file(path, label_column=label_column)
+
+
+def _split(args):
+    dataset = load_data(args.data, label_column=args.label_column, n_samples=args.n_samples,
+                        seed=getattr(args, "seed", 0))
+    if args.test:
+        test = datasets.load_file(args.test, label_column=args.label_column)
+        width = max(dataset.n_features, test.n_features)
+        dataset = datasets.make_dataset(_widen(dataset.X, width), dataset.y, dataset.name,
+                                        X_test=_widen(test.X, width), y_test=test.y)
+    return datasets.split_dataset(dataset, test_size=args.test_size, scaling=args.scaling,
+                                  random_state=getattr(args, "seed", 0))
+
+
+def _widen(X, n_features):
+    """LIBSVM files end at their last non-zero column: pad a sparse X with empty columns."""
+    if X.shape[1] < n_features and sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.resize((X.shape[0], n_features))
+    return X
+
+
+def _model(args, solver, n_components, lam, seed):
+    return SnacksClassifier(kernel=args.kernel, gamma=args.gamma, degree=args.degree,
+                            coef0=args.coef0, n_components=n_components, lam=lam,
+                            solver=solver, sampling=args.sampling, max_epochs=args.max_epochs,
+                            tol=args.tol, dtype=args.dtype, random_state=seed)
+
+
+def _metrics(model, split, lam):
+    """Errors, F1, objective, times and stop reasons of a fitted model."""
+    binary = model.classes_.shape[0] == 2
+    test_pred = model.predict(split.X_test)
+    if binary:
+        f1 = f1_score(split.y_test, test_pred, pos_label=model.classes_[1], zero_division=0.0)
+    else:
+        f1 = f1_score(split.y_test, test_pred, labels=model.classes_, average="macro",
+                      zero_division=0.0)
+    objective = np.nan
+    if model.solver in EMBEDDED_SOLVERS:
+        Z = model.embedding_.transform(split.X_train)
+        objective = np.mean([
+            primal_objective(w, Z, np.where(split.y_train == c, 1.0, -1.0), lam)
+            for w, c in zip(model.coef_, model.classes_[1:] if binary else model.classes_)])
+    return {
+        "train error": 1.0 - model.score(split.X_train, split.y_train),
+        "test error": float(np.mean(test_pred != split.y_test)),
+        "F1": float(f1),
+        "objective": float(objective),
+        "embedding time (s)": model.embedding_time_,
+        "training time (s)": model.training_time_,
+        "iterations": model.n_iter_,
+        "stopped by": ",".join(dict.fromkeys(model.stop_reasons_)),
+    }
+
+
+def _fit(args):
+    split = _split(args)
+    model = _model(args, args.solver, args.m, args.lam, args.seed).fit(split.X_train,
+                                                                      split.y_train)
+    n_train = split.X_train.shape[0]
+    print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
+          f"{split.n_features} features")
+    gamma = resolve_gamma(args.gamma, split.X_train)
+    print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
+          f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
+    for name, value in _metrics(model, split, args.lam).items():
+        print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
+              f"  {name:<20} {value}")
+    return 0
+
+
+class _ProgressBar:
+    """``[#####.....] 57/156 cells, 12 s, ~9 s left`` redrawn in place on stderr."""
+
+    def __init__(self, stream, width=30):
+        self.stream, self.width = stream, width
+        self.start = time.perf_counter()
+
+    def __call__(self, done, total, row):
+        elapsed = time.perf_counter() - self.start
+        filled = int(self.width * done / total)
+        left = elapsed / done * (total - done)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
+                          f"cells, {elapsed:.0f} s, ~{left:.0f} s left ")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _heatmap(args):
+    m_values, lams, gammas = _flatten(args.m), _flatten(args.lam), _flatten(args.gamma)
+    seeds = _flatten(args.seeds)
+    if args.plot and len(set(m_values)) > 1 and len(set(gammas)) > 1:
+        raise ValueError("--plot draws an (m, λ) or a (γ, λ) heatmap: give a single m or a "
+                         "single γ (the CSV can hold any grid).")
+    if args.scheduler and args.backend != "dask":
+        raise ValueError("--scheduler needs --backend dask.")
+    split = _split(args)
+    client = None
+    if args.backend == "dask":
+        client = args.scheduler or _local_dask_client()
+    stop = {"requested": False}
+
+    def request_stop(signum, frame):
+        if stop["requested"]:
+            raise KeyboardInterrupt
+        stop["requested"] = True
+        sys.stderr.write("\nsnacks: stopping after the columns in progress "
+                         "(Ctrl-C again to abort)\n")
+
+    previous = signal.signal(signal.SIGINT, request_stop)
+    try:
+        table = robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=m_values, lam=lams,
+            gamma=gammas, seeds=seeds, kernel=args.kernel, degree=args.degree,
+            coef0=args.coef0, sampling=args.sampling, solver=args.solver,
+            max_epochs=args.max_epochs, tol=args.tol, warm_start=not args.cold,
+            dtype=args.dtype, n_jobs=args.n_jobs, backend=args.backend, client=client,
+            progress=_ProgressBar(sys.stderr), should_stop=lambda: stop["requested"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if client is not None and not isinstance(client, str):
+            client.close()
+    table.to_csv(args.out, index=False)
+    plan = table.attrs["plan"]
+    print(f"{len(table)} of {plan['n_cells']} cells in {table.attrs['wall_time']:.1f} s "
+          f"({plan['n_jobs']} jobs, {plan['dtype']}): {args.out}")
+    if table.empty:
+        return 0
+    cells = table.groupby(["m", "gamma", "lam"])["test_error"].mean()
+    m, gamma, lam = cells.idxmin()
+    print(f"best mean test error {cells.min():.4f} at m = {m}, γ = {gamma:.4g}, λ = {lam:g}")
+    if args.plot:
+        _write_plot(table, args.plot, by_gamma=len(set(gammas)) > 1)
+        print(f"heatmap: {args.plot}")
+    return 0
+
+
+def _local_dask_client():
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--backend dask needs dask.distributed: pip install "
+                         "'snacks-explorer[distributed]'.") from None
+    return Client(processes=True, threads_per_worker=1, dashboard_address=None)
+
+
+def _write_plot(table, path, *, by_gamma):
+    from .figures import heatmap_figure
+
+    rows = "gamma" if by_gamma else "m"
+    row_values, lam_values, mean, std, seconds = summarize_grid(table, rows=rows)
+    figure = heatmap_figure(row_values, lam_values, mean, std, seconds,
+                            row_label="γ" if by_gamma else "landmarks m", col_label="λ",
+                            title="Test error over the grid (mean ± std over seeds)")
+    figure.write_html(path, include_plotlyjs=True)
+
+
+def _compare(args):
+    split = _split(args)
+    n_train = split.X_train.shape[0]
+    solvers = _flatten(args.solvers) if args.solvers else [
+        s for s in SOLVERS if s not in ("libsvm",) or n_train <= EXACT_MAX_ROWS]
+    unknown = [s for s in solvers if s not in SOLVERS]
+    if unknown:
+        raise ValueError(f"unknown solver(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join(SOLVERS)}.")
+    if "libsvm" not in solvers and not args.solvers:
+        print(f"(libsvm skipped: {n_train} training rows; name it in --solvers to run the "
+              "exact kernel SVM anyway)")
+    rows = []
+    for solver in solvers:
+        model = _model(args, solver, args.m, args.lam, args.seed).fit(split.X_train,
+                                                                     split.y_train)
+        metrics = _metrics(model, split, args.lam)
+        rows.append({"solver": solver,
+                     "time (s)": metrics["embedding time (s)"] + metrics["training time (s)"],
+                     **metrics})
+    table = pd.DataFrame(rows)
+    print(f"{split.name}, m = {args.m}, λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g}), "
+          f"{n_train} training rows")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if args.out:
+        table.to_csv(args.out, index=False)
+    return 0
+
+
+def _datasets(args):
+    if args.download:
+        names = list(datasets.LIBSVM_DATASETS) if args.download == ["all"] else args.download
+        unknown = [n for n in names if n not in datasets.LIBSVM_DATASETS]
+        if unknown:
+            raise ValueError(f"unknown LIBSVM dataset(s) {', '.join(unknown)}; choose from "
+                             f"{', '.join(datasets.LIBSVM_DATASETS)} or 'all'.")
+        for name in names:
+            data = datasets.fetch_libsvm(name, cache_dir=args.cache_dir)
+            test = "" if data.X_test is None else f" + {data.X_test.shape[0]} test rows"
+            print(f"{name}: {data.n_samples} rows{test}, {data.n_features} features in "
+                  f"{datasets.libsvm_cache_dir(args.cache_dir) / name}")
+        return 0
+    cached = set(datasets.cached_libsvm_datasets(args.cache_dir))
+    print("synthetic (--n-samples rows):  " + ", ".join(datasets.SYNTHETIC))
+    print(f"a9a-shaped generator:          {A9A_LIKE}")
+    print("bundled with scikit-learn:     " + ", ".join(datasets.BUNDLED))
+    print(f"public LIBSVM datasets (cache: {datasets.libsvm_cache_dir(args.cache_dir)}):")
+    for name, source in datasets.LIBSVM_DATASETS.items():
+        mark = "cached" if name in cached else "      "
+        print(f"  {mark}  {name:<14} {source.about}")
+    print("or the path of a CSV or LIBSVM file; 'snacks datasets --download NAME' fetches one.")
+    return 0
+
+
+COMMANDS = {"fit": _fit, "heatmap": _heatmap, "compare": _compare, "datasets": _datasets}
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(f"snacks: warning: {message}\n")
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 failed run, 2 bad arguments)."""
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        try:
+            return COMMANDS[args.command](args)
+        except (ValueError, OSError, datasets.DownloadError) as exc:
+            message = " ".join(str(exc).split())
+            sys.stderr.write(f"snacks {args.command}: error: {message}\n")
+            return 1
+        except KeyboardInterrupt:
+            sys.stderr.write("\nsnacks: interrupted\n")
+            return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

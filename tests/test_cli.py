@@ -1,0 +1,194 @@
+"""The `snacks` command line: every command runs, documents itself, and fails in one line."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from snacks_core import cli
+from snacks_core.datasets import make_a9a_like
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of ``snacks argv…``."""
+    try:
+        status = cli.main(list(argv))
+    except SystemExit as exc:  # argparse: --help and usage errors
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line(err):
+    return len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    label = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
+    path = tmp_path / "data.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "target": label}).to_csv(
+        path, index=False)
+    return path
+
+
+def write_libsvm(path, X, y):
+    with open(path, "w") as handle:
+        for row, label in zip(X, y):
+            pairs = " ".join(f"{j + 1}:{v:g}" for j, v in zip(row.indices, row.data))
+            handle.write(f"{int(label):+d} {pairs}\n")
+    return path
+
+
+def test_console_script_points_to_main():
+    scripts = importlib.metadata.entry_points(group="console_scripts", name="snacks")
+    assert [s.value for s in scripts] == ["snacks_core.cli:main"]
+
+
+@pytest.mark.parametrize("command, options", [
+    (None, ["fit", "heatmap", "compare", "datasets", "examples"]),
+    ("fit", ["--m", "--lam", "--gamma", "--kernel", "--solver", "--test", "--label-column",
+             "--scaling", "--max-epochs", "--tol", "--seed", "--dtype"]),
+    ("heatmap", ["--m", "--lam", "--gamma", "--seeds", "--out", "--plot", "--n-jobs",
+                 "--backend", "--scheduler", "--cold", "paper"]),
+    ("compare", ["--solvers", "--m", "--lam", "--out"]),
+    ("datasets", ["--download", "--cache-dir"]),
+])
+def test_help_documents_every_command(capsys, command, options):
+    status, out, _ = run(capsys, *([command] if command else []), "--help")
+    assert status == 0
+    for option in options:
+        assert option in out
+
+
+def test_fit_prints_metrics(capsys):
+    status, out, err = run(capsys, "fit", "moons", "--m", "30", "--lam", "1e-3", "--gamma", "2",
+                           "--n-samples", "300", "--max-epochs", "20")
+    assert status == 0, err
+    for metric in ("train error", "test error", "F1", "objective", "embedding time",
+                   "training time", "iterations", "stopped by", "C = "):
+        assert metric in out
+    test_error = float(out.split("test error")[1].split()[0])
+    assert test_error < 0.2
+
+
+def test_fit_reads_csv_with_named_label_column(capsys, csv_file):
+    status, out, err = run(capsys, "fit", str(csv_file), "--label-column", "target", "--m", "40",
+                           "--lam", "1e-3", "--gamma", "0.5")
+    assert status == 0, err
+    assert "140 training rows, 60 test rows, 3 features" in out
+
+
+def test_fit_reads_libsvm_train_and_test_files(capsys, tmp_path):
+    X, y, X_test, y_test = make_a9a_like(300, 100, random_state=1)
+    train = write_libsvm(tmp_path / "train.svm", X, y)
+    test = write_libsvm(tmp_path / "test.svm", X_test, y_test)
+    status, out, err = run(capsys, "fit", str(train), "--test", str(test), "--scaling", "none",
+                           "--gamma", "0.05", "--m", "50", "--lam", "1e-4", "--solver", "liblinear")
+    assert status == 0, err
+    assert "300 training rows, 100 test rows" in out
+
+
+def test_heatmap_writes_table_plot_and_progress_bar(capsys, tmp_path):
+    out_csv, out_html = tmp_path / "grid.csv", tmp_path / "grid.html"
+    status, out, err = run(capsys, "heatmap", "moons", "--n-samples", "300", "--gamma", "2",
+                           "--m", "5,20", "40", "--lam", "1e-2,1e-3", "--seeds", "0,1",
+                           "--max-epochs", "10", "--n-jobs", "1", "--out", str(out_csv),
+                           "--plot", str(out_html))
+    assert status == 0, err
+    table = pd.read_csv(out_csv)
+    assert len(table) == 3 * 2 * 2
+    assert set(table.m) == {5, 20, 40} and set(table.seed) == {0, 1}
+    assert "12/12 cells" in err and "[" in err
+    assert "best mean test error" in out
+    assert "plotly" in out_html.read_text()[:100_000].lower()
+
+
+def test_heatmap_gamma_grid(capsys, tmp_path):
+    out_csv = tmp_path / "grid.csv"
+    status, _, err = run(capsys, "heatmap", "circles", "--n-samples", "200", "--m", "20",
+                         "--gamma", "0.5,5", "--lam", "1e-3", "--n-jobs", "1", "--out",
+                         str(out_csv), "--plot", str(tmp_path / "g.html"))
+    assert status == 0, err
+    assert sorted(pd.read_csv(out_csv).gamma) == [0.5, 5.0]
+
+
+def test_compare_prints_solver_table(capsys, tmp_path):
+    status, out, err = run(capsys, "compare", "breast_cancer", "--m", "50", "--lam", "1e-3",
+                           "--solvers", "snacks,liblinear", "libsvm", "--out",
+                           str(tmp_path / "c.csv"))
+    assert status == 0, err
+    table = pd.read_csv(tmp_path / "c.csv")
+    assert list(table.solver) == ["snacks", "liblinear", "libsvm"]
+    assert (table["test error"] < 0.15).all()
+    assert "time (s)" in out
+
+
+def test_datasets_lists_and_downloads_from_a_mirror(capsys, tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    X, y, X_test, y_test = make_a9a_like(40, 20, random_state=2)
+    write_libsvm(mirror / "a9a", X, y)
+    write_libsvm(mirror / "a9a.t", X_test, y_test)
+    monkeypatch.setenv("SNACKS_LIBSVM_URL", mirror.as_uri())
+    cache = tmp_path / "cache"
+    status, out, _ = run(capsys, "datasets", "--cache-dir", str(cache))
+    assert status == 0
+    for name in ("moons", "a9a_like", "breast_cancer", "a9a", "ijcnn1"):
+        assert name in out
+    status, out, err = run(capsys, "datasets", "--download", "a9a", "--cache-dir", str(cache))
+    assert status == 0, err
+    assert "a9a: 40 rows + 20 test rows, 123 features" in out
+    status, out, _ = run(capsys, "datasets", "--cache-dir", str(cache))
+    assert "cached  a9a" in out
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["fit"], 2),
+    (["nonsense"], 2),
+    (["fit", "moons", "--kernel", "sigmoid"], 2),
+    (["fit", "moons", "--lam", "abc"], 2),
+    (["fit", "moons", "--gamma", "wide"], 2),
+    (["heatmap", "moons", "--m", "10"], 2),
+    (["heatmap", "moons", "--m", "ten", "--lam", "1e-3", "--out", "x.csv"], 2),
+    (["fit", "no_such_dataset"], 1),
+    (["fit", "moons", "--lam", "-1"], 1),
+    (["fit", "moons", "--m", "0"], 1),
+    (["heatmap", "moons", "--m", "10", "--lam", "0", "--out", "x.csv"], 1),
+    (["heatmap", "moons", "--m", "10,20", "--gamma", "1,2", "--lam", "1e-3", "--out", "x.csv",
+      "--plot", "x.html"], 1),
+    (["heatmap", "moons", "--m", "5000", "--lam", "1e-3", "--out", "x.csv"], 1),
+    (["compare", "moons", "--solvers", "magic"], 1),
+    (["datasets", "--download", "mnist-huge"], 1),
+])
+def test_bad_arguments_give_one_line_and_nonzero_status(capsys, argv, status):
+    code, out, err = run(capsys, *argv)
+    assert code == status
+    assert one_line(err), err
+    assert "error" in err
+
+
+def test_unreadable_files_give_one_line(capsys, tmp_path):
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,label\n1,2,x\n3,y\n")
+    binary = tmp_path / "image.svm"
+    binary.write_bytes(bytes(range(256)) * 4)
+    for path in (ragged, binary, tmp_path):
+        code, _, err = run(capsys, "fit", str(path))
+        assert code == 1
+        assert one_line(err), err
+    code, _, err = run(capsys, "fit", "moons", "--test", str(tmp_path / "missing.csv"))
+    assert code == 1 and one_line(err)
+
+
+def test_download_without_network_gives_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("SNACKS_LIBSVM_URL", (tmp_path / "offline").as_uri())
+    code, _, err = run(capsys, "datasets", "--download", "madelon", "--cache-dir",
+                       str(tmp_path / "cache"))
+    assert code == 1
+    assert one_line(err) and "by hand" in err
