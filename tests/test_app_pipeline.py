@@ -100,6 +100,8 @@ def test_code_snippet_reproduces_the_run(moons):
 
 @pytest.mark.parametrize("params, data", [
     (PARAMS, "moons"),
+    # Rank 2 kernel on 20 landmarks: eigenvalues are dropped, no triangular factor.
+    ({**PARAMS, "kernel": "linear"}, "moons"),
     ({**PARAMS, "solver": "libsvm"}, "moons"),
     ({**PARAMS, "solver": "liblinear", "gamma": "scale"}, "iris"),
 ])
@@ -110,6 +112,9 @@ def test_npz_export_round_trip(moons, params, data):
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
         assert all(name.endswith(".npy") for name in archive.namelist())
     loaded = model_from_npz(payload)
+    if params["solver"] != "libsvm":
+        assert loaded.embedding_.triangular_ == model.embedding_.triangular_
+        assert model.embedding_.triangular_ == (params["kernel"] != "linear")
     np.testing.assert_allclose(loaded.decision_function(split.X_test),
                                model.decision_function(split.X_test), rtol=1e-12)
     np.testing.assert_array_equal(loaded.predict(split.X_test), model.predict(split.X_test))

@@ -60,6 +60,7 @@ def model_to_npz(model) -> bytes:
     embedding = model.embedding_
     if isinstance(embedding, NystromEmbedding):
         arrays.update({"map": np.array("nystrom"), "components": embedding.components_,
+                       "triangular": np.array(bool(embedding.triangular_)),
                        "gamma": np.array(embedding.gamma_),
                        "landmark_indices": embedding.landmark_indices_,
                        "eigenvalues": embedding.eigenvalues_})
@@ -100,6 +101,8 @@ def model_from_npz(source) -> SnacksClassifier:
         embedding.landmarks_ = landmarks
         embedding.landmark_indices_ = data["landmark_indices"]
         embedding.components_ = data["components"]
+        # Whether components_ is the Cholesky factor (applied as a triangular product).
+        embedding.triangular_ = bool(data["triangular"])
         embedding.eigenvalues_ = data["eigenvalues"]
         embedding.n_components_ = embedding.components_.shape[1]
         embedding.n_features_in_ = model.n_features_in_
