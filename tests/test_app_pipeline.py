@@ -132,6 +132,13 @@ def test_npz_export_of_sparse_landmarks():
     np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X))
 
 
+def test_npz_export_refuses_unknown_feature_maps(moons):
+    model = pipeline.make_model(PARAMS).fit(moons.X_train, moons.y_train)
+    model.embedding_ = object()
+    with pytest.raises(ValueError, match="cannot be exported"):
+        model_to_npz(model)
+
+
 def test_npz_import_rejects_other_files():
     with pytest.raises(ValueError, match="not a Snacks model file"):
         model_from_npz(b"definitely not an npz")

@@ -64,9 +64,12 @@ def model_to_npz(model) -> bytes:
                        "gamma": np.array(embedding.gamma_),
                        "landmark_indices": embedding.landmark_indices_,
                        "eigenvalues": embedding.eigenvalues_})
-    else:
+    elif isinstance(embedding, SupportVectorMap):
         arrays.update({"map": np.array("exact"), "gamma": np.array(embedding.params["gamma"]),
                        "landmark_indices": embedding.landmark_indices_})
+    else:
+        raise ValueError(f"models whose feature map is a {type(embedding).__name__} cannot be "
+                         "exported to .npz yet; the Nyström and exact LIBSVM models can.")
     _put_matrix(arrays, "landmarks", embedding.landmarks_)
     for name, values in model.history_.items():
         arrays[f"history_{name}"] = values

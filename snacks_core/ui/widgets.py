@@ -9,6 +9,7 @@ import streamlit as st
 
 from ..datasets import DownloadError
 from ..kernels import resolve_gamma
+from ..nystrom import NystromEmbedding
 from ..objective import lam_to_C
 from . import cached, pipeline
 from .export import model_to_npz
@@ -265,11 +266,12 @@ def run_facts(run, split):
     gamma = getattr(model.embedding_, "gamma_", None)
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
              f"- λ = {model.lam:g}, so C = 1/(2nλ) = {m['C']:.4g}"]
-    if model.solver == "libsvm":
-        lines.append(f"- exact kernel SVM: {m['n_components']} support vectors")
-    else:
+    if isinstance(model.embedding_, NystromEmbedding):
         lines.append(f"- m = {m['n_components']} embedding dimensions "
                      f"({model.sampling} landmarks)")
+    else:
+        lines.append(f"- kernel expansion on {m['n_components']} training points "
+                     "(no Nyström embedding)")
     if gamma is not None and model.kernel != "linear":
         lines.append(f"- γ = {gamma:.3g}")
     lines.append(f"- stopped by: {m['stop']} after {m['epochs']:.3g} epochs")
