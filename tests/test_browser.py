@@ -1,6 +1,7 @@
 """The app in a real browser: `streamlit run app.py` headless on a free loopback port,
 driven by Playwright with Debian's chromium.  Every page is visited, trained, checked for
-exception boxes and tracebacks, and photographed into docs/screenshots/.
+exception boxes and tracebacks, and photographed: into a temporary folder, or into
+docs/screenshots/ (the README's pictures) when SNACKS_UPDATE_SCREENSHOTS=1 is set.
 
 Skipped (not failed) only when chromium or the Playwright package is missing: `make test`
 installs chromium with apt first.
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+README_SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
@@ -110,7 +111,7 @@ def assert_no_error_shown(page, where):
 
 @pytest.mark.parametrize("path, query, button, n_figures, name", PAGES,
                          ids=[p[-1] for p in PAGES])
-def test_page_in_browser(server, browser, path, query, button, n_figures, name):
+def test_page_in_browser(server, browser, path, query, button, n_figures, name, tmp_path_factory):
     page = browser.new_page(viewport={"width": 1500, "height": 1250})
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -127,8 +128,10 @@ def test_page_in_browser(server, browser, path, query, button, n_figures, name):
         page.wait_for_timeout(800)
         assert_no_error_shown(page, name)
         assert not errors, f"JavaScript errors on {name}: {errors}"
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
+                  else tmp_path_factory.getbasetemp() / "screenshots")
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
     finally:
         page.close()
 
