@@ -573,7 +573,11 @@ def _wave_columns(wave, m_values):
 def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs):
     """Rows of each finished column, columns solved by joblib worker processes."""
     n_group_cells = len(m_values) * len(problem.lams)
-    with Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered") as pool:
+    with warnings.catch_warnings(), Parallel(n_jobs=n_jobs, backend="loky",
+                                             return_as="generator_unordered") as pool:
+        # joblib warns about the columns a stop request cancels or discards.
+        warnings.filterwarnings("ignore", message=r".*tasks? (which|that|have)",
+                                category=UserWarning, module="joblib")
         for wave in waves:
             kernels = [_group_kernels(X_train, X_test, m_values[-1], sampling, group, problem)
                        for group in wave]
@@ -583,10 +587,7 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs):
             try:
                 yield from results
             finally:
-                with warnings.catch_warnings():
-                    # joblib warns about the columns a stop request discards.
-                    warnings.simplefilter("ignore", UserWarning)
-                    results.close()
+                results.close()
 
 
 def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):

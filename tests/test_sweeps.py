@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -138,13 +140,16 @@ def test_progress_called_once_per_cell_in_order(moons):
     assert not table.attrs["stopped"]
 
 
-def test_should_stop_returns_finished_cells_only(moons):
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_should_stop_returns_finished_cells_only(moons, n_jobs):
     X, y, X_test, y_test = moons
     done = []
-    table = robustness_grid(X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3],
-                            gamma=1.0, seeds=[0, 1], max_epochs=5,
-                            progress=lambda d, t, row: done.append(row),
-                            should_stop=lambda: len(done) >= 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no joblib chatter about the cancelled columns
+        table = robustness_grid(X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3],
+                                gamma=1.0, seeds=[0, 1], max_epochs=5, n_jobs=n_jobs,
+                                progress=lambda d, t, row: done.append(row),
+                                should_stop=lambda: len(done) >= 2)
     assert table.attrs["stopped"]
     assert len(table) == 2  # one column of two λ, then the stop
     assert robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2,
