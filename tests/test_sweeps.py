@@ -29,7 +29,7 @@ def moons():
 
 def _problem(kernel="rbf", dtype="float64"):
     return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks", max_epochs=10,
-                           tol=1e-3, solver_options={}, warm_start=True, dtype=dtype,
+                           tol=1e-3, solver_options={}, warm_options=None, dtype=dtype,
                            classes=np.array([0, 1]), y_train=None, y_test=None, lams=(1e-2,))
 
 
