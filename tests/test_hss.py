@@ -1,0 +1,148 @@
+"""The HSS kernel approximation and its fast solver, against the dense kernel matrix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_moons
+from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+
+from snacks_core.hss import BASES, HSSKernel, kernel_expansion
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, _ = make_moons(1000, noise=0.2, random_state=0)
+    return X, rbf_kernel(X, X, gamma=2.0)
+
+
+def dense_of(operator):
+    """K̃ as a dense matrix, column by column through the fast product."""
+    return operator.matvec(np.eye(operator.n))
+
+
+@pytest.mark.parametrize("basis", BASES)
+def test_error_falls_as_tolerance_tightens(basis, moons):
+    X, K = moons
+    errors, ranks, memory = [], [], []
+    for tol, max_rank in ((1e-2, 10), (1e-4, 30), (1e-8, 120)):
+        operator = HSSKernel(X, beta=10.0, gamma=2.0, tol=tol, max_rank=max_rank, leaf_size=64,
+                             basis=basis, random_state=0)
+        errors.append(np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K))
+        ranks.append(operator.ranks.mean())
+        memory.append(operator.nbytes)
+    assert errors[0] > errors[1] > errors[2]
+    assert ranks[0] < ranks[1] < ranks[2] and memory[0] < memory[2]
+    assert errors[2] <= (1e-6 if basis == "interpolative" else 5e-3)
+
+
+@pytest.mark.parametrize("basis", BASES)
+def test_structure_of_the_approximation(basis, moons):
+    X, K = moons
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-3, max_rank=20, leaf_size=64,
+                         basis=basis, random_state=0)
+    K_tilde = dense_of(operator)
+    np.testing.assert_allclose(K_tilde, K_tilde.T, atol=1e-12)
+    # Leaf blocks are the exact kernel.
+    leaf = operator.perm[:operator._stop[operator._postorder[0]]]
+    np.testing.assert_allclose(K_tilde[np.ix_(leaf, leaf)], K[np.ix_(leaf, leaf)], atol=1e-12)
+    # Every node is a contiguous range of the permutation, the leaves no larger than leaf_size.
+    assert np.array_equal(np.sort(operator.perm), np.arange(1000))
+    sizes = [operator._stop[v] - operator._start[v] for v in operator._postorder
+             if operator._children[v] is None]
+    assert max(sizes) <= 64 and sum(sizes) == 1000
+    if basis == "nystrom":
+        # Nyström interpolation makes K̃ positive semi-definite at any tolerance.
+        assert np.linalg.eigvalsh(K_tilde)[0] >= -1e-9 * np.linalg.norm(K, 2)
+
+
+@pytest.mark.parametrize("basis", BASES)
+def test_solve_inverts_the_shifted_approximation(basis, moons):
+    X, K = moons
+    rng = np.random.default_rng(1)
+    beta = 0.5
+    operator = HSSKernel(X, beta=beta, gamma=2.0, tol=1e-6, max_rank=60, leaf_size=64,
+                         basis=basis, random_state=0)
+    b = rng.normal(size=1000)
+    x = operator.solve(b)
+    # Exact for K̃: (K̃ + βI) x = b to rounding.
+    np.testing.assert_allclose(operator.matvec(x) + beta * x, b, atol=1e-9 * np.abs(b).max())
+    np.testing.assert_allclose(x, np.linalg.solve(dense_of(operator) + beta * np.eye(1000), b),
+                               rtol=1e-8, atol=1e-10)
+    # Close to the exact kernel's solution at this tolerance.
+    exact = np.linalg.solve(K + beta * np.eye(1000), b)
+    assert np.linalg.norm(x - exact) / np.linalg.norm(exact) <= (2e-3 if basis == "interpolative" else 2e-2)
+    # Blocks of right-hand sides are solved column by column.
+    B = rng.normal(size=(1000, 3))
+    np.testing.assert_allclose(operator.solve(B), np.column_stack([operator.solve(c) for c in B.T]),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_single_leaf_is_the_dense_kernel(moons):
+    X, K = moons
+    X, K = X[:200], K[:200, :200]
+    operator = HSSKernel(X, beta=2.0, gamma=2.0, leaf_size=200)
+    np.testing.assert_allclose(dense_of(operator), K, atol=1e-12)
+    b = np.arange(200.0)
+    np.testing.assert_allclose(operator.solve(b), np.linalg.solve(K + 2.0 * np.eye(200), b), rtol=1e-9)
+
+
+def test_sparse_input_and_other_kernels(moons):
+    X, _ = moons
+    X = X[:500]
+    dense = HSSKernel(X, beta=1.0, kernel="laplacian", gamma=1.0, leaf_size=50, tol=1e-6,
+                      max_rank=50, random_state=3)
+    sparse = HSSKernel(sp.csr_matrix(X), beta=1.0, kernel="laplacian", gamma=1.0, leaf_size=50,
+                       tol=1e-6, max_rank=50, random_state=3)
+    v = np.random.default_rng(0).normal(size=500)
+    np.testing.assert_allclose(dense.matvec(v), sparse.matvec(v), rtol=1e-9, atol=1e-9)
+    K = laplacian_kernel(X, X, gamma=1.0)
+    assert np.linalg.norm(dense.matvec(v) - K @ v) <= 3e-2 * np.linalg.norm(K @ v)
+
+
+def test_memory_grows_linearly(moons):
+    X, _ = make_moons(4000, noise=0.2, random_state=0)
+    small = HSSKernel(X[:2000], beta=1.0, gamma=2.0, leaf_size=64, max_rank=20, random_state=0)
+    large = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, max_rank=20, random_state=0)
+    assert 1.6 <= large.nbytes / small.nbytes <= 2.4
+
+
+def test_kernel_expansion_is_the_exact_decision_function(moons):
+    X, _ = moons
+    coef = np.zeros(1000)
+    coef[::7] = np.random.default_rng(2).normal(size=coef[::7].shape)
+    X_new = X[:30] + 0.1
+    np.testing.assert_allclose(kernel_expansion(X_new, X, coef, {"kernel": "rbf", "gamma": 2.0, "degree": 3,
+                                                                  "coef0": 1.0}),
+                               rbf_kernel(X_new, X, gamma=2.0) @ coef, rtol=1e-10)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=128, random_state=0)
+    np.testing.assert_allclose(operator.decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef,
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"beta": 0.0}, "beta"),
+    ({"beta": -1.0}, "beta"),
+    ({"leaf_size": 201}, "leaf_size"),
+    ({"leaf_size": 0}, "leaf_size"),
+    ({"max_rank": 0}, "max_rank"),
+    ({"tol": 0.0}, "tol"),
+    ({"tol": -1e-3}, "tol"),
+    ({"tol": 1.5}, "tol"),
+    ({"n_samples": 0}, "n_samples"),
+    ({"basis": "svd"}, "basis"),
+    ({"kernel": "sigmoid"}, "kernel"),
+])
+def test_bad_parameters(options, match, moons):
+    X, _ = moons
+    kwargs = {"beta": 1.0, "gamma": 2.0} | options
+    with pytest.raises(ValueError, match=match):
+        HSSKernel(X[:200], **kwargs)
+
+
+def test_indefinite_approximation_is_reported(moons):
+    X, _ = moons
+    with pytest.raises(ValueError, match="not positive definite"):
+        HSSKernel(X, beta=1e-8, gamma=2.0, tol=0.5, max_rank=1, leaf_size=32, basis="interpolative",
+                  random_state=0)
