@@ -14,7 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .nystrom import NystromEmbedding
-from .solvers import EMBEDDED_SOLVERS, SOLVERS
+from .solvers import EMBEDDED_SOLVERS, SOLVERS, admm
 from .solvers.base import HISTORY_COLUMNS
 from .solvers.libsvm import fit_exact
 from .validation import check_lam
@@ -32,6 +32,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     one-vs-rest.  ``solver='libsvm'`` solves the exact kernel SVM instead (no Nyström):
     the "optimal" reference of the paper's tables.
 
+    ``solver='smoothed_newton'`` minimises F by Newton steps on a smoothed hinge (SmSVM,
+    Hajewski, Oliveira & Stewart, 2018); ``solver_options={'penalty': 'l1+l2',
+    'lam_l1': μ}`` adds μ‖w‖₁ and keeps the weights sparse by an active set.
+    ``solver='admm'`` solves the dual kernel SVM with an intercept,
+    min ½ xᵀYK̃Yx − eᵀx, yᵀx = 0, 0 ≤ x_i ≤ C s_i, by ADMM with one factorisation of
+    K̃ + βI shared by all subproblems (Cipolla & Gondzio, 2021), K̃ being a hierarchically
+    semi-separable approximation of the kernel matrix (``'representation': 'hss'``, the
+    default), the exact kernel (``'dense'``, small n) or the Nyström Gram matrix Z Zᵀ
+    (``'nystrom'``); see :mod:`snacks_core.solvers.admm`.
+
     Parameters
     ----------
     kernel : {'rbf', 'laplacian', 'polynomial', 'linear'}, default='rbf'
@@ -45,13 +55,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Number m of Nyström landmarks (clipped to n with a warning).
     lam : float, default=1e-4
         Regularisation λ > 0.
-    solver : {'snacks', 'pegasos', 'liblinear', 'libsvm'}, default='snacks'
+    solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton', 'libsvm', 'admm'}, \
+            default='snacks'
     sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
         Landmark selection.
     max_epochs : float, default=50
-        Budget of passes over the data (iterations for LIBLINEAR).
+        Budget of passes over the data (iterations for LIBLINEAR); unused by 'libsvm' and
+        'admm' (ADMM takes ``max_iter`` from ``solver_options``; 10 by default, as in the
+        paper).
     tol : float, default=1e-3
-        Stopping tolerance (relative duality gap for Snacks; each solver's own rule).
+        Stopping tolerance (relative duality gap for Snacks and SmSVM; each solver's own
+        rule); unused by 'libsvm' and 'admm'.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
     dtype : {np.float64, np.float32}, default=np.float64
@@ -59,16 +73,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     random_state : int, RandomState or None, default=None
         Seeds the landmark selection and the solver; equal seeds give equal models.
     solver_options : dict or None, default=None
-        Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for Snacks).
+        Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for Snacks).  For
+        'admm': ``representation``, ``beta`` (ADMM penalty; by default 10² for n in
+        [10⁴, 10⁵), 10³ up to 10⁶, as in the paper), ``hss_options`` (keyword arguments of
+        :class:`snacks_core.hss.HSSKernel`, e.g. ``{'max_rank': 100, 'tol': 1e-3}``) and
+        the options of :func:`snacks_core.solvers.admm.solve` (``max_iter``, ``tol``).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     embedding_ : NystromEmbedding
-        The fitted embedding (for 'libsvm': the exact kernel against the support vectors).
+        The fitted embedding (for 'libsvm', and 'admm' with the 'dense' or 'hss'
+        representation: the exact kernel against the support vectors).
     coef_ : ndarray of shape (1, k) for two classes, (n_classes, k) otherwise
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Zero for the embedded solvers (the problem has no bias), LIBSVM's b for 'libsvm'.
+        Zero for the embedded solvers (the problem has no bias), b for 'libsvm' and 'admm'.
     history_ : dict of ndarrays
         Convergence history, one row per checkpoint; columns ``problem`` (index of the
         one-vs-rest subproblem), iteration, epoch, time, objective, gap, validation_error.
@@ -77,7 +96,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     stop_reasons_ : list of str
         Why each subproblem's solver stopped.
     embedding_time_, training_time_ : float
-        Seconds spent embedding the training data and solving.
+        Seconds spent embedding the training data (for 'admm': building and factorising
+        K̃ + βI) and solving.
     """
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
@@ -135,6 +155,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             results = self._fit_embedded(X, targets, lam, weights, embedding_seed, solver_seed,
                                          None if eval_set is None else X_val,
                                          validation_targets, options)
+        elif self.solver == "admm":
+            results = self._fit_admm(X, targets, lam, weights, embedding_seed,
+                                     None if eval_set is None else X_val,
+                                     validation_targets, options)
         else:
             results = self._fit_exact(X, targets, lam, weights,
                                       None if eval_set is None else X_val,
@@ -158,11 +182,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_embedded(self, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
                       validation_targets, options):
         start = time.perf_counter()
-        self.embedding_ = NystromEmbedding(
-            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
-            n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
-            random_state=int(embedding_seed)).fit(X)
-        Z = self.embedding_.transform(X)
+        Z = self._fit_embedding(X, embedding_seed)
         self.embedding_time_ = time.perf_counter() - start
         Z_val = None if X_val is None else self.embedding_.transform(X_val)
         solve = EMBEDDED_SOLVERS[self.solver]
@@ -190,6 +210,57 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
+        self._set_support_vector_model(X, fits)
+        return [f[3] for f in fits]
+
+    def _fit_embedding(self, X, embedding_seed):
+        """Fit ``embedding_`` (the Nyström embedding) on X and return Z = z(X)."""
+        self.embedding_ = NystromEmbedding(
+            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+            n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
+            random_state=int(embedding_seed)).fit(X)
+        return self.embedding_.transform(X)
+
+    def _fit_admm(self, X, targets, lam, weights, embedding_seed, X_val, validation_targets,
+                  options):
+        """ADMM on the dual: one factorised K̃ + βI shared by every one-vs-rest subproblem.
+
+        ``options`` may hold ``representation`` ('hss' by default), ``beta`` and
+        ``hss_options`` (for the operator) and the options of :func:`admm.solve`.
+        """
+        representation = options.pop("representation", "hss")
+        operator_options = {name: options.pop(name) for name in ("beta", "hss_options")
+                            if name in options}
+        start = time.perf_counter()
+        if representation == "nystrom":
+            Z = self._fit_embedding(X, embedding_seed)
+            operator_options.update(embedding=self.embedding_, Z=Z)
+        operator = admm.build_operator(
+            X, representation=representation, kernel=self.kernel, gamma=self.gamma,
+            degree=self.degree, coef0=self.coef0, random_state=int(embedding_seed),
+            **operator_options)
+        precomputed = admm.precompute(operator)
+        self.embedding_time_ = time.perf_counter() - start
+        start = time.perf_counter()
+        fits = [
+            admm.solve(operator, target, lam, sample_weight=weights, precomputed=precomputed,
+                       validation=None if X_val is None else (X_val, validation_targets[k]),
+                       **options)
+            for k, target in enumerate(targets)
+        ]
+        self.training_time_ = time.perf_counter() - start
+        if representation != "nystrom":
+            self._set_support_vector_model(X, fits)
+            return [f[3] for f in fits]
+        dual_coefs = np.zeros((len(fits), X.shape[0]))
+        for k, (indices, dual_coef, _, _) in enumerate(fits):
+            dual_coefs[k, indices] = dual_coef
+        self.coef_ = np.vstack([operator.primal_weights(c) for c in dual_coefs])
+        self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
+        return [f[3] for f in fits]
+
+    def _set_support_vector_model(self, X, fits):
+        """coef_ over the union of the subproblems' support vectors, with their kernel map."""
         support = np.unique(np.concatenate([f[0] for f in fits]))
         self.coef_ = np.zeros((len(fits), support.shape[0]))
         for k, (indices, dual_coef, _, _) in enumerate(fits):
@@ -198,7 +269,6 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_ = SupportVectorMap(
             X[support], support, kernel=self.kernel, gamma=resolve_gamma(self.gamma, X),
             degree=self.degree, coef0=self.coef0)
-        return [f[3] for f in fits]
 
     def decision_function(self, X):
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""

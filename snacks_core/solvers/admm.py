@@ -1,0 +1,370 @@
+"""ADMM on the dual kernel SVM, with the shifted kernel factorised once (Cipolla & Gondzio).
+
+The dual of the kernel SVM with an intercept, in LIBSVM's form with C = 1/(2nλ), is
+
+    min_x  ½ xᵀ Y K̃ Y x − eᵀx   s.t.  yᵀx = 0,  0 ≤ x_i ≤ C s_i,             (1)
+
+for a kernel matrix K̃ (exact or approximated).  Splitting x = z, with the equality in the
+x-block and the box in the z-block, ADMM (Algorithm 2 of S. Cipolla & J. Gondzio,
+"Training very large scale nonlinear SVMs using Alternating Direction Method of
+Multipliers coupled with the Hierarchically Semi-Separable kernel approximations", 2021)
+has closed-form steps with K̃_β = K̃ + βI:
+
+    x ← Y K̃_β⁻¹ Y q − (eᵀ K̃_β⁻¹ Y q / eᵀ K̃_β⁻¹ e) · Y K̃_β⁻¹ e,   q = e + μ + βz,
+    z ← Π_[0, C s](x − μ/β),
+    μ ← μ − β (x − z).
+
+K̃_β⁻¹e and eᵀK̃_β⁻¹e depend on neither the labels nor C: with the factorisation of K̃_β
+they are computed once and reused for every C of a grid and every class of a one-vs-rest
+fit (Algorithm 3).  The model is f(x) = Σ_i y_i z_i k̃(x_i, x) + b with b averaged over the
+margin support vectors 0 < z_j < C s_j, eq. (7) (the paper prints the sign of b
+reversed; b = y_j − Σ_i y_i z_i K̃_ij makes y_j f(x_j) = 1 on the margin).
+
+The kernel enters only through a *shifted-kernel operator* with ``matvec(v)`` = K̃v,
+``solve(b)`` = K̃_β⁻¹b and ``decision(X, coef)`` = Σ_j coef_j k̃(x_j, ·) on new rows:
+
+* :class:`DenseKernel`: K̃ = K, one Cholesky factorisation (small n);
+* :class:`NystromKernel`: K̃ = Z Zᵀ for a Nyström embedding, solves by Woodbury in O(nk);
+* :class:`snacks_core.hss.HSSKernel`: a hierarchically semi-separable approximation with
+  a fast recursive solver, the paper's representation.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.linalg
+
+from ..hss import HSSKernel, kernel_expansion
+from ..kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from ..nystrom import NystromEmbedding
+from ..objective import lam_to_C
+from ..validation import check_data, check_fits_in_memory
+from .base import HISTORY_COLUMNS, SolverResult, check_problem
+
+REPRESENTATIONS = ("dense", "nystrom", "hss")
+
+# The dense representation keeps one n × n float64 matrix (the Cholesky factor).
+_MAX_DENSE_BYTES = 2 * 1024**3
+
+
+def default_beta(n_samples: int) -> float:
+    """The paper's ADMM penalty β by training-set size: 10² for n in [10⁴, 10⁵), 10³ in
+    [10⁵, 10⁶), 10⁴ above; continued downwards by decades (10 below 10⁴, 1 below 10³)."""
+    return float(10.0 ** np.clip(np.floor(np.log10(max(n_samples, 1))) - 2, 0, 4))
+
+
+def check_beta(beta) -> float:
+    if isinstance(beta, bool) or not np.isscalar(beta) or not np.isfinite(beta) or beta <= 0:
+        raise ValueError(f"beta (the ADMM penalty) must be a positive finite number, got {beta!r}.")
+    return float(beta)
+
+
+class DenseKernel:
+    """K̃ = K, the exact n × n kernel matrix, with the Cholesky factor of K + βI.
+
+    Only the factor L (K + βI = L Lᵀ) is kept: K̃v = L(Lᵀv) − βv.  Refused above 2 GiB
+    (n ≈ 16,000) or half the machine's memory; use 'hss' or 'nystrom' beyond.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n, d)
+        Training data.
+    beta : float
+        ADMM penalty β > 0.
+    kernel, gamma, degree, coef0
+        The kernel, as in :func:`snacks_core.kernels.kernel_matrix`; ``gamma`` may be
+        'scale' or 'auto', resolved on X.
+
+    Attributes
+    ----------
+    n : int
+    beta : float
+    nbytes : int
+        Memory held by the factorisation.
+    build_time : float
+        Seconds spent forming K and factorising K + βI.
+    """
+
+    def __init__(self, X, *, beta, kernel="rbf", gamma="scale", degree=3, coef0=1.0):
+        X = check_data(X)
+        check_kernel_params(kernel, gamma, degree, coef0)
+        self.beta = check_beta(beta)
+        self.n = X.shape[0]
+        n_bytes = 8 * self.n * self.n
+        if n_bytes > _MAX_DENSE_BYTES:
+            raise ValueError(
+                f"The dense kernel representation needs an n × n matrix: {n_bytes / 2**30:.1f} GiB "
+                f"for n = {self.n}, above the {_MAX_DENSE_BYTES / 2**30:.0f} GiB limit. "
+                "Use representation='hss' or 'nystrom' for this n.")
+        check_fits_in_memory(n_bytes, "The dense kernel matrix", "Use representation='hss' or 'nystrom'.")
+        self.X = X
+        self.kernel_params = {"kernel": kernel, "gamma": resolve_gamma(gamma, X),
+                              "degree": degree, "coef0": coef0}
+        start = time.perf_counter()
+        K = kernel_matrix(X, X, dtype=np.float64, **self.kernel_params)
+        K[np.diag_indices_from(K)] += self.beta
+        try:
+            self._factor = scipy.linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            raise ValueError("K + βI is not positive definite (kernel not positive "
+                             "semi-definite?); increase beta.") from None
+        self.nbytes = self._factor.nbytes
+        self.build_time = time.perf_counter() - start
+
+    def matvec(self, v):
+        return self._factor @ (self._factor.T @ v) - self.beta * v
+
+    def solve(self, b):
+        return scipy.linalg.cho_solve((self._factor, True), b, check_finite=False)
+
+    def decision(self, X_new, coef):
+        return kernel_expansion(X_new, self.X, coef, self.kernel_params)
+
+
+class NystromKernel:
+    """K̃ = Z Zᵀ for a fitted :class:`~snacks_core.nystrom.NystromEmbedding`.
+
+    (Z Zᵀ + βI)⁻¹ b = (b − Z (βI + ZᵀZ)⁻¹ Zᵀ b) / β (Woodbury): O(n k) per solve after one
+    k × k Cholesky factorisation; the model is linear in the embedding,
+    f(x) = ⟨Zᵀ(y∘z), z(x)⟩ + b.
+
+    Parameters
+    ----------
+    embedding : NystromEmbedding
+        Fitted embedding (maps new rows for :meth:`decision`).
+    Z : ndarray of shape (n, k)
+        The embedding of the training rows, ``embedding.transform(X)``.
+    beta : float
+        ADMM penalty β > 0.
+    """
+
+    def __init__(self, embedding, Z, *, beta):
+        self.beta = check_beta(beta)
+        self.embedding = embedding
+        self.Z = np.ascontiguousarray(Z, dtype=np.float64)
+        self.n = self.Z.shape[0]
+        start = time.perf_counter()
+        inner = self.Z.T @ self.Z
+        inner[np.diag_indices_from(inner)] += self.beta
+        self._factor = scipy.linalg.cho_factor(inner, check_finite=False)
+        self.nbytes = self.Z.nbytes + inner.nbytes
+        self.build_time = time.perf_counter() - start
+
+    def matvec(self, v):
+        return self.Z @ (self.Z.T @ v)
+
+    def solve(self, b):
+        inner = scipy.linalg.cho_solve(self._factor, self.Z.T @ b, check_finite=False)
+        return (b - self.Z @ inner) / self.beta
+
+    def primal_weights(self, coef):
+        """w = Zᵀ coef: the model's weights on the embedding."""
+        return self.Z.T @ coef
+
+    def decision(self, X_new, coef):
+        return self.embedding.transform(X_new) @ self.primal_weights(coef)
+
+
+def precompute(operator):
+    """K̃_β⁻¹e and eᵀK̃_β⁻¹e: once per factorisation (Algorithm 3, lines 4–5)."""
+    ones_solve = operator.solve(np.ones(operator.n))
+    return ones_solve, float(ones_solve.sum())
+
+
+def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validation=None,
+          callback=None, precomputed=None):
+    """Solve the dual kernel SVM (1) with C = 1/(2nλ) by closed-form ADMM (Algorithm 2).
+
+    The primal problem is F(f) = (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ‖h‖²_H, f = h + b,
+    over the kernel K̃ of ``operator`` (see the module docstring).
+
+    Parameters
+    ----------
+    operator : DenseKernel, NystromKernel or HSSKernel
+        The factorised shifted kernel K̃ + βI; reusable across calls.
+    y : ndarray of shape (n,)
+        Labels in {−1, +1}.
+    lam : float
+        Regularisation λ > 0.
+    sample_weight : ndarray of shape (n,), optional
+        Weights s_i: the box is 0 ≤ z_i ≤ C s_i.
+    max_iter : int
+        ADMM iterations (the paper uses 10).
+    tol : float
+        Also stop once the primal and dual residuals ‖x − z‖ and β‖z − z_prev‖ are at most
+        ``tol`` times max(‖x‖, ‖z‖) and ‖μ‖ (Boyd et al., Section 3.3); 0 runs
+        ``max_iter`` iterations.
+    validation : tuple (X_val, y_val), optional
+        Held-out raw data whose error rate is recorded at each checkpoint.
+    callback : callable(record: dict, dual_coef: ndarray), optional
+        Called at each checkpoint with the full vector y∘z.
+    precomputed : tuple, optional
+        :func:`precompute` of ``operator``, shared by several calls (λ grid, classes).
+
+    Returns
+    -------
+    support : ndarray of int64
+        Rows with z_j > 0.
+    dual_coef : ndarray
+        y_j z_j on the support.
+    intercept : float
+        b from eq. (7).
+    result : SolverResult
+        ``coef`` is ``dual_coef``; one checkpoint per iteration with the primal objective
+        F on K̃ (with f = K̃(y∘z) + b) and the certified gap F − D(ẑ), D(α) =
+        2λΣα_i − λ(y∘α)ᵀK̃(y∘α) at ẑ, z with one class scaled down so that yᵀẑ = 0.
+        Time excludes the factorisation (``operator.build_time``) and the checkpoints;
+        ``epoch`` is NaN (an iteration is a solve, not a pass over the data).
+        ``stop_reason`` is ``'max_iter'`` or ``'tol_residual'``.
+    """
+    n = operator.n
+    _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    if not (np.isscalar(tol) and np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
+    upper = lam_to_C(lam, n) * (np.ones(n) if sample_weight is None else sample_weight)
+    beta = operator.beta
+    ones_solve, ones_dot = precompute(operator) if precomputed is None else precomputed
+    y_ones_solve = y * ones_solve
+
+    x = np.zeros(n)
+    z = np.zeros(n)
+    mu = np.zeros(n)
+    rows = {name: [] for name in HISTORY_COLUMNS}
+    stop_reason = "max_iter"
+    elapsed = 0.0
+    for iteration in range(1, int(max_iter) + 1):
+        start = time.perf_counter()
+        r = operator.solve(y * (1.0 + mu + beta * z))
+        x = y * r - (r.sum() / ones_dot) * y_ones_solve
+        z_prev = z
+        z = np.clip(x - mu / beta, 0.0, upper)
+        mu = mu - beta * (x - z)
+        primal_residual = np.linalg.norm(x - z)
+        dual_residual = beta * np.linalg.norm(z - z_prev)
+        elapsed += time.perf_counter() - start
+        converged = (tol > 0 and primal_residual <= tol * max(np.linalg.norm(x), np.linalg.norm(z))
+                     and dual_residual <= tol * np.linalg.norm(mu))
+        if converged:
+            stop_reason = "tol_residual"
+        dual_coef = y * z
+        intercept, objective, gap = _checkpoint(operator, y, z, upper, lam, sample_weight)
+        validation_error = np.nan
+        if validation is not None:
+            X_val, y_val = validation
+            decision = operator.decision(X_val, dual_coef) + intercept
+            validation_error = float(np.mean(np.where(decision > 0, 1.0, -1.0) != np.ravel(y_val)))
+        for name, value in zip(HISTORY_COLUMNS, (iteration, np.nan, elapsed, objective, gap,
+                                                 validation_error)):
+            rows[name].append(float(value))
+        if callback is not None:
+            callback({name: rows[name][-1] for name in HISTORY_COLUMNS}, dual_coef)
+        if converged:
+            break
+    support = np.flatnonzero(z > 0.0).astype(np.int64)
+    result = SolverResult(coef=dual_coef[support],
+                          history={name: np.asarray(v, dtype=np.float64) for name, v in rows.items()},
+                          n_iter=iteration, n_epochs=np.nan, stop_reason=stop_reason)
+    return support, dual_coef[support], intercept, result
+
+
+def solve_path(operator, y, lams, **options):
+    """:func:`solve` for each λ of a grid, reusing the one factorisation of K̃ + βI.
+
+    This is Algorithm 3 of the paper: the cost of a grid is the factorisation, one
+    :func:`precompute`, and ``len(lams)`` ADMM runs of ``max_iter`` solves each.
+    ``options`` are those of :func:`solve`.  Returns the list of :func:`solve`'s results,
+    in the order of ``lams``.
+    """
+    lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+    if lams.ndim != 1 or lams.shape[0] == 0:
+        raise ValueError("lams must be a non-empty 1-D sequence of regularisation values.")
+    options.setdefault("precomputed", precompute(operator))
+    return [solve(operator, y, float(lam), **options) for lam in lams]
+
+
+def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="scale", degree=3,
+                   coef0=1.0, n_components=100, random_state=None, embedding=None, Z=None,
+                   hss_options=None):
+    """The factorised K̃ + βI of a representation on X.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n, d)
+        Training data.
+    representation : {'dense', 'nystrom', 'hss'}
+        See the module docstring.
+    beta : float, optional
+        ADMM penalty β > 0; defaults to :func:`default_beta` of n.
+    kernel, gamma, degree, coef0
+        The kernel (see :func:`snacks_core.kernels.kernel_matrix`).
+    n_components : int
+        Landmarks of the Nyström embedding fitted for 'nystrom' (uniform sampling, seeded
+        by ``random_state``) when ``embedding`` is not given.
+    random_state : int or None
+        Seeds the Nyström landmarks or the HSS sampling.
+    embedding, Z : NystromEmbedding and ndarray, optional
+        For 'nystrom': an embedding already fitted on X, and its ``transform(X)``.
+    hss_options : dict, optional
+        For 'hss': keyword arguments of :class:`snacks_core.hss.HSSKernel`.
+    """
+    if representation not in REPRESENTATIONS:
+        raise ValueError(f"unknown representation {representation!r}; choose one of {REPRESENTATIONS}.")
+    if hss_options and representation != "hss":
+        raise ValueError("hss_options only apply to representation='hss'.")
+    X = check_data(X)
+    beta = default_beta(X.shape[0]) if beta is None else check_beta(beta)
+    params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+    if representation == "dense":
+        return DenseKernel(X, beta=beta, **params)
+    if representation == "hss":
+        return HSSKernel(X, beta=beta, random_state=random_state, **params, **(hss_options or {}))
+    if embedding is None:
+        embedding = NystromEmbedding(n_components=n_components, random_state=random_state,
+                                     **params).fit(X)
+    return NystromKernel(embedding, embedding.transform(X) if Z is None else Z, beta=beta)
+
+
+def _intercept(margin_gap, y, z, upper):
+    """b = mean over margin support vectors (0 < z_j < C s_j) of y_j − (K̃(y∘z))_j, eq. (7).
+
+    ``margin_gap[j]`` is y_j − (K̃(y∘z))_j.  Without margin support vectors, b is the
+    middle of the interval the KKT conditions allow (as LIBSVM does).
+    """
+    free = (z > 0.0) & (z < upper)
+    if np.any(free):
+        return float(margin_gap[free].mean())
+    # z_j = 0 needs y_j f_j ≥ 1, z_j = C s_j needs y_j f_j ≤ 1: bounds on b from each side.
+    at_zero, at_upper = z <= 0.0, z >= upper
+    lower_side = (at_zero & (y > 0)) | (at_upper & (y < 0))
+    upper_side = (at_zero & (y < 0)) | (at_upper & (y > 0))
+    low = margin_gap[lower_side].max() if np.any(lower_side) else -np.inf
+    high = margin_gap[upper_side].min() if np.any(upper_side) else np.inf
+    if np.isfinite(low) and np.isfinite(high):
+        return 0.5 * (low + high)
+    return float(low if np.isfinite(low) else high if np.isfinite(high) else 0.0)
+
+
+def _checkpoint(operator, y, z, upper, lam, sample_weight):
+    """Intercept, primal objective F on K̃ and certified gap for the ADMM iterate z."""
+    n = y.shape[0]
+    coef = y * z
+    Kc = operator.matvec(coef)
+    intercept = _intercept(y - Kc, y, z, upper)
+    loss = np.maximum(0.0, 1.0 - y * (Kc + intercept))
+    if sample_weight is not None:
+        loss *= sample_weight
+    objective = float(loss.mean() + lam * (coef @ Kc))
+    # A feasible dual point: scale down the class with the larger Σ z so that yᵀẑ = 0.
+    positive, negative = float(z[y > 0].sum()), float(z[y < 0].sum())
+    feasible = z.copy()
+    if positive > negative:
+        feasible[y > 0] *= negative / positive
+    elif negative > positive:
+        feasible[y < 0] *= positive / negative
+    feasible_coef = y * feasible
+    dual = 2.0 * lam * float(feasible.sum()) - lam * float(feasible_coef @ operator.matvec(feasible_coef))
+    return intercept, objective, max(objective - dual, 0.0)

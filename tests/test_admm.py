@@ -1,0 +1,226 @@
+"""ADMM on the dual kernel SVM against LIBSVM (sklearn's SVC) and dense oracles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_moons
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
+
+import reference
+from snacks_core import NystromEmbedding, SnacksClassifier
+from snacks_core.objective import lam_to_C
+from snacks_core.solvers import EXACT_SOLVERS, admm
+from snacks_core.solvers.base import HISTORY_COLUMNS
+
+GAMMA = 2.0
+LAM = 1e-3
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y01 = make_moons(1500, noise=0.25, random_state=3)
+    y = np.where(y01 > 0, 1.0, -1.0)
+    return X[:1000], y[:1000], X[1000:], y[1000:]
+
+
+@pytest.fixture(scope="module")
+def dense(data):
+    return admm.DenseKernel(data[0], beta=1.0, gamma=GAMMA)
+
+
+def svc_dual(model, K, y, lam):
+    """D(α) = 2λ Σ α_i − λ (y∘α)ᵀ K (y∘α) of a fitted SVC (LIBSVM's dual scaled by 2λ)."""
+    coef = np.zeros(len(y))
+    coef[model.support_] = model.dual_coef_.ravel()
+    return 2 * lam * np.abs(coef).sum() - lam * coef @ K @ coef
+
+
+def full(support, dual_coef, n):
+    coef = np.zeros(n)
+    coef[support] = dual_coef
+    return coef
+
+
+def test_default_beta_follows_the_paper():
+    assert admm.default_beta(50_000) == 100.0
+    assert admm.default_beta(10_000) == 100.0
+    assert admm.default_beta(500_000) == 1000.0
+    assert admm.default_beta(5_000_000) == 10_000.0
+    assert admm.default_beta(2_000) == 10.0
+    assert admm.default_beta(300) == 1.0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_dense_agrees_with_svc(weighted, data, dense):
+    X, y, X_test, _ = data
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, size=1000) if weighted else None
+    model = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y, sample_weight=weights)
+    K = rbf_kernel(X, X, gamma=GAMMA)
+    support, dual_coef, intercept, result = admm.solve(dense, y, LAM, sample_weight=weights,
+                                                       max_iter=1000)
+    expected = svc_dual(model, K, y, LAM)
+    dual = result.history["objective"][-1] - result.history["gap"][-1]
+    assert abs(dual - expected) <= 1e-3 * abs(expected)
+    decision = rbf_kernel(X_test, X[support], gamma=GAMMA) @ dual_coef + intercept
+    assert np.mean(np.where(decision > 0, 1.0, -1.0) == model.predict(X_test)) >= 0.99
+    assert intercept == pytest.approx(model.intercept_[0], abs=1e-2)
+    # The box holds and the labels' constraint nearly: z ∈ [0, C s], yᵀz ≈ 0.
+    z = np.abs(dual_coef)
+    upper = lam_to_C(LAM, 1000) * (np.ones(1000) if weights is None else weights)[support]
+    assert np.all(z <= upper + 1e-12)
+    assert abs(np.sum(dual_coef)) <= 1e-3 * z.sum()
+
+
+def test_history_objective_and_certificate(data, dense):
+    X, y, X_test, y_test = data
+    rows = []
+    support, dual_coef, intercept, result = admm.solve(
+        dense, y, LAM, max_iter=20, validation=(X_test, y_test),
+        callback=lambda row, coef: rows.append((row, coef.copy())))
+    h = result.history
+    assert set(h) == set(HISTORY_COLUMNS) and len(h["objective"]) == 20 == len(rows)
+    np.testing.assert_array_equal(h["iteration"], np.arange(1, 21))
+    assert np.all(np.isnan(h["epoch"])) and np.all(np.diff(h["time"]) >= 0)
+    assert result.n_iter == 20 and result.stop_reason == "max_iter"
+    # The objective is the kernel SVM's primal F at the returned model (oracle formula).
+    K = rbf_kernel(X, X, gamma=GAMMA)
+    coef = full(support, dual_coef, 1000)
+    F = reference.kernel_svm_objective(K @ coef + intercept, dual_coef, K[np.ix_(support, support)], y, LAM)
+    assert h["objective"][-1] == pytest.approx(F, rel=1e-9)
+    np.testing.assert_array_equal(rows[-1][1], coef)
+    # The gap certifies: F − gap ≤ F* (LIBSVM's optimum), and it shrinks.
+    model = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y)
+    f_star = svc_dual(model, K, y, LAM)
+    assert np.all(h["objective"] - h["gap"] <= f_star * (1 + 1e-9))
+    assert np.all(h["objective"] >= f_star * (1 - 1e-9))
+    assert h["gap"][-1] < h["gap"][0]
+    decision = rbf_kernel(X_test, X[support], gamma=GAMMA) @ dual_coef + intercept
+    assert h["validation_error"][-1] == pytest.approx(np.mean(np.where(decision > 0, 1.0, -1.0) != y_test))
+
+
+def test_residual_tolerance_stops_early(data, dense):
+    _, y, _, _ = data
+    result = admm.solve(dense, y, LAM, max_iter=5000, tol=1e-4)[3]
+    assert result.stop_reason == "tol_residual" and result.n_iter < 5000
+
+
+def test_nystrom_representation_is_the_linear_kernel_svm_on_the_embedding(data):
+    X, y, X_test, _ = data
+    embedding = NystromEmbedding(gamma=GAMMA, n_components=60, random_state=0).fit(X)
+    Z = embedding.transform(X)
+    operator = admm.NystromKernel(embedding, Z, beta=1.0)
+    b = np.random.default_rng(0).normal(size=1000)
+    np.testing.assert_allclose(operator.matvec(b), Z @ (Z.T @ b), rtol=1e-12)
+    np.testing.assert_allclose(operator.solve(b), np.linalg.solve(Z @ Z.T + np.eye(1000), b), rtol=1e-8)
+    support, dual_coef, intercept, result = admm.solve(operator, y, LAM, max_iter=1500)
+    model = SVC(C=lam_to_C(LAM, 1000), kernel="linear", tol=1e-8).fit(Z, y)
+    expected = svc_dual(model, Z @ Z.T, y, LAM)
+    dual = result.history["objective"][-1] - result.history["gap"][-1]
+    assert abs(dual - expected) <= 1e-3 * abs(expected)
+    w = operator.primal_weights(full(support, dual_coef, 1000))
+    agreement = np.mean(np.sign(embedding.transform(X_test) @ w + intercept) == model.predict(embedding.transform(X_test)))
+    assert agreement >= 0.99
+
+
+def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
+    X, y, X_test, _ = data
+    hss = admm.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
+                              hss_options={"tol": 1e-8, "max_rank": 200, "leaf_size": 64,
+                                           "basis": "interpolative"})
+    exact = admm.solve(dense, y, LAM, max_iter=300)
+    approx = admm.solve(hss, y, LAM, max_iter=300)
+    coef_exact, coef_approx = full(*exact[:2], 1000), full(*approx[:2], 1000)
+    assert np.linalg.norm(coef_approx - coef_exact) <= 1e-4 * np.linalg.norm(coef_exact)
+    assert approx[2] == pytest.approx(exact[2], abs=1e-4)
+    same = np.sign(hss.decision(X_test, coef_approx) + approx[2]) == np.sign(dense.decision(X_test, coef_exact) + exact[2])
+    assert np.mean(same) >= 0.999
+
+
+class CountingOperator:
+    """Wraps an operator and counts its solves."""
+
+    def __init__(self, operator):
+        self.operator, self.n, self.beta, self.solves = operator, operator.n, operator.beta, 0
+
+    def solve(self, b):
+        self.solves += 1
+        return self.operator.solve(b)
+
+    def matvec(self, v):
+        return self.operator.matvec(v)
+
+    def decision(self, X, coef):
+        return self.operator.decision(X, coef)
+
+
+def test_solve_path_reuses_the_factorization(data, dense):
+    _, y, _, _ = data
+    lams = np.logspace(-4, -2, 10)
+    counting = CountingOperator(dense)
+    path = admm.solve_path(counting, y, lams, max_iter=15)
+    assert counting.solves == 1 + 10 * 15
+    for lam, (support, dual_coef, intercept, result) in zip(lams, path):
+        single = admm.solve(dense, y, lam, max_iter=15)
+        np.testing.assert_array_equal(support, single[0])
+        np.testing.assert_allclose(dual_coef, single[1], rtol=1e-12, atol=1e-15)
+        assert intercept == pytest.approx(single[2])
+        assert np.abs(dual_coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
+
+
+def test_estimator_dispatch(data):
+    X, y, X_test, y_test = data
+    assert "admm" in EXACT_SOLVERS
+    scores = {}
+    for representation in ("dense", "hss", "nystrom"):
+        model = SnacksClassifier(solver="admm", gamma=GAMMA, lam=LAM, n_components=100, random_state=0,
+                                 solver_options={"representation": representation, "beta": 1.0,
+                                                 "max_iter": 200})
+        model.fit(X, y, eval_set=(X_test, y_test))
+        scores[representation] = model.score(X_test, y_test)
+        assert model.history_["validation_error"][-1] == pytest.approx(1 - scores[representation])
+        assert model.embedding_time_ > 0 and model.stop_reasons_ == ["max_iter"]
+    reference_score = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA).fit(X, y).score(X_test, y_test)
+    for score in scores.values():
+        assert score >= reference_score - 0.01
+    # One-vs-rest shares the factorisation; predictions use the exact kernel on the support.
+    X, y = load_iris(return_X_y=True)
+    model = SnacksClassifier(solver="admm", lam=1e-3, random_state=0,
+                             solver_options={"max_iter": 100, "hss_options": {"leaf_size": 32}}).fit(X, y)
+    assert model.coef_.shape[0] == 3 and model.score(X, y) >= 0.95
+
+
+@pytest.mark.parametrize("build, match", [
+    (lambda X: admm.DenseKernel(X, beta=0.0, gamma=1.0), "beta"),
+    (lambda X: admm.build_operator(X, representation="dense", beta=-1.0, gamma=1.0), "beta"),
+    (lambda X: admm.build_operator(X, representation="exact", gamma=1.0), "representation"),
+    (lambda X: admm.build_operator(X, representation="dense", gamma=1.0, hss_options={"tol": 1e-3}), "hss_options"),
+    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"tol": 0.0}), "tol"),
+    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"max_rank": 0}), "max_rank"),
+    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"leaf_size": 10**6}), "leaf_size"),
+])
+def test_bad_operators(build, match, data):
+    with pytest.raises(ValueError, match=match):
+        build(data[0])
+
+
+def test_bad_solver_input(data, dense):
+    _, y, _, _ = data
+    for options in ({"max_iter": 0}, {"max_iter": 2.5}, {"tol": -1.0}):
+        with pytest.raises(ValueError):
+            admm.solve(dense, y, LAM, **options)
+    with pytest.raises(ValueError):
+        admm.solve(dense, y, 0.0)
+    with pytest.raises(ValueError):
+        admm.solve(dense, (y > 0).astype(float), LAM)
+    with pytest.raises(ValueError):
+        admm.solve(dense, y[:-1], LAM)
+    with pytest.raises(ValueError, match="lams"):
+        admm.solve_path(dense, y, [])
+
+
+def test_dense_refuses_large_n():
+    n = 17_000
+    with pytest.raises(ValueError, match="GiB"):
+        admm.DenseKernel(np.zeros((n, 1)), beta=1.0, gamma=1.0)
