@@ -119,13 +119,16 @@ class GridPlan:
 
 
 def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto",
-              backend="loky", memory_limit=None) -> GridPlan:
+              backend="loky", memory_limit=None, threads_per_worker=1) -> GridPlan:
     """Choose precision, parallel jobs and wave size so the grid fits in memory.
 
     The kernel blocks of a group take (n_train + n_test) × m_max values and each running
-    column an n_train × m embedding.  Options are tried in this order: the requested
-    precision with all jobs, then (for ``dtype='auto'``) float32 with all jobs, then fewer
-    jobs; the first that fits is returned, with ``notes`` saying what changed.
+    column an n_train × m embedding.  Locally, options are tried in this order: the
+    requested precision with all jobs, then (for ``dtype='auto'``) float32 with all jobs,
+    then fewer jobs; the first that fits is returned, with ``notes`` saying what changed.
+    On a Dask cluster the need of one worker (a wave's kernel blocks and one embedding per
+    worker thread) is compared with the smallest worker's memory, and only the precision
+    can change.
 
     Parameters
     ----------
@@ -138,13 +141,15 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     n_groups : int, default=1
         (seed, γ) groups.
     n_jobs : int, default=1
-        Columns to solve at once (already resolved: no -1).
+        Columns to solve at once (already resolved: no -1); on Dask, the cluster's threads.
     dtype : {'auto', 'float64', 'float32'}, default='auto'
         'auto' is float64, or float32 when float64 does not fit.
     backend : {'loky', 'dask'}, default='loky'
         Local processes share kernel blocks through a memory-mapped copy.
     memory_limit : int or None, default=None
-        Bytes available per worker; None checks against this machine's memory.
+        With ``backend='dask'``: bytes of the smallest worker (None: not checked).
+    threads_per_worker : int, default=1
+        With ``backend='dask'``: the most threads of a worker.
 
     Returns
     -------
@@ -161,19 +166,24 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     n_columns = n_groups * len(m_values)
     if dtype == "auto":
         dtypes = (np.dtype(np.float64), np.dtype(np.float32))
-    elif np.dtype(dtype) in (np.float32, np.float64):
+    elif dtype in (np.float64, np.float32, "float64", "float32"):
         dtypes = (np.dtype(dtype),)
     else:
         raise ValueError(f"dtype must be 'auto', 'float64' or 'float32', got {dtype!r}.")
-    # Half the precision keeps every job busy, so it comes before fewer jobs.
-    options = [(dtypes[0], n_jobs)] + [(dtypes[-1], jobs) for jobs in range(n_jobs, 0, -1)]
+    on_dask = backend == "dask"
+    if on_dask:
+        options = [(candidate, n_jobs) for candidate in dtypes]
+    else:
+        # Half the precision keeps every job busy, so it comes before fewer jobs.
+        options = [(dtypes[0], n_jobs)] + [(dtypes[-1], jobs) for jobs in range(n_jobs, 0, -1)]
     for candidate, jobs in dict.fromkeys(options):
         groups_per_wave = min(n_groups, max(1, math.ceil(
             _COLUMNS_PER_JOB * jobs / len(m_values))))
         copies = 2 if backend == "loky" and jobs > 1 else 1
-        needed = candidate.itemsize * (
-            groups_per_wave * (n_train + n_test) * m_max * copies + jobs * n_train * m_max)
-        if _fits(needed, memory_limit):
+        embeddings = threads_per_worker if on_dask else jobs
+        needed = candidate.itemsize * (groups_per_wave * (n_train + n_test) * m_max * copies
+                                       + embeddings * n_train * m_max)
+        if (memory_limit is None or needed <= memory_limit) if on_dask else _fits(needed):
             notes = []
             if candidate != dtypes[0]:
                 notes.append(f"float64 would not fit in memory: the grid runs in float32 "
@@ -186,16 +196,16 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     advice = ("Use a smaller largest m, fewer rows (a subsample), or a Dask cluster with "
               "more memory per worker.")
     what = (f"The grid's kernel blocks and embeddings ({n_train} training and {n_test} test "
-            f"rows × m_max = {m_max} landmarks, in {dtypes[-1].name} with one job)")
-    if memory_limit is None:
+            f"rows × m_max = {m_max} landmarks, in {dtypes[-1].name}"
+            + (")" if on_dask else " with one job)"))
+    if not on_dask:
         check_fits_in_memory(needed, what, advice)
-    raise ValueError(f"{what} would need {_gib(needed)} GiB, more than the "
-                     f"{_gib(memory_limit)} GiB of a Dask worker. {advice}")
+    raise ValueError(f"{what} would need {_gib(needed)} GiB per Dask worker, more than the "
+                     f"{_gib(memory_limit)} GiB of the smallest one. {advice}")
 
 
-def _fits(n_bytes, memory_limit) -> bool:
-    if memory_limit is not None:
-        return n_bytes <= memory_limit
+def _fits(n_bytes) -> bool:
+    """Whether this machine can spare ``n_bytes`` (the rule of check_fits_in_memory)."""
     try:
         check_fits_in_memory(n_bytes, "", "")
     except ValueError:
@@ -226,7 +236,7 @@ class _Problem(NamedTuple):
 
 
 class _Group(NamedTuple):
-    """One (seed, γ): its seeds, and the kernel blocks once computed."""
+    """One (seed, γ), with the landmark and solver seeds SnacksClassifier would draw."""
 
     seed: int
     gamma: float
@@ -235,6 +245,8 @@ class _Group(NamedTuple):
 
 
 class _GroupKernels(NamedTuple):
+    """A group's m_max landmark rows, K_nm, K_tm and the seconds they took."""
+
     landmarks: object
     K_train: np.ndarray
     K_test: np.ndarray
@@ -336,7 +348,7 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
     solve = EMBEDDED_SOLVERS[solver]
     classes = np.unique(y_train)
     parameters = inspect.signature(solve).parameters
-    warm_options = {"w0": None}
+    warm_options = {}
     if "stage_epochs" in parameters and "stage_epochs" not in (solver_options or {}):
         warm_options["stage_epochs"] = _WARM_STAGE_EPOCHS
     problem = _Problem(
@@ -347,20 +359,17 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
     groups = [_Group(seed, g, *_seeds_of(seed)) for seed in seed_values for g in gammas]
 
     dask_client = owned_client = None
+    resources = {"n_jobs": effective_n_jobs(n_jobs)}
     if backend == "dask":
         dask_client, owned_client = _dask_client(client)
-        threads = dask_client.nthreads()
-        jobs = max(1, sum(threads.values()))
+        threads = list(dask_client.nthreads().values()) or [1]
         limits = [w.get("memory_limit") or 0
                   for w in dask_client.scheduler_info()["workers"].values()]
-        memory_limit = min(limits) if limits and min(limits) > 0 else None
-    else:
-        jobs = effective_n_jobs(n_jobs)
-        memory_limit = None
+        resources = {"n_jobs": sum(threads), "threads_per_worker": max(threads),
+                     "memory_limit": min(limits) if limits and min(limits) > 0 else None}
     try:
         plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values, n_lams=len(lams),
-                         n_groups=len(groups), n_jobs=jobs, dtype=dtype, backend=backend,
-                         memory_limit=memory_limit)
+                         n_groups=len(groups), dtype=dtype, backend=backend, **resources)
         for note in plan.notes:
             warnings.warn(note, UserWarning, stacklevel=2)
         problem = problem._replace(dtype=plan.dtype)
@@ -528,7 +537,7 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
             results = [
                 solve(Z, target, lam, max_epochs=problem.max_epochs, tol=problem.tol,
                       random_state=group.solver_seed, **problem.solver_options,
-                      **({**problem.warm_options, "w0": coefs[k]} if warm else {}))
+                      **({"w0": coefs[k], **problem.warm_options} if warm else {}))
                 for k, target in enumerate(targets)
             ]
             training_time = time.perf_counter() - start

@@ -257,6 +257,18 @@ def test_memory_plan_switches_to_float32_then_fewer_jobs_then_refuses(monkeypatc
         plan_grid(n_train, n_test, m, n_jobs=1, dtype="float64")
 
 
+def test_memory_plan_on_dask_checks_one_worker():
+    plan = dict(n_groups=4, n_jobs=8, backend="dask", threads_per_worker=1)
+    need = 8 * (4 * 15_000 * 1000 + 10_000 * 1000)  # a wave's 4 groups + one embedding
+    full = plan_grid(10_000, 5_000, [100, 1000], memory_limit=need, **plan)
+    assert (full.dtype, full.n_jobs, full.bytes_needed, full.groups_per_wave) == (
+        "float64", 8, need, 4)
+    half = plan_grid(10_000, 5_000, [100, 1000], memory_limit=need - 1, **plan)
+    assert (half.dtype, half.n_jobs) == ("float32", 8) and "float32" in half.notes[0]
+    with pytest.raises(ValueError, match="per Dask worker, more than the .* smallest one"):
+        plan_grid(10_000, 5_000, [100, 1000], memory_limit=need // 2 - 1, **plan)
+
+
 def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeypatch):
     X, y, X_test, y_test = moons
     need64 = plan_grid(300, 100, [40], n_jobs=1).bytes_needed
