@@ -70,18 +70,21 @@ def _stage_rows(n, seed, n_steps, stage_epochs=1.0, growth=2.0):
     return stages
 
 
-def _documented_step_and_radius(Z, sample_weight, lam, stage_steps):
-    """Snacks' default η₀ from w₀ = 0, from its docstring: η₀ = min(D₀ / (G √T₁), 1 / (2λT₁))
-    with G² = mean of s_i² ‖z_i‖², and the radius bound D₀ ≤ √(F(0)/λ).
+def _documented_step_and_radius(Z, sample_weight, lam, stage_steps, gap0):
+    """Snacks' default η₀ from w₀ = 0, from its docstring:
+    η₀ = min(D₀ / (G √T₁), 1 / (2λT₁), 3 min(gap₀, F(0)) / G²) with G² = mean of s_i² ‖z_i‖²
+    and gap₀ the certified gap at 0 (the history's first entry), and the radius bound
+    D₀ ≤ √(F(0)/λ).
 
-    The solver's own D₀ (from the certified gap at 0) can be smaller; on the problems
-    below neither ball binds and 1/(2λT₁) is the smaller step, so these values reproduce
-    its trajectory (the test asserts it step by step).
+    The solver's own D₀ (from gap₀) can be smaller; on the problems below neither ball
+    binds, so these values reproduce its trajectory (the test asserts it step by step).
     """
     s = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
     radius = np.sqrt(s.mean() / lam)
     g2 = np.mean(s * s * np.sum(np.asarray(Z, dtype=np.float64) ** 2, axis=1))
-    return min(radius / np.sqrt(g2 * stage_steps), 1.0 / (2.0 * lam * stage_steps)), radius
+    eta = min(radius / np.sqrt(g2 * stage_steps), 1.0 / (2.0 * lam * stage_steps),
+              3.0 * min(gap0, s.mean()) / g2)
+    return eta, radius
 
 
 def _assert_close(actual, expected, tol=1e-10):
@@ -207,7 +210,8 @@ def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
         seen = []
         result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15, tol=0.0,
                               random_state=5, callback=lambda row, w: seen.append(w.copy()))
-        eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n)
+        eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n,
+                                                  result.history["gap"][0])
         stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(n, 5, result.n_iter), eta,
                                           radius, sample_weight=p.sample_weight)
         # The result is the best checkpoint; every stage's output was recorded at its end.
