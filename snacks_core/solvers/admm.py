@@ -215,7 +215,8 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validat
         ``coef`` is ``dual_coef``; one checkpoint per iteration with the primal objective
         F on K̃ (with f = K̃(y∘z) + b) and the certified gap F − D(ẑ), D(α) =
         2λΣα_i − λ(y∘α)ᵀK̃(y∘α) at ẑ, z with one class scaled down so that yᵀẑ = 0.
-        Time excludes the factorisation (``operator.build_time``) and the checkpoints;
+        Time excludes the factorisation (``operator.build_time``), :func:`precompute`
+        and the checkpoints;
         ``epoch`` is NaN (an iteration is a solve, not a pass over the data).
         ``stop_reason`` is ``'max_iter'`` or ``'tol_residual'``.
     """
@@ -230,7 +231,6 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validat
     ones_solve, ones_dot = precompute(operator) if precomputed is None else precomputed
     y_ones_solve = y * ones_solve
 
-    x = np.zeros(n)
     z = np.zeros(n)
     mu = np.zeros(n)
     rows = {name: [] for name in HISTORY_COLUMNS}
