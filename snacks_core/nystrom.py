@@ -18,6 +18,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import SAMPLINGS, select_landmarks
@@ -109,28 +110,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         self.landmarks_ = X[self.landmark_indices_]
         K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
                              **self._kernel_params())
-        # The spectrum alone first: the factor needs eigenvectors only if some are dropped.
-        self.eigenvalues_ = np.maximum(scipy.linalg.eigvalsh(K_mm)[::-1], 0.0)
-        top = self.eigenvalues_[0]
-        keep = int(np.sum(self.eigenvalues_ > self.eigen_tol * top)) if top > 0 else 0
-        if self.rank is not None:
-            keep = min(keep, int(self.rank))
-        if keep == 0:
-            raise ValueError("The landmark kernel matrix is zero: check gamma and the data.")
-        self.n_components_ = keep
-        self.triangular_ = False
-        if keep == m:
-            try:
-                lower = scipy.linalg.cholesky(K_mm, lower=True)
-                factor = scipy.linalg.solve_triangular(lower, np.eye(m), lower=True).T
-                self.triangular_ = True
-            except np.linalg.LinAlgError:
-                pass
-        if not self.triangular_:
-            # The full decomposition: LAPACK's subset driver is several times slower here.
-            values, vectors = scipy.linalg.eigh(K_mm)
-            values, vectors = values[::-1][:keep], vectors[:, ::-1][:, :keep]
-            factor = vectors / np.sqrt(np.maximum(values, 1e-300))
+        self.eigenvalues_, factor, self.triangular_ = _landmark_factor(
+            K_mm, self.eigen_tol, self.rank)
+        self.n_components_ = factor.shape[1]
         self.components_ = np.ascontiguousarray(factor, dtype=self.dtype)
         self.n_features_in_ = X.shape[1]
         return self
@@ -198,3 +180,32 @@ def _as_dtype(dtype):
         return np.dtype(dtype)
     except TypeError:
         return None
+
+
+def _landmark_factor(K_mm, eigen_tol, rank):
+    """Spectrum of K_mm (decreasing), a factor F with F Fᵀ = K_mm⁺ on the kept eigenpairs,
+    and whether F is the triangular Cholesky one (every eigenvalue kept).
+
+    The m × m factorisations run on one BLAS thread: on a busy 2-core machine the threaded
+    LAPACK drivers spin-wait and run many times slower, for little gain when idle.
+    """
+    m = K_mm.shape[0]
+    with threadpool_limits(1, user_api="blas"):
+        # The spectrum alone first: eigenvectors are needed only if some are dropped.
+        eigenvalues = np.maximum(scipy.linalg.eigvalsh(K_mm)[::-1], 0.0)
+        top = eigenvalues[0]
+        keep = int(np.sum(eigenvalues > eigen_tol * top)) if top > 0 else 0
+        if rank is not None:
+            keep = min(keep, int(rank))
+        if keep == 0:
+            raise ValueError("The landmark kernel matrix is zero: check gamma and the data.")
+        if keep == m:
+            try:
+                lower = scipy.linalg.cholesky(K_mm, lower=True)
+                return eigenvalues, scipy.linalg.solve_triangular(lower, np.eye(m), lower=True).T, True
+            except np.linalg.LinAlgError:
+                pass
+        # The full decomposition: LAPACK's subset driver is several times slower here.
+        values, vectors = scipy.linalg.eigh(K_mm)
+        values, vectors = values[::-1][:keep], vectors[:, ::-1][:, :keep]
+        return eigenvalues, vectors / np.sqrt(np.maximum(values, 1e-300)), False
