@@ -354,7 +354,7 @@ def resolve_gamma(gamma, X) -> float:
 
 
 def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=None,
-                  block_rows=2048) -> np.ndarray:
+                  block_rows=2048, out=None) -> np.ndarray:
     """Kernel matrix K[i, j] = k(x_i, y_j) between the rows of X and the rows of Y.
 
     Parameters
@@ -381,6 +381,8 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
         copy of a float32 block, block_rows × n_Y float64 inner products for float32
         output, the block's CSR copy against a large sparse Y.  A sparse X needs no
         temporaries of that size and is processed in one pass.
+    out : ndarray of shape (n_X, n_Y), optional
+        C-contiguous array of the output dtype to write into instead of allocating.
 
     Returns
     -------
@@ -414,10 +416,15 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     degree, coef0 = int(degree), float(coef0)
     out_dtype = _output_dtype(dtype, X.dtype == np.float32 and Y.dtype == np.float32)
     n_x, n_y = X.shape[0], Y.shape[0]
-    check_fits_in_memory(n_x * n_y * out_dtype.itemsize, f"A {n_x} × {n_y} kernel matrix",
-                         "Use fewer rows or landmarks, dtype=np.float32, or compute it in "
-                         "row blocks.")
-    out = np.empty((n_x, n_y), dtype=out_dtype)
+    if out is None:
+        check_fits_in_memory(n_x * n_y * out_dtype.itemsize, f"A {n_x} × {n_y} kernel matrix",
+                             "Use fewer rows or landmarks, dtype=np.float32, or compute it "
+                             "in row blocks.")
+        out = np.empty((n_x, n_y), dtype=out_dtype)
+    elif (out.shape != (n_x, n_y) or out.dtype != out_dtype
+          or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a C-contiguous {n_x} × {n_y} array of {out_dtype}; got "
+                         f"shape {out.shape}, dtype {out.dtype}")
     # Float64 values for the jitted kernels: one compiled variant per output dtype (each
     # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
     X, Y = (A.astype(np.float64, copy=False) if sp.issparse(A) else A for A in (X, Y))

@@ -131,16 +131,17 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
                              "Use fewer landmarks, dtype=float32, or transform the data in parts.")
         Z = np.empty((n, k), dtype=dtype)
         chunk = max(1, _CHUNK_ENTRIES // max(m, 1))
+        trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype) if self.triangular_ else None
         for start in range(0, n, chunk):
             stop = min(n, start + chunk)
-            block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
-                                  **self._kernel_params())
             if self.triangular_:
-                # block·F with F upper triangular, as Fᵀ·blockᵀ on the Fortran view in place.
-                trmm = scipy.linalg.blas.get_blas_funcs("trmm", (block,))
-                Z[start:stop] = trmm(1.0, self.components_.T, block.T, side=0, lower=1,
-                                     overwrite_b=1).T
+                # K·F with F upper triangular, in place in Z: as Fᵀ·Kᵀ on the Fortran view.
+                block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
+                                      out=Z[start:stop], **self._kernel_params())
+                trmm(1.0, self.components_.T, block.T, side=0, lower=1, overwrite_b=1)
             else:
+                block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
+                                      **self._kernel_params())
                 np.matmul(block, self.components_, out=Z[start:stop])
         return Z
 
