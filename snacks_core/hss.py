@@ -370,19 +370,23 @@ class HSSKernel:
 
 
 def kernel_expansion(X_new, X_train, coef, kernel_params):
-    """Σ_j coef_j k(x_j, x) for every row x of ``X_new``, in row blocks, zero terms skipped."""
-    keep = np.flatnonzero(coef)
+    """Σ_j coef_j k(x_j, x) for every row x of ``X_new``, in row blocks, zero terms skipped.
+
+    ``coef`` of shape (n,) gives shape (n_new,); of shape (n, r), r expansions at once.
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    weights = coef.reshape(coef.shape[0], -1)
+    keep = np.flatnonzero(np.any(weights != 0.0, axis=1))
     X_new = check_data(X_new)
-    out = np.zeros(X_new.shape[0])
-    if keep.shape[0] == 0:
-        return out
-    support, weights = X_train[keep], coef[keep]
-    block = max(1, _DECISION_BLOCK_ENTRIES // keep.shape[0])
-    for start in range(0, X_new.shape[0], block):
-        rows = X_new[start:start + block]
-        out[start:start + block] = kernel_matrix(rows, support, dtype=np.float64,
-                                                 **kernel_params) @ weights
-    return out
+    out = np.zeros((X_new.shape[0], weights.shape[1]))
+    if keep.shape[0]:
+        support, weights = X_train[keep], weights[keep]
+        block = max(1, _DECISION_BLOCK_ENTRIES // keep.shape[0])
+        for start in range(0, X_new.shape[0], block):
+            rows = X_new[start:start + block]
+            out[start:start + block] = kernel_matrix(rows, support, dtype=np.float64,
+                                                     **kernel_params) @ weights
+    return out.reshape((X_new.shape[0],) + coef.shape[1:])
 
 
 def _check_count(name, value):

@@ -139,13 +139,15 @@ def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
 
 
 class CountingOperator:
-    """Wraps an operator and counts its solves."""
+    """Wraps an operator and counts its solves and their right-hand sides."""
 
     def __init__(self, operator):
-        self.operator, self.n, self.beta, self.solves = operator, operator.n, operator.beta, 0
+        self.operator, self.n, self.beta = operator, operator.n, operator.beta
+        self.solves = self.columns = 0
 
     def solve(self, b):
         self.solves += 1
+        self.columns += 1 if b.ndim == 1 else b.shape[1]
         return self.operator.solve(b)
 
     def matvec(self, v):
@@ -156,17 +158,30 @@ class CountingOperator:
 
 
 def test_solve_path_reuses_the_factorization(data, dense):
-    _, y, _, _ = data
+    _, y, X_test, y_test = data
     lams = np.logspace(-4, -2, 10)
     counting = CountingOperator(dense)
-    path = admm.solve_path(counting, y, lams, max_iter=15)
-    assert counting.solves == 1 + 10 * 15
+    path = admm.solve_path(counting, y, lams, max_iter=15, validation=(X_test, y_test))
+    # One solve for K̃_β⁻¹e, then one block solve (a column per λ) per iteration.
+    assert counting.solves == 1 + 15 and counting.columns == 1 + 10 * 15
     for lam, (support, dual_coef, intercept, result) in zip(lams, path):
-        single = admm.solve(dense, y, lam, max_iter=15)
-        np.testing.assert_array_equal(support, single[0])
-        np.testing.assert_allclose(dual_coef, single[1], rtol=1e-12, atol=1e-15)
-        assert intercept == pytest.approx(single[2])
+        single = admm.solve(dense, y, lam, max_iter=15, validation=(X_test, y_test))
+        np.testing.assert_allclose(full(support, dual_coef, 1000), full(*single[:2], 1000),
+                                   rtol=1e-9, atol=1e-12)
+        assert intercept == pytest.approx(single[2], abs=1e-9)
+        np.testing.assert_allclose(result.history["objective"], single[3].history["objective"], rtol=1e-9)
+        np.testing.assert_array_equal(result.history["validation_error"], single[3].history["validation_error"])
         assert np.abs(dual_coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
+
+
+def test_path_columns_stop_on_their_own_residuals(data, dense):
+    _, y, _, _ = data
+    path = admm.solve_path(dense, y, [1e-2, 1e-4], max_iter=3000, tol=1e-4)
+    for lam, (_, _, _, result) in zip([1e-2, 1e-4], path):
+        single = admm.solve(dense, y, lam, max_iter=3000, tol=1e-4)[3]
+        assert result.stop_reason == single.stop_reason == "tol_residual"
+        assert result.n_iter == single.n_iter == len(result.history["iteration"])
+    assert path[0][3].n_iter != path[1][3].n_iter
 
 
 def test_estimator_dispatch(data):
@@ -218,6 +233,8 @@ def test_bad_solver_input(data, dense):
         admm.solve(dense, y[:-1], LAM)
     with pytest.raises(ValueError, match="lams"):
         admm.solve_path(dense, y, [])
+    with pytest.raises(ValueError):
+        admm.solve_path(dense, y, [1e-3, -1e-3])
 
 
 def test_dense_refuses_large_n():

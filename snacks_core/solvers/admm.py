@@ -216,74 +216,101 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validat
         F on K̃ (with f = K̃(y∘z) + b) and the certified gap F − D(ẑ), D(α) =
         2λΣα_i − λ(y∘α)ᵀK̃(y∘α) at ẑ, z with one class scaled down so that yᵀẑ = 0.
         Time excludes the factorisation (``operator.build_time``), :func:`precompute`
-        and the checkpoints;
-        ``epoch`` is NaN (an iteration is a solve, not a pass over the data).
-        ``stop_reason`` is ``'max_iter'`` or ``'tol_residual'``.
+        and the checkpoints; ``epoch`` is NaN (an iteration is a solve, not a pass over
+        the data).  ``stop_reason`` is ``'max_iter'`` or ``'tol_residual'``.
+    """
+    return solve_path(operator, y, [lam], sample_weight=sample_weight, max_iter=max_iter,
+                      tol=tol, validation=validation, callback=callback,
+                      precomputed=precomputed)[0]
+
+
+def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, validation=None,
+               callback=None, precomputed=None):
+    """:func:`solve` for each λ of a grid, reusing the one factorisation of K̃ + βI.
+
+    This is Algorithm 3 of the paper: a grid costs the factorisation, one
+    :func:`precompute` and the ADMM iterations.  The runs for the different λ are
+    independent and iterate together: each iteration makes one solve with a block of
+    right-hand sides, one column per λ still running, which costs far less than as many
+    separate solves.  Each λ's history time is its share of the joint iterations (their
+    time divided by the number of λ in them).  Options are those of :func:`solve`;
+    ``callback`` is called for every λ's checkpoints.  Returns the list of :func:`solve`'s
+    results, in the order of ``lams``.
     """
     n = operator.n
-    _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
+    lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+    if lams.ndim != 1 or lams.shape[0] == 0:
+        raise ValueError("lams must be a non-empty 1-D sequence of regularisation values.")
+    for lam in lams:
+        _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
     if not (np.isscalar(tol) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
-    upper = lam_to_C(lam, n) * (np.ones(n) if sample_weight is None else sample_weight)
+    weights = np.ones(n) if sample_weight is None else sample_weight
+    upper = weights[:, None] * lam_to_C(lams, n)[None, :]
     beta = operator.beta
     ones_solve, ones_dot = precompute(operator) if precomputed is None else precomputed
-    y_ones_solve = y * ones_solve
+    labels = y[:, None]
+    y_ones_solve = (y * ones_solve)[:, None]
 
-    z = np.zeros(n)
-    mu = np.zeros(n)
-    rows = {name: [] for name in HISTORY_COLUMNS}
-    stop_reason = "max_iter"
-    elapsed = 0.0
+    count = lams.shape[0]
+    z = np.zeros((n, count))
+    mu = np.zeros((n, count))
+    histories = [{name: [] for name in HISTORY_COLUMNS} for _ in range(count)]
+    intercepts = np.zeros(count)
+    elapsed = np.zeros(count)
+    running = np.ones(count, bool)
+    n_iter = np.zeros(count, dtype=np.int64)
+    stop_reasons = ["max_iter"] * count
     for iteration in range(1, int(max_iter) + 1):
+        columns = np.flatnonzero(running)
         start = time.perf_counter()
-        r = operator.solve(y * (1.0 + mu + beta * z))
-        x = y * r - (r.sum() / ones_dot) * y_ones_solve
-        z_prev = z
-        z = np.clip(x - mu / beta, 0.0, upper)
-        mu = mu - beta * (x - z)
-        primal_residual = np.linalg.norm(x - z)
-        dual_residual = beta * np.linalg.norm(z - z_prev)
-        elapsed += time.perf_counter() - start
-        converged = (tol > 0 and primal_residual <= tol * max(np.linalg.norm(x), np.linalg.norm(z))
-                     and dual_residual <= tol * np.linalg.norm(mu))
-        if converged:
-            stop_reason = "tol_residual"
-        dual_coef = y * z
-        intercept, objective, gap = _checkpoint(operator, y, z, upper, lam, sample_weight)
-        validation_error = np.nan
+        r = operator.solve(labels * (1.0 + mu[:, columns] + beta * z[:, columns])).reshape(n, -1)
+        x = labels * r - (r.sum(axis=0) / ones_dot) * y_ones_solve
+        z_prev = z[:, columns]
+        z_next = np.clip(x - mu[:, columns] / beta, 0.0, upper[:, columns])
+        mu[:, columns] -= beta * (x - z_next)
+        z[:, columns] = z_next
+        primal_residual = np.linalg.norm(x - z_next, axis=0)
+        dual_residual = beta * np.linalg.norm(z_next - z_prev, axis=0)
+        elapsed[columns] += (time.perf_counter() - start) / columns.shape[0]
+        n_iter[columns] = iteration
+        converged = ((tol > 0)
+                     & (primal_residual <= tol * np.maximum(np.linalg.norm(x, axis=0),
+                                                            np.linalg.norm(z_next, axis=0)))
+                     & (dual_residual <= tol * np.linalg.norm(mu[:, columns], axis=0)))
+        coef = labels * z_next
+        intercepts[columns], objectives, gaps = _checkpoints(
+            operator, y, z_next, upper[:, columns], lams[columns], sample_weight)
+        errors = np.full(columns.shape[0], np.nan)
         if validation is not None:
             X_val, y_val = validation
-            decision = operator.decision(X_val, dual_coef) + intercept
-            validation_error = float(np.mean(np.where(decision > 0, 1.0, -1.0) != np.ravel(y_val)))
-        for name, value in zip(HISTORY_COLUMNS, (iteration, np.nan, elapsed, objective, gap,
-                                                 validation_error)):
-            rows[name].append(float(value))
-        if callback is not None:
-            callback({name: rows[name][-1] for name in HISTORY_COLUMNS}, dual_coef)
-        if converged:
+            decision = operator.decision(X_val, coef).reshape(-1, columns.shape[0])
+            errors = np.mean(np.where(decision + intercepts[columns] > 0, 1.0, -1.0)
+                             != np.ravel(y_val)[:, None], axis=0)
+        for k, column in enumerate(columns):
+            row = (iteration, np.nan, elapsed[column], objectives[k], gaps[k], errors[k])
+            for name, value in zip(HISTORY_COLUMNS, row):
+                histories[column][name].append(float(value))
+            if callback is not None:
+                callback({name: histories[column][name][-1] for name in HISTORY_COLUMNS},
+                         coef[:, k])
+            if converged[k]:
+                stop_reasons[column] = "tol_residual"
+        running[columns[converged]] = False
+        if not np.any(running):
             break
-    support = np.flatnonzero(z > 0.0).astype(np.int64)
-    result = SolverResult(coef=dual_coef[support],
-                          history={name: np.asarray(v, dtype=np.float64) for name, v in rows.items()},
-                          n_iter=iteration, n_epochs=np.nan, stop_reason=stop_reason)
-    return support, dual_coef[support], intercept, result
-
-
-def solve_path(operator, y, lams, **options):
-    """:func:`solve` for each λ of a grid, reusing the one factorisation of K̃ + βI.
-
-    This is Algorithm 3 of the paper: the cost of a grid is the factorisation, one
-    :func:`precompute`, and ``len(lams)`` ADMM runs of ``max_iter`` solves each.
-    ``options`` are those of :func:`solve`.  Returns the list of :func:`solve`'s results,
-    in the order of ``lams``.
-    """
-    lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
-    if lams.ndim != 1 or lams.shape[0] == 0:
-        raise ValueError("lams must be a non-empty 1-D sequence of regularisation values.")
-    options.setdefault("precomputed", precompute(operator))
-    return [solve(operator, y, float(lam), **options) for lam in lams]
+    results = []
+    for column in range(count):
+        support = np.flatnonzero(z[:, column] > 0.0).astype(np.int64)
+        dual_coef = y[support] * z[support, column]
+        result = SolverResult(
+            coef=dual_coef,
+            history={name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()},
+            n_iter=int(n_iter[column]), n_epochs=np.nan, stop_reason=stop_reasons[column])
+        results.append((support, dual_coef, float(intercepts[column]), result))
+    return results
 
 
 def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="scale", degree=3,
@@ -348,23 +375,24 @@ def _intercept(margin_gap, y, z, upper):
     return float(low if np.isfinite(low) else high if np.isfinite(high) else 0.0)
 
 
-def _checkpoint(operator, y, z, upper, lam, sample_weight):
-    """Intercept, primal objective F on K̃ and certified gap for the ADMM iterate z."""
-    n = y.shape[0]
-    coef = y * z
-    Kc = operator.matvec(coef)
-    intercept = _intercept(y - Kc, y, z, upper)
-    loss = np.maximum(0.0, 1.0 - y * (Kc + intercept))
+def _checkpoints(operator, y, z, upper, lams, sample_weight):
+    """Per column of z: intercept, primal objective F on K̃ and certified gap."""
+    labels = y[:, None]
+    coef = labels * z
+    Kc = operator.matvec(coef).reshape(coef.shape)
+    intercepts = np.array([_intercept(y - Kc[:, k], y, z[:, k], upper[:, k])
+                           for k in range(z.shape[1])])
+    loss = np.maximum(0.0, 1.0 - labels * (Kc + intercepts))
     if sample_weight is not None:
-        loss *= sample_weight
-    objective = float(loss.mean() + lam * (coef @ Kc))
+        loss *= sample_weight[:, None]
+    objectives = loss.mean(axis=0) + lams * np.einsum("ij,ij->j", coef, Kc)
     # A feasible dual point: scale down the class with the larger Σ z so that yᵀẑ = 0.
-    positive, negative = float(z[y > 0].sum()), float(z[y < 0].sum())
+    positive, negative = z[y > 0].sum(axis=0), z[y < 0].sum(axis=0)
     feasible = z.copy()
-    if positive > negative:
-        feasible[y > 0] *= negative / positive
-    elif negative > positive:
-        feasible[y < 0] *= positive / negative
-    feasible_coef = y * feasible
-    dual = 2.0 * lam * float(feasible.sum()) - lam * float(feasible_coef @ operator.matvec(feasible_coef))
-    return intercept, objective, max(objective - dual, 0.0)
+    feasible[y > 0] *= np.where(positive > negative, negative / np.maximum(positive, 1e-300), 1.0)
+    feasible[y < 0] *= np.where(negative > positive, positive / np.maximum(negative, 1e-300), 1.0)
+    feasible_coef = labels * feasible
+    quadratic = np.einsum("ij,ij->j", feasible_coef,
+                          operator.matvec(feasible_coef).reshape(feasible_coef.shape))
+    duals = 2.0 * lams * feasible.sum(axis=0) - lams * quadratic
+    return intercepts, objectives, np.maximum(objectives - duals, 0.0)
