@@ -338,30 +338,22 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         raise ValueError(f"tol must be >= 0, got {tol!r}.")
     if penalty not in PENALTIES:
         raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
-    if penalty == "l1":
-        return _solve_l1(Z, y, lam, sample_weight, max_epochs, tol, random_state, validation,
-                         callback, eta0, radius0, omega, stage_epochs, stage_growth, w0)
     n, m = Z.shape
+    w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+    if w.shape[0] != m:
+        raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
     sw = np.ones(n) if sample_weight is None else sample_weight
     stage_growth = omega if stage_growth is None else float(stage_growth)
     stage_steps = stage_epochs * n
     max_steps = int(np.ceil(max_epochs * n))
     rng = np.random.default_rng(resolve_seed(random_state))
-    w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
-    if w.shape[0] != m:
-        raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
-    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
-    v = np.empty(m)
-    u = np.empty(m)
-    hits = np.zeros(n)
-    violations = np.zeros(n)
-    work = (np.empty(n), np.empty(n), np.empty(m))
-
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    objective, gap = _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder)
+    stages = (_L1Stages if penalty == "l1" else _L2Stages)(Z, y, sw, lam, recorder)
+
+    objective, gap = stages.certificate(w)
     recorder.record(w, 0, 0.0, objective=objective, gap=gap)
-    eta, radius = default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap,
-                                          float(np.linalg.norm(w)), objective)
+    eta, radius = stages.defaults(sample_weight, stage_steps, gap, float(np.linalg.norm(w)),
+                                  objective)
     eta = eta if eta0 is None else float(eta0)
     radius = radius if radius0 is None else float(radius0)
     if not (eta > 0 and radius > 0):
@@ -374,24 +366,16 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     while stop_reason == "max_epochs" and steps < max_steps:
         T = max(1, min(int(round(stage_steps)), max_steps - steps))
         stage_steps *= stage_growth
-        c = w
-        zc = matvec(Z, c)
-        cc = float(c @ c)
-        v[:] = 0.0
-        u[:] = 0.0
-        state = _new_stage_state()
-        hits *= 0.5
-        violations *= 0.5
+        stages.start(w)
         done = 0
         while done < T:
             # A checkpoint at least every epoch: long stages report their running average.
             chunk = min(T - done, n)
-            _assg_steps(Z, y, sw, rng.integers(0, n, size=chunk), zc, sqnorm, cc, lam,
-                        eta, radius, v, u, state, hits, violations)
+            stages.run(rng.integers(0, n, size=chunk), eta, radius)
             done += chunk
             steps += chunk
-            w = _stage_average(v, u, c, state)
-            objective, gap = _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder)
+            w = stages.average()
+            objective, gap = stages.certificate(w)
             recorder.record(w, steps, steps / n, objective=objective, gap=gap)
             if objective < best_objective:
                 best_w, best_objective = w, objective
@@ -412,12 +396,76 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
                         n_epochs=steps / n, stop_reason=stop_reason)
 
 
+class _L2Stages:
+    """Algorithm 1 for F(w) = (1/n) Σ s_i hinge_i + λ‖w‖²: stage state, steps, certificate."""
+
+    def __init__(self, Z, y, sw, lam, recorder):
+        n, m = Z.shape
+        self.Z, self.y, self.sw, self.lam, self.recorder = Z, y, sw, lam, recorder
+        self.sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+        self.v, self.u = np.empty(m), np.empty(m)
+        self.hits, self.violations = np.zeros(n), np.zeros(n)
+        self.work = (np.empty(n), np.empty(n), np.empty(m))
+
+    def defaults(self, sample_weight, stage_steps, gap0, norm_w0, objective0):
+        return default_step_and_radius(self.sqnorm, sample_weight, self.lam, stage_steps, gap0,
+                                       norm_w0, objective0)
+
+    def start(self, c):
+        """A new stage centred at c: w = c, nothing averaged, indicator averages halved."""
+        self.c, self.zc, self.cc = c, matvec(self.Z, c), float(c @ c)
+        self.v[:] = 0.0
+        self.u[:] = 0.0
+        self.state = _new_stage_state()
+        self.hits *= 0.5
+        self.violations *= 0.5
+
+    def run(self, rows, eta, radius):
+        _assg_steps(self.Z, self.y, self.sw, rows, self.zc, self.sqnorm, self.cc, self.lam,
+                    eta, radius, self.v, self.u, self.state, self.hits, self.violations)
+
+    def average(self):
+        return _stage_average(self.v, self.u, self.c, self.state)
+
+    def certificate(self, w):
+        return _certificate(w, self.Z, self.y, self.lam, self.sw, self.sqnorm, self.hits,
+                            self.violations, self.work, self.recorder)
+
+
+class _L1Stages(_L2Stages):
+    """ASSG for the ℓ1-SVM F₁(w) = (1/n) Σ s_i hinge_i + λ‖w‖₁ (Theorem 2 of the paper)."""
+
+    def defaults(self, sample_weight, stage_steps, gap0, norm_w0, objective0):
+        return default_step_and_radius_l1(self.sqnorm, sample_weight, self.lam, stage_steps,
+                                          norm_w0, objective0, self.Z.shape[1])
+
+    def start(self, c):
+        self.c, self.zc = c, matvec(self.Z, c)
+        self.v[:] = 0.0
+        self.u[:] = 0.0
+        self.state = np.array([1.0, 0.0])
+        self.hits *= 0.5
+        self.violations *= 0.5
+
+    def run(self, rows, eta, radius):
+        _assg_l1_steps(self.Z, self.y, self.sw, rows, self.c, self.zc, self.lam, eta, radius,
+                       self.v, self.u, self.state, self.hits, self.violations)
+
+    def average(self):
+        return self.c + self.u / self.state[_L1_STEPS]
+
+    def certificate(self, w):
+        return _certificate_l1(w, self.Z, self.y, self.lam, self.sw, self.hits,
+                               self.violations, self.work, self.recorder)
+
+
 def _certificate(w, Z, y, lam, sw, sqnorm, hits, violations, work, recorder):
     """F(w) and the certified gap F(w) − D(β) ≥ F(w) − F*.
 
     β starts from the rows' averaged violation indicators; a few sweeps of exact dual
-    coordinate ascent over the rows whose margin is near the hinge's kink tighten it.  The time spent here is evaluation, not optimisation: it is excluded
-    from the history's clock.
+    coordinate ascent over the rows whose margin is near the hinge's kink tighten it.
+    The time spent here is evaluation, not optimisation: it is excluded from the
+    history's clock.
     """
     t0 = time.perf_counter()
     n = Z.shape[0]
@@ -449,81 +497,6 @@ def default_step_and_radius_l1(sqnorm, sample_weight, lam, stage_steps, norm_w0,
     radius = norm_w0 + np.sqrt(objective0 / lam)
     g2 = float(np.mean((lam * np.sqrt(m) + s * np.sqrt(sqnorm)) ** 2)) or 1.0
     return radius / np.sqrt(g2 * stage_steps), radius
-
-
-def _solve_l1(Z, y, lam, sample_weight, max_epochs, tol, random_state, validation, callback,
-              eta0, radius0, omega, stage_epochs, stage_growth, w0):
-    """The stages of :func:`solve` for F₁(w) = (1/n) Σ s_i hinge_i + λ‖w‖₁.
-
-    Same schedule, checkpoints and stopping rules as the ℓ2 driver, with the ℓ1 stage
-    (:func:`_assg_l1_steps`), defaults and certificate.
-    """
-    n, m = Z.shape
-    sw = np.ones(n) if sample_weight is None else sample_weight
-    stage_growth = omega if stage_growth is None else float(stage_growth)
-    stage_steps = stage_epochs * n
-    max_steps = int(np.ceil(max_epochs * n))
-    rng = np.random.default_rng(resolve_seed(random_state))
-    w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
-    if w.shape[0] != m:
-        raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
-    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
-    v = np.empty(m)
-    total = np.empty(m)
-    hits = np.zeros(n)
-    violations = np.zeros(n)
-    work = (np.empty(n), np.empty(n), np.empty(m))
-
-    recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    objective, gap = _certificate_l1(w, Z, y, lam, sw, hits, violations, work, recorder)
-    recorder.record(w, 0, 0.0, objective=objective, gap=gap)
-    eta, radius = default_step_and_radius_l1(sqnorm, sample_weight, lam, stage_steps,
-                                             float(np.linalg.norm(w)), objective, m)
-    eta = eta if eta0 is None else float(eta0)
-    radius = radius if radius0 is None else float(radius0)
-    if not (eta > 0 and radius > 0):
-        raise ValueError("eta0 and radius0 must be positive.")
-    best_w, best_objective = w, objective
-    stage_best = objective
-    stalls = 0
-    stop_reason = "max_epochs"
-    steps = 0
-    while stop_reason == "max_epochs" and steps < max_steps:
-        T = max(1, min(int(round(stage_steps)), max_steps - steps))
-        stage_steps *= stage_growth
-        c = w
-        zc = matvec(Z, c)
-        v[:] = 0.0
-        total[:] = 0.0
-        state = np.array([1.0, 0.0])
-        hits *= 0.5
-        violations *= 0.5
-        done = 0
-        while done < T:
-            chunk = min(T - done, n)
-            _assg_l1_steps(Z, y, sw, rng.integers(0, n, size=chunk), c, zc, lam, eta, radius,
-                           v, total, state, hits, violations)
-            done += chunk
-            steps += chunk
-            w = c + total / state[_L1_STEPS]
-            objective, gap = _certificate_l1(w, Z, y, lam, sw, hits, violations, work, recorder)
-            recorder.record(w, steps, steps / n, objective=objective, gap=gap)
-            if objective < best_objective:
-                best_w, best_objective = w, objective
-            if gap <= tol * objective:
-                stop_reason = "tol_gap"
-                break
-        if objective < stage_best * (1.0 - tol):
-            stage_best = objective
-            stalls = 0
-        else:
-            stalls += 1
-            if stalls >= 2 and stop_reason == "max_epochs":
-                stop_reason = "tol_objective"
-        eta /= omega
-        radius /= omega
-    return SolverResult(coef=best_w, history=recorder.as_arrays(), n_iter=steps,
-                        n_epochs=steps / n, stop_reason=stop_reason)
 
 
 def _certificate_l1(w, Z, y, lam, sw, hits, violations, work, recorder):
