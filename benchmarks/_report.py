@@ -42,6 +42,17 @@ def best_time(function, repeats=3):
     return best, result
 
 
+def optimal_objective(Z, y, lam):
+    """F* on an embedding from LIBLINEAR run to tol 1e-8 (C = 1/(2nλ), hinge, no intercept)."""
+    from sklearn.svm import LinearSVC
+
+    from snacks_core.objective import lam_to_C, primal_objective
+
+    reference = LinearSVC(C=lam_to_C(lam, Z.shape[0]), loss="hinge", fit_intercept=False,
+                          tol=1e-8, max_iter=100000).fit(Z, y)
+    return primal_objective(reference.coef_.ravel(), Z, y, lam)
+
+
 def write_section(name: str, body: str) -> None:
     """Replace (or append) the section between this benchmark's markers in BENCHMARKS.md."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
