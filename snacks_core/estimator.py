@@ -143,7 +143,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
         targets = self._binary_targets(y)
-        validation_targets = None
+        X_val, validation_targets = None, None
         if eval_set is not None:
             X_val, y_val = eval_set
             with _explain_non_numeric("eval_set's X"):
@@ -153,15 +153,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
         if self.solver in EMBEDDED_SOLVERS:
             results = self._fit_embedded(X, targets, lam, weights, embedding_seed, solver_seed,
-                                         None if eval_set is None else X_val,
+                                         X_val,
                                          validation_targets, options)
         elif self.solver == "admm":
             results = self._fit_admm(X, targets, lam, weights, embedding_seed,
-                                     None if eval_set is None else X_val,
+                                     X_val,
                                      validation_targets, options)
         else:
             results = self._fit_exact(X, targets, lam, weights,
-                                      None if eval_set is None else X_val,
+                                      X_val,
                                       validation_targets, options)
         self.history_ = _stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))

@@ -416,9 +416,11 @@ class _L2Stages:
         self.c, self.zc, self.cc = c, matvec(self.Z, c), float(c @ c)
         self.v[:] = 0.0
         self.u[:] = 0.0
-        self.state = _new_stage_state()
+        self.state = self.new_state()
         self.hits *= 0.5
         self.violations *= 0.5
+
+    new_state = staticmethod(_new_stage_state)
 
     def run(self, rows, eta, radius):
         _assg_steps(self.Z, self.y, self.sw, rows, self.zc, self.sqnorm, self.cc, self.lam,
@@ -439,13 +441,10 @@ class _L1Stages(_L2Stages):
         return default_step_and_radius_l1(self.sqnorm, sample_weight, self.lam, stage_steps,
                                           norm_w0, objective0, self.Z.shape[1])
 
-    def start(self, c):
-        self.c, self.zc = c, matvec(self.Z, c)
-        self.v[:] = 0.0
-        self.u[:] = 0.0
-        self.state = np.array([1.0, 0.0])
-        self.hits *= 0.5
-        self.violations *= 0.5
+    @staticmethod
+    def new_state():
+        """w = c + a·v with a = 1, v = 0, no step averaged yet (``u`` holds their sum)."""
+        return np.array([1.0, 0.0])
 
     def run(self, rows, eta, radius):
         _assg_l1_steps(self.Z, self.y, self.sw, rows, self.c, self.zc, self.lam, eta, radius,
