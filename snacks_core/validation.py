@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-# Fraction of the machine's physical memory one array may take before we refuse.
+# Fraction of the memory this process may use (memory_limit) that one array may take
+# before we refuse: the rest is left to the interpreter, libraries and other arrays.
 _MEMORY_FRACTION = 0.5
 
 
@@ -37,33 +38,120 @@ def check_data(X, *, name="X", allow_sparse=True):
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}.")
     if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {X.shape}); at least one row and column are needed.")
+        raise ValueError(f"{name} is empty (shape {X.shape}); at least one row and column "
+                         "are needed.")
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
     return X
 
 
-def available_memory() -> int:
-    """Physical memory of the machine in bytes (a conservative 4 GiB when unknown)."""
+def memory_limit() -> int:
+    """Bytes of memory this process can use: the tightest of three limits.
+
+    The machine's physical memory, the memory limit of the process's cgroup (v2
+    ``memory.max`` or v1 ``memory.limit_in_bytes``, on its own cgroup and every ancestor),
+    and the address space left under ``RLIMIT_AS``.  A container or ``ulimit -v`` is often
+    far below the machine's memory, and exceeding it kills the process or fails an
+    allocation half-way through a fit.
+
+    Returns
+    -------
+    int
+        The limit in bytes; a conservative 4 GiB when the physical memory is unknown.
+    """
     try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        physical = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
-        return 4 * 2**30
+        physical = 4 * 2**30
+    limits = [physical]
+    cgroup = _cgroup_memory_limit()
+    if cgroup is not None:
+        limits.append(cgroup)
+    address_space = _address_space_left()
+    if address_space is not None:
+        limits.append(address_space)
+    return min(limits)
+
+
+def _cgroup_memory_limit(cgroup_file="/proc/self/cgroup", mount="/sys/fs/cgroup") -> int | None:
+    """Tightest memory limit over the process's cgroups and their ancestors, or None.
+
+    ``cgroup_file`` lists the process's cgroups and ``mount`` is where the hierarchy is
+    mounted (v1 controllers in subdirectories); tests point them at a fake tree.
+    """
+    try:
+        with open(cgroup_file, encoding="ascii") as file:
+            lines = file.read().splitlines()
+    except OSError:
+        return None
+    limits = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            root, name = mount, "memory.max"
+        elif "memory" in controllers.split(","):
+            root, name = os.path.join(mount, "memory"), "memory.limit_in_bytes"
+        else:
+            continue
+        # Every ancestor limits the group too; inside a container the process's own path
+        # is often not mounted, and the container's limit sits at the mount's root.
+        while True:
+            try:
+                with open(os.path.join(root + path, name), encoding="ascii") as file:
+                    value = file.read().strip()
+                if value.isdigit():
+                    limits.append(int(value))
+            except OSError:
+                pass
+            if path in ("/", ""):
+                break
+            path = os.path.dirname(path.rstrip("/"))
+    return min(limits) if limits else None
+
+
+def _address_space_left() -> int | None:
+    """Address space this process may still map under ``RLIMIT_AS``, or None (unlimited).
+
+    The limit counts every mapping already made (interpreter, libraries, thread stacks), so
+    what is left, not the limit itself, bounds the next allocations.
+    """
+    try:
+        import resource
+    except ImportError:  # Windows has no resource limits
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/statm", encoding="ascii") as file:
+            mapped = int(file.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return int(soft)
+    return max(0, int(soft) - mapped)
+
+
+def available_memory() -> int:
+    """Memory this process can use in bytes: :func:`memory_limit`, under its older name."""
+    return memory_limit()
 
 
 def check_fits_in_memory(n_bytes: int, what: str, advice: str) -> None:
-    """Refuse, before allocating, an array larger than half the machine's memory."""
+    """Refuse, before allocating, an array larger than half the memory this process can use."""
     limit = _MEMORY_FRACTION * available_memory()
     if n_bytes > limit:
         raise ValueError(
             f"{what} would need {n_bytes / 2**30:.1f} GiB, more than the "
-            f"{limit / 2**30:.1f} GiB this machine can spare. {advice}"
+            f"{limit / 2**30:.1f} GiB this process can spare. {advice}"
         )
 
 
 def clip_n_components(n_components, n_samples) -> int:
-    """m clipped to n with a warning; m < 1 or non-integer is an error."""
-    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
+    """The number of landmarks m, clipped to n with a warning; m < 1 or non-integer is an error."""
+    if (isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer))
+            or n_components < 1):
         raise ValueError(f"n_components (m) must be an integer >= 1, got {n_components!r}.")
     if n_components > n_samples:
         warnings.warn(
@@ -77,6 +165,9 @@ def clip_n_components(n_components, n_samples) -> int:
 
 
 def check_lam(lam) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, (int, float, np.number)) or not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"lam (λ) must be a positive finite number, got {lam!r}; C = 1/(2nλ) needs λ > 0.")
+    """The regularisation λ as a float; anything but a positive finite number is an error."""
+    if (isinstance(lam, bool) or not isinstance(lam, (int, float, np.number))
+            or not np.isfinite(lam) or lam <= 0):
+        raise ValueError(f"lam (λ) must be a positive finite number, got {lam!r}; "
+                         "C = 1/(2nλ) needs λ > 0.")
     return float(lam)
