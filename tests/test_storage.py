@@ -285,26 +285,27 @@ def test_plan_keeps_what_fits_in_memory():
     kind, dtype, message = plan_storage(N, K, memory_budget=_size(8) + PER_ROW)
     assert (kind, dtype) == ("memory", np.float64)
     assert "fits the memory budget" in message
-    assert plan_storage(N, K, memory_budget=_size(8) + PER_ROW - 1)[:2] == ("memory", np.float32)
+    plan = plan_storage(N, K, memory_budget=_size(8) + PER_ROW - 1)
+    assert tuple(plan)[:2] == ("memory", np.float32)
     plan = plan_storage(N, K, dtype=np.float32, memory_budget=_size(4) + PER_ROW - 1)
-    assert plan[:2] == ("compact", np.float16)
+    assert tuple(plan)[:2] == ("compact", np.float16)
     assert "float16" in plan.message and "memory_budget=" in plan.message
 
 
 def test_plan_at_half_the_float32_size_goes_to_disk(tmp_path):
     """float16 in memory is then exactly the budget, and the per-row vectors tip it over."""
     plan = plan_storage(N, K, dtype=np.float32, memory_budget=_size(4) // 2, directory=tmp_path)
-    assert plan[:2] == ("disk", np.float32)
+    assert tuple(plan)[:2] == ("disk", np.float32)
     assert "temporary file" in plan.message and str(tmp_path) in plan.message
     plan = plan_storage(N, K, dtype=np.float16, memory_budget=_size(4) // 2, directory=tmp_path)
-    assert plan[:2] == ("disk", np.float16)
+    assert tuple(plan)[:2] == ("disk", np.float16)
 
 
 def test_plan_stores_float16_on_disk_when_float32_does_not_fit(tmp_path, monkeypatch):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(storage.shutil, "disk_usage", lambda path: usage(0, 0, _size(3)))
     plan = plan_storage(N, K, memory_budget=_size(2), directory=tmp_path)
-    assert plan[:2] == ("disk", np.float16)
+    assert tuple(plan)[:2] == ("disk", np.float16)
     assert "on disk it exceeds 90%" in plan.message
     monkeypatch.setattr(storage.shutil, "disk_usage", lambda path: usage(0, 0, _size(1)))
     with pytest.raises(ValueError, match="SNACKS_TMPDIR"):
@@ -313,7 +314,7 @@ def test_plan_stores_float16_on_disk_when_float32_does_not_fit(tmp_path, monkeyp
 
 def test_explicit_storage_that_does_not_fit_is_refused_with_advice(tmp_path):
     with pytest.raises(ValueError, match="Pass storage='compact'"):
-        plan_storage(N, K, memory_budget=_size(2) + PER_ROW, storage="memory")
+        plan_storage(N, K, memory_budget=_size(2) + PER_ROW + 2**26, storage="memory")
     with pytest.raises(ValueError, match="Pass storage='disk'"):
         plan_storage(N, K, memory_budget=_size(2), storage="compact", directory=tmp_path)
     with pytest.raises(ValueError, match="fewer landmarks"):
@@ -325,10 +326,36 @@ def test_explicit_storage_that_does_not_fit_is_refused_with_advice(tmp_path):
 
 
 def test_explicit_storage_that_fits_is_taken(tmp_path):
-    assert plan_storage(N, K, storage="compact", memory_budget=GIB)[:2] == ("compact", np.float16)
+    plan = plan_storage(N, K, storage="compact", memory_budget=GIB)
+    assert tuple(plan)[:2] == ("compact", np.float16)
     kind, dtype, message = plan_storage(N, K, storage="disk", memory_budget=GIB,
                                         directory=tmp_path)
     assert (kind, dtype) == ("disk", np.float32) and message.startswith("storage='disk'")
+
+
+def test_a_plan_at_twice_the_budget_streams_within_it(tmp_path):
+    """The plan's blocks shrink to the budget: embedding and a pass allocate less than it."""
+    n, d, k = 20_000, 8, 50
+    budget = n * k * 4 // 2
+    plan = plan_storage(n, k, dtype=np.float32, memory_budget=budget, directory=tmp_path)
+    assert plan.kind == "disk" and plan.block_rows < 2**25 // (k * 4)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, k))
+
+    def embed_and_pass():
+        store = embed_to_store(lambda X_rows: np.cos(X_rows @ W), X, k, kind=plan.kind,
+                               storage_dtype=plan.storage_dtype, block_rows=plan.block_rows,
+                               directory=tmp_path)
+        buffer = store.new_buffer()
+        total = sum(float(store.read(start, stop, out=buffer).sum(dtype=np.float64))
+                    for start, stop in store.block_bounds())
+        store.close()
+        return total
+
+    total, peak = _peak_traced(embed_and_pass)
+    assert peak < budget - 64 * n
+    np.testing.assert_allclose(total, np.cos(X @ W).sum(), rtol=1e-5)
 
 
 def test_memory_budget_accepts_bytes_and_units(monkeypatch):
