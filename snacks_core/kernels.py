@@ -28,12 +28,17 @@ Paths, chosen from the input formats:
 
 from __future__ import annotations
 
+import functools
 import numbers
-from contextlib import contextmanager
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 import scipy.sparse as sp
-from numba import get_num_threads, njit, prange, set_num_threads
+from numba import njit
+from threadpoolctl import ThreadpoolController
 
 from .validation import check_data, check_fits_in_memory
 
@@ -42,15 +47,13 @@ KERNELS = ("rbf", "laplacian", "polynomial", "linear")
 # Integer codes for the jitted code, in the order of KERNELS.
 _RBF, _LAPLACIAN, _POLYNOMIAL, _LINEAR = range(4)
 
-# Rows handled by one parallel task: large enough to amortise the task's scratch buffers.
-_ROWS_PER_TASK = 64
-
 # A sparse Y with at most this many entries (n_Y × n_features; 256 MiB in float64) is
 # densified, so that every sparse row of X meets contiguous rows of Yᵀ.
 _DENSIFY_MAX_ENTRIES = 2**25
 
-# Below this many multiply-adds (a few milliseconds), kernels run on one thread.
-_PARALLEL_MIN_WORK = 2**22
+# Multiply-adds of one task of the thread pool (about 10 ms on one core): enough to amortise
+# handing it to a thread, small enough to balance the load on a busy machine.
+_TASK_WORK = 2**24
 
 _LOG2_E = 1.4426950408889634
 # ln 2 split so that k * _LN2_HI is exact for the |k| <= 1022 used here (Cody–Waite).
@@ -155,54 +158,52 @@ def _sparse_row_l1(data, indices, start, stop, Yt, y_l1, stat):
             stat[j] += abs(v - y[j]) - abs(y[j])
 
 
-@njit(cache=True, parallel=True)
-def _csr_dense_kernel(data, indices, indptr, Yt, x_norms, y_norms, code, gamma, degree, coef0,
-                      out):
-    """Kernel between CSR rows (data, indices, indptr) and the columns of ``Yt`` (d × n_Y).
+@njit(cache=True, nogil=True)
+def _csr_dense_rows(data, indices, indptr, start, stop, Yt, y_norms, code, gamma, degree, coef0,
+                    out):
+    """Kernel between the CSR rows start..stop of (data, indices, indptr) and the columns of
+    ``Yt`` (d × n_Y), written to ``out[0:stop - start]``.
 
-    ``x_norms``/``y_norms`` are squared ℓ2 norms for the rbf, and ``y_norms`` the ℓ1 norms
-    of Y's rows for the laplacian.
+    ``y_norms`` holds the squared ℓ2 norms of Y's rows for the rbf, their ℓ1 norms for the
+    laplacian.
     """
-    n_rows = indptr.size - 1
     n_y = Yt.shape[1]
-    n_tasks = (n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    for task in prange(n_tasks):
-        stat = np.empty(n_y)
-        bits = np.empty(n_y, np.int64)
-        for i in range(task * _ROWS_PER_TASK, min((task + 1) * _ROWS_PER_TASK, n_rows)):
-            if code == _LAPLACIAN:
-                _sparse_row_l1(data, indices, indptr[i], indptr[i + 1], Yt, y_norms, stat)
-            else:
-                _sparse_row_dot(data, indices, indptr[i], indptr[i + 1], Yt, stat)
-            _finish_row(stat, x_norms[i], y_norms, code, gamma, degree, coef0, bits, out[i])
+    stat = np.empty(n_y)
+    bits = np.empty(n_y, np.int64)
+    for i in range(start, stop):
+        x_norm = 0.0
+        if code == _LAPLACIAN:
+            _sparse_row_l1(data, indices, indptr[i], indptr[i + 1], Yt, y_norms, stat)
+        else:
+            _sparse_row_dot(data, indices, indptr[i], indptr[i + 1], Yt, stat)
+            for p in range(indptr[i], indptr[i + 1]):
+                x_norm += data[p] * data[p]
+        _finish_row(stat, x_norm, y_norms, code, gamma, degree, coef0, bits, out[i - start])
 
 
-@njit(cache=True, parallel=True)
-def _dense_laplacian_kernel(X, Yt, gamma, out):
+@njit(cache=True, nogil=True)
+def _dense_laplacian_rows(X, Yt, gamma, out):
     """Laplacian kernel between the dense rows of ``X`` and the columns of ``Yt``."""
-    n_rows, n_features = X.shape
+    n_features = X.shape[1]
     n_y = Yt.shape[1]
     no_norms = np.empty(0)
-    n_tasks = (n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    for task in prange(n_tasks):
-        stat = np.empty(n_y)
-        bits = np.empty(n_y, np.int64)
-        for i in range(task * _ROWS_PER_TASK, min((task + 1) * _ROWS_PER_TASK, n_rows)):
-            stat[:] = 0.0
-            for k in range(n_features):
-                v = X[i, k]
-                y = Yt[k]
-                for j in range(n_y):
-                    stat[j] += abs(v - y[j])
-            _finish_row(stat, 0.0, no_norms, _LAPLACIAN, gamma, 1, 0.0, bits, out[i])
+    stat = np.empty(n_y)
+    bits = np.empty(n_y, np.int64)
+    for i in range(X.shape[0]):
+        stat[:] = 0.0
+        for k in range(n_features):
+            v = X[i, k]
+            y = Yt[k]
+            for j in range(n_y):
+                stat[j] += abs(v - y[j])
+        _finish_row(stat, 0.0, no_norms, _LAPLACIAN, gamma, 1, 0.0, bits, out[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finish_block(S, x_norms, y_norms, code, gamma, degree, coef0, out):
     """Apply :func:`_finish_row` to every row of the float64 statistics ``S`` (may be ``out``).
 
-    Serial on purpose: it runs right after a BLAS ``gemm`` whose threads keep spinning for
-    a while, and a parallel region competing with them was measured slower.
+    Serial: each thread of the pool finishes the block its own one-thread ``gemm`` made.
     """
     bits = np.empty(S.shape[1], np.int64)
     for i in range(S.shape[0]):
@@ -249,28 +250,28 @@ def _merged_l1(a_data, a_indices, a_start, a_stop, b_data, b_indices, b_start, b
     return total
 
 
-@njit(cache=True, parallel=True)
-def _csr_csr_kernel(x_data, x_indices, x_indptr, y_data, y_indices, y_indptr, x_norms, y_norms,
-                    code, gamma, degree, coef0, out):
-    """Kernel between two sets of CSR rows with sorted, distinct column indices.
-
-    Norms as in :func:`_csr_dense_kernel`.
+@njit(cache=True, nogil=True)
+def _csr_csr_rows(x_data, x_indices, x_indptr, start, stop, y_data, y_indices, y_indptr,
+                  y_norms, code, gamma, degree, coef0, out):
+    """Kernel between the CSR rows start..stop of X and all CSR rows of Y (sorted, distinct
+    column indices), written to ``out[0:stop - start]``; ``y_norms`` as in
+    :func:`_csr_dense_rows`.
     """
-    n_rows = x_indptr.size - 1
     n_y = y_indptr.size - 1
-    n_tasks = (n_rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    for task in prange(n_tasks):
-        stat = np.empty(n_y)
-        bits = np.empty(n_y, np.int64)
-        for i in range(task * _ROWS_PER_TASK, min((task + 1) * _ROWS_PER_TASK, n_rows)):
-            for j in range(n_y):
-                if code == _LAPLACIAN:
-                    stat[j] = _merged_l1(x_data, x_indices, x_indptr[i], x_indptr[i + 1],
-                                         y_data, y_indices, y_indptr[j], y_indptr[j + 1])
-                else:
-                    stat[j] = _merged_dot(x_data, x_indices, x_indptr[i], x_indptr[i + 1],
-                                          y_data, y_indices, y_indptr[j], y_indptr[j + 1])
-            _finish_row(stat, x_norms[i], y_norms, code, gamma, degree, coef0, bits, out[i])
+    stat = np.empty(n_y)
+    bits = np.empty(n_y, np.int64)
+    for i in range(start, stop):
+        x_norm = 0.0
+        for p in range(x_indptr[i], x_indptr[i + 1]):
+            x_norm += x_data[p] * x_data[p]
+        for j in range(n_y):
+            if code == _LAPLACIAN:
+                stat[j] = _merged_l1(x_data, x_indices, x_indptr[i], x_indptr[i + 1],
+                                     y_data, y_indices, y_indptr[j], y_indptr[j + 1])
+            else:
+                stat[j] = _merged_dot(x_data, x_indices, x_indptr[i], x_indptr[i + 1],
+                                      y_data, y_indices, y_indptr[j], y_indptr[j + 1])
+        _finish_row(stat, x_norm, y_norms, code, gamma, degree, coef0, bits, out[i - start])
 
 
 @njit(cache=True)
@@ -354,7 +355,7 @@ def resolve_gamma(gamma, X) -> float:
 
 
 def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=None,
-                  block_rows=2048, out=None) -> np.ndarray:
+                  block_rows=2048, out=None, n_jobs=None) -> np.ndarray:
     """Kernel matrix K[i, j] = k(x_i, y_j) between the rows of X and the rows of Y.
 
     Parameters
@@ -377,12 +378,17 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
         Output dtype; None gives float32 when X and Y are both float32, float64 otherwise.
         Computation is in float64 either way.
     block_rows : int, default=2048
-        Rows of a dense X processed at a time, which bounds the temporaries: the float64
-        copy of a float32 block, block_rows × n_Y float64 inner products for float32
-        output, the block's CSR copy against a large sparse Y.  A sparse X needs no
-        temporaries of that size and is processed in one pass.
+        Rows of a dense X processed at a time by one thread, which bounds the temporaries
+        (per thread): the float64 copy of a float32 block, block_rows × n_Y float64 inner
+        products for float32 output, the block's CSR copy against a large sparse Y.  A
+        sparse X needs no temporaries of that size.
     out : ndarray of shape (n_X, n_Y), optional
         C-contiguous array of the output dtype to write into instead of allocating.
+    n_jobs : int or None, default=None
+        Threads, as in :func:`effective_n_threads`: None uses the cores the current limits
+        allow (a caller inside ``threadpoolctl.threadpool_limits(1)`` gets one thread).
+        Each row block is computed on one thread with one BLAS thread, the same way for any
+        number of threads, so the result does not depend on it.
 
     Returns
     -------
@@ -392,7 +398,7 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     Raises
     ------
     ValueError
-        For invalid kernel parameters, ``dtype`` or ``block_rows``; inputs that are not
+        For invalid kernel parameters, ``dtype``, ``block_rows`` or ``n_jobs``; inputs that are not
         non-empty 2-D numeric matrices with finite values; a mismatch of n_features; or an
         output larger than half the machine's memory.
 
@@ -402,20 +408,11 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     rounding error; the laplacian of a sparse row against a dense one uses
     ‖y‖₁ + Σ_{x_k≠0} (|x_k − y_k| − |y_k|), exact up to rounding relative to ‖y‖₁.
     """
-    check_kernel_params(kernel, gamma, degree, coef0)
-    X = _as_float_matrix(X, "X")
-    Y = _as_float_matrix(Y, "Y")
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; "
-                         "both must have the same columns")
-    if (not isinstance(block_rows, numbers.Integral) or isinstance(block_rows, bool)
-            or block_rows < 1):
-        raise ValueError(f"block_rows must be a positive integer; got {block_rows!r}")
-    code = KERNELS.index(kernel)
-    gamma = 0.0 if code == _LINEAR else _required_gamma(gamma, X)
-    degree, coef0 = int(degree), float(coef0)
-    out_dtype = _output_dtype(dtype, X.dtype == np.float32 and Y.dtype == np.float32)
-    n_x, n_y = X.shape[0], Y.shape[0]
+    blocks = KernelBlocks(X, Y, kernel, gamma=gamma, degree=degree, coef0=coef0,
+                          block_rows=block_rows)
+    n_threads = effective_n_threads(n_jobs)
+    out_dtype = _output_dtype(dtype, blocks.inputs_float32)
+    n_x, n_y = blocks.shape
     if out is None:
         check_fits_in_memory(n_x * n_y * out_dtype.itemsize, f"A {n_x} × {n_y} kernel matrix",
                              "Use fewer rows or landmarks, dtype=np.float32, or compute it "
@@ -425,13 +422,187 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
           or not out.flags.c_contiguous):
         raise ValueError(f"out must be a C-contiguous {n_x} × {n_y} array of {out_dtype}; got "
                          f"shape {out.shape}, dtype {out.dtype}")
-    # Float64 values for the jitted kernels: one compiled variant per output dtype (each
-    # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
-    X, Y = (A.astype(np.float64, copy=False) if sp.issparse(A) else A for A in (X, Y))
-    work = ((X.nnz if sp.issparse(X) else X.size) + n_x) * n_y
-    with _one_thread_below(work):
-        _fill_kernel_matrix(X, Y, code, gamma, degree, coef0, block_rows, out)
+    for_row_blocks(n_x, blocks.task_rows(), n_threads,
+                   lambda start, stop, scratch: blocks.fill(start, stop, out[start:stop]))
     return out
+
+
+class KernelBlocks:
+    """Row blocks of the kernel matrix K(X, Y), each computed on the calling thread.
+
+    Y is prepared once (Yᵀ densified, norms of its rows); :meth:`fill` then writes any
+    range of rows, so that a pool of threads (:func:`for_row_blocks`) can share the work
+    and apply further steps to each block while it is in cache.  Arguments are validated
+    as in :func:`kernel_matrix`.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        (n_X, n_Y).
+    inputs_float32 : bool
+        Whether X and Y are both float32 (the default output dtype is then float32).
+    """
+
+    def __init__(self, X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, block_rows=2048):
+        check_kernel_params(kernel, gamma, degree, coef0)
+        X = _as_float_matrix(X, "X")
+        Y = _as_float_matrix(Y, "Y")
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; "
+                             "both must have the same columns")
+        if (not isinstance(block_rows, numbers.Integral) or isinstance(block_rows, bool)
+                or block_rows < 1):
+            raise ValueError(f"block_rows must be a positive integer; got {block_rows!r}")
+        self._code = KERNELS.index(kernel)
+        self._gamma = 0.0 if self._code == _LINEAR else _required_gamma(gamma, X)
+        self._degree, self._coef0 = int(degree), float(coef0)
+        self._block_rows = int(block_rows)
+        self.shape = (X.shape[0], Y.shape[0])
+        self.inputs_float32 = X.dtype == np.float32 and Y.dtype == np.float32
+        # Float64 values for the jitted kernels: one compiled variant per output dtype (each
+        # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
+        self._X = X.astype(np.float64, copy=False) if sp.issparse(X) else X
+        self._y_norms = _row_norms(Y, self._code)
+        self._merge = sp.issparse(Y) and Y.shape[0] * Y.shape[1] > _DENSIFY_MAX_ENTRIES
+        if self._merge:
+            self._Y = Y.astype(np.float64, copy=False)
+        elif sp.issparse(Y):
+            self._Y = Y.T.toarray(order="C").astype(np.float64, copy=False)
+        else:
+            self._Y = np.ascontiguousarray(Y.T, dtype=np.float64)
+
+    def task_rows(self):
+        """Rows of a task for :func:`for_row_blocks`: about ``_TASK_WORK`` multiply-adds.
+
+        It depends on the data only, never on the number of threads, so that every row is
+        computed in the same block, hence bitwise the same, for any number of threads.
+        """
+        X = self._X
+        n_x, n_y = self.shape
+        stats_per_row = X.nnz / max(n_x, 1) if sp.issparse(X) else X.shape[1]
+        return max(1, int(_TASK_WORK // ((stats_per_row + 1) * n_y)))
+
+    def fill(self, start, stop, out):
+        """Write the rows start..stop of K into ``out`` (C-contiguous float32/float64, shape
+        (stop − start, n_Y)) on the calling thread, BLAS included only as far as its
+        current thread limit goes."""
+        X, Y = self._X, self._Y
+        params = (self._code, self._gamma, self._degree, self._coef0)
+        if self._merge:
+            if sp.issparse(X):
+                _csr_csr_rows(X.data, X.indices, X.indptr, start, stop, Y.data, Y.indices,
+                              Y.indptr, self._y_norms, *params, out)
+                return
+            for first in range(start, stop, self._block_rows):
+                last = min(stop, first + self._block_rows)
+                Xb = sp.csr_matrix(X[first:last], dtype=np.float64)
+                _csr_csr_rows(Xb.data, Xb.indices, Xb.indptr, 0, last - first, Y.data,
+                              Y.indices, Y.indptr, self._y_norms, *params,
+                              out[first - start:last - start])
+        elif sp.issparse(X):
+            _csr_dense_rows(X.data, X.indices, X.indptr, start, stop, Y, self._y_norms, *params,
+                            out)
+        elif self._code == _LAPLACIAN:
+            for first in range(start, stop, self._block_rows):
+                last = min(stop, first + self._block_rows)
+                _dense_laplacian_rows(np.ascontiguousarray(X[first:last], dtype=np.float64), Y,
+                                      self._gamma, out[first - start:last - start])
+        else:
+            # float64 output doubles as the inner-product buffer; float32 output needs its own.
+            rows = min(self._block_rows, stop - start)
+            stats = None if out.dtype == np.float64 else np.empty((rows, self.shape[1]))
+            for first in range(start, stop, self._block_rows):
+                last = min(stop, first + self._block_rows)
+                Xb = np.asarray(X[first:last], dtype=np.float64)
+                block = out[first - start:last - start]
+                S = block if stats is None else stats[:last - first]
+                np.matmul(Xb, Y, out=S)
+                _finish_block(S, _row_norms(Xb, self._code), self._y_norms, *params, block)
+
+
+def effective_n_threads(n_jobs=None) -> int:
+    """The number of threads to use for ``n_jobs``, in scikit-learn's sense.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        None: every core the current limits allow, the smallest of the cores this process
+        may run on (``os.sched_getaffinity``), numba's thread count
+        (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) and the BLAS thread limit
+        (``threadpoolctl.threadpool_limits``, ``OMP_NUM_THREADS``, ...), so that a caller
+        that runs several jobs each inside ``threadpool_limits(1)`` is not oversubscribed.
+        A positive integer: that many threads, at most the cores of this process.
+        A negative integer: cores + 1 + n_jobs (−1 for all cores), at least 1.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        For 0 or anything but None or an integer.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if n_jobs is None:
+        blas = [lib.num_threads for lib in _blas_controller().lib_controllers]
+        return max(1, min([cores, numba.get_num_threads(), *blas]))
+    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 for all cores); "
+                         f"got {n_jobs!r}")
+    return max(1, min(int(n_jobs), cores) if n_jobs > 0 else cores + 1 + int(n_jobs))
+
+
+def for_row_blocks(n_rows, block_rows, n_threads, task, make_scratch=None) -> None:
+    """Call ``task(start, stop, scratch)`` on consecutive blocks of ``block_rows`` rows,
+    from ``n_threads`` threads that each run BLAS on one thread.
+
+    Blocks are handed out in order to whichever thread is free, which balances the load on
+    a busy machine; each thread calls ``make_scratch()`` once for buffers it reuses across
+    its blocks (None without it).  Threads run at the same time where the tasks release
+    the GIL: BLAS calls and ``nogil`` jitted code.  A single block runs on the calling
+    thread with the BLAS threads as they are, which costs nothing on small problems.
+    The first exception of a task is raised once every thread has stopped.
+    """
+    starts = range(0, n_rows, block_rows)
+    if len(starts) <= 1:
+        task(0, n_rows, make_scratch() if make_scratch else None)
+        return
+    lock = threading.Lock()
+    pending = iter(starts)
+    failed = threading.Event()
+
+    def work():
+        scratch = make_scratch() if make_scratch else None
+        while not failed.is_set():
+            with lock:
+                start = next(pending, None)
+            if start is None:
+                return
+            try:
+                task(start, min(start + block_rows, n_rows), scratch)
+            except BaseException:
+                failed.set()
+                raise
+
+    n_threads = min(n_threads, len(starts))
+    # One BLAS thread per worker: n_threads workers each with a BLAS pool would oversubscribe
+    # the cores, and a block's values must not depend on how many threads computed it.
+    with _blas_controller().limit(limits=1):
+        if n_threads == 1:
+            work()
+            return
+        with ThreadPoolExecutor(n_threads, thread_name_prefix="snacks-kernel") as pool:
+            for future in [pool.submit(work) for _ in range(n_threads)]:
+                future.result()
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """threadpoolctl's handle on the BLAS libraries loaded (numpy's and scipy's, each with
+    its own thread pool), made once: inspecting the loaded libraries takes milliseconds."""
+    return ThreadpoolController().select(user_api="blas")
 
 
 def kernel_diagonal(X, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0,
@@ -468,63 +639,6 @@ def kernel_diagonal(X, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0,
     if code == _POLYNOMIAL:
         squared_norms = (_required_gamma(gamma, X) * squared_norms + coef0) ** degree
     return squared_norms.astype(out_dtype)
-
-
-def _fill_kernel_matrix(X, Y, code, gamma, degree, coef0, block_rows, out):
-    """Write K(X, Y) into ``out`` along the path the input formats call for.
-
-    X and Y are validated, with float64 values when sparse; see :func:`kernel_matrix`.
-    """
-    n_x, n_y = out.shape
-    y_norms = _row_norms(Y, code)
-    # The sparse-X paths need no temporaries proportional to n_X and run as one parallel
-    # region: on a busy machine every region waits for its slowest thread.
-    if sp.issparse(Y) and n_y * Y.shape[1] > _DENSIFY_MAX_ENTRIES:
-        if sp.issparse(X):
-            _csr_csr_kernel(X.data, X.indices, X.indptr, Y.data, Y.indices, Y.indptr,
-                            _row_norms(X, code), y_norms, code, gamma, degree, coef0, out)
-            return
-        for start in range(0, n_x, block_rows):
-            Xb = sp.csr_matrix(X[start:start + block_rows], dtype=np.float64)
-            _csr_csr_kernel(Xb.data, Xb.indices, Xb.indptr, Y.data, Y.indices, Y.indptr,
-                            _row_norms(Xb, code), y_norms, code, gamma, degree, coef0,
-                            out[start:start + block_rows])
-        return
-
-    Yt = Y.T.toarray(order="C") if sp.issparse(Y) else np.ascontiguousarray(Y.T, dtype=np.float64)
-    if sp.issparse(X):
-        _csr_dense_kernel(X.data, X.indices, X.indptr, Yt, _row_norms(X, code), y_norms, code,
-                          gamma, degree, coef0, out)
-    elif code == _LAPLACIAN:
-        _dense_laplacian_kernel(np.ascontiguousarray(X, dtype=np.float64), Yt, gamma, out)
-    else:
-        # float64 output doubles as the inner-product buffer; float32 output needs its own.
-        stats = None if out.dtype == np.float64 else np.empty((min(block_rows, n_x), n_y))
-        for start in range(0, n_x, block_rows):
-            Xb = np.asarray(X[start:start + block_rows], dtype=np.float64)
-            S = out[start:start + block_rows] if stats is None else stats[:Xb.shape[0]]
-            np.matmul(Xb, Yt, out=S)
-            _finish_block(S, _row_norms(Xb, code), y_norms, code, gamma, degree, coef0,
-                          out[start:start + block_rows])
-
-
-@contextmanager
-def _one_thread_below(work):
-    """Run the jitted kernels on one thread when ``work`` (multiply-adds) is small.
-
-    A parallel region costs more than it saves on a small problem, and on a busy machine
-    each region waits for its slowest thread: k-means++ seeding, one kernel column per
-    center, was measured 2.5x slower on two threads.
-    """
-    if work >= _PARALLEL_MIN_WORK:
-        yield
-        return
-    previous = get_num_threads()
-    set_num_threads(1)
-    try:
-        yield
-    finally:
-        set_num_threads(previous)
 
 
 def _is_real(value) -> bool:

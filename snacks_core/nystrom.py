@@ -20,12 +20,16 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .kernels import (KernelBlocks, check_kernel_params, effective_n_threads, for_row_blocks,
+                      kernel_matrix, resolve_gamma)
 from .landmarks import SAMPLINGS, select_landmarks
 from .validation import check_data, check_fits_in_memory, clip_n_components
 
-# Rows of X transformed at once: the kernel block (rows × m) stays near 32 MiB.
+# Rows of X transformed at once by one thread: the kernel block (rows × m) stays near 32 MiB.
 _CHUNK_ENTRIES = 2**22
+
+# What ``transform(X, out=...)`` can write into: blocks are cast from the embedding's dtype.
+_OUT_DTYPES = (np.float16, np.float32, np.float64)
 
 
 class NystromEmbedding(TransformerMixin, BaseEstimator):
@@ -52,6 +56,13 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         Precision of the embedding; float32 halves memory and speeds up the solvers.
     random_state : int, Generator or None
         Seed of the landmark selection.
+    n_jobs : int or None, default=None
+        Threads for the kernel blocks and the transform.  None uses every core the current
+        limits allow: the process's CPU affinity, numba's thread count and the BLAS limit,
+        so that inside ``threadpoolctl.threadpool_limits(1)`` (one job of a parallel sweep)
+        it runs on one thread.  A positive integer asks for that many threads (at most the
+        cores available), −1 for all cores.  Each row chunk is embedded by one thread with
+        one BLAS thread, so the result is bitwise the same for any ``n_jobs``.
 
     Attributes
     ----------
@@ -73,7 +84,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
                  sampling="uniform", rank=None, eigen_tol=1e-10, dtype=np.float64,
-                 random_state=None):
+                 random_state=None, n_jobs=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -84,6 +95,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         self.eigen_tol = eigen_tol
         self.dtype = dtype
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None, landmark_indices=None):
         """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm."""
@@ -99,6 +111,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
                 isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer))
                 or self.rank < 1):
             raise ValueError(f"rank must be None or an integer >= 1, got {self.rank!r}.")
+        effective_n_threads(self.n_jobs)
         self.gamma_ = resolve_gamma(self.gamma, X)
         if landmark_indices is None:
             m = clip_n_components(self.n_components, X.shape[0])
@@ -109,7 +122,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         m = self.landmark_indices_.shape[0]
         self.landmarks_ = X[self.landmark_indices_]
         K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
-                             **self._kernel_params())
+                             n_jobs=self.n_jobs, **self._kernel_params())
         self.eigenvalues_, factor, self.triangular_ = _landmark_factor(
             K_mm, self.eigen_tol, self.rank)
         self.n_components_ = factor.shape[1]
@@ -117,33 +130,64 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X):
-        """Z = K(X, landmarks) · F, computed in row chunks."""
+    def transform(self, X, out=None):
+        """Z = K(X, landmarks) · F, in row chunks spread over ``n_jobs`` threads.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        out : ndarray of shape (n_samples, n_components_), optional
+            C-contiguous, writeable float64, float32 or float16 array (an ``np.memmap``
+            included) to write Z into instead of allocating it.  Chunks are computed in the
+            embedding's ``dtype`` and cast into ``out`` one at a time, so a float16 or
+            on-disk ``out`` never needs the whole embedding in memory.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+            ``out`` when given; else a new array of the embedding's ``dtype``.
+        """
         check_is_fitted(self, "components_")
         X = check_data(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the embedding was fitted on "
                              f"{self.n_features_in_}.")
+        n_threads = effective_n_threads(self.n_jobs)
         n = X.shape[0]
         m, k = self.components_.shape
         dtype = np.dtype(self.dtype)
-        check_fits_in_memory(n * k * dtype.itemsize, f"The embedding of {n} rows in {k} dimensions",
-                             "Use fewer landmarks, dtype=float32, or transform the data in parts.")
-        Z = np.empty((n, k), dtype=dtype)
-        chunk = max(1, _CHUNK_ENTRIES // max(m, 1))
-        trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype) if self.triangular_ else None
-        for start in range(0, n, chunk):
-            stop = min(n, start + chunk)
+        if out is None:
+            check_fits_in_memory(n * k * dtype.itemsize,
+                                 f"The embedding of {n} rows in {k} dimensions",
+                                 "Use fewer landmarks, dtype=float32, pass out= (an np.memmap "
+                                 "on disk), or transform the data in parts.")
+            out = np.empty((n, k), dtype=dtype)
+        else:
+            _check_out(out, n, k)
+        blocks = KernelBlocks(X, self.landmarks_, **self._kernel_params())
+        chunk = max(1, _CHUNK_ENTRIES // m)
+        # Computing the kernel block in place in ``out`` saves a copy when the triangular
+        # factor is applied in place and ``out`` has the embedding's dtype.
+        in_place = self.triangular_ and out.dtype == dtype
+        factor = self.components_
+        trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
+
+        def embed_chunk(start, stop, scratch):
+            block = out[start:stop] if in_place else scratch[:stop - start]
+            blocks.fill(start, stop, block)
             if self.triangular_:
-                # K·F with F upper triangular, in place in Z: as Fᵀ·Kᵀ on the Fortran view.
-                block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
-                                      out=Z[start:stop], **self._kernel_params())
-                trmm(1.0, self.components_.T, block.T, side=0, lower=1, overwrite_b=1)
+                # K·F with F upper triangular, in place: as Fᵀ·Kᵀ on the Fortran view.
+                trmm(1.0, factor.T, block.T, side=0, lower=1, overwrite_b=1)
+                if not in_place:
+                    out[start:stop] = block
+            elif out.dtype == dtype:
+                np.matmul(block, factor, out=out[start:stop])
             else:
-                block = kernel_matrix(X[start:stop], self.landmarks_, dtype=dtype,
-                                      **self._kernel_params())
-                np.matmul(block, self.components_, out=Z[start:stop])
-        return Z
+                out[start:stop] = block @ factor
+
+        for_row_blocks(n, chunk, n_threads, embed_chunk,
+                       None if in_place else lambda: np.empty((min(chunk, n), m), dtype=dtype))
+        return out
 
     def _kernel_params(self):
         gamma = getattr(self, "gamma_", None)
@@ -158,6 +202,21 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         K = kernel_matrix(X, X, **self._kernel_params())
         Z = self.transform(X).astype(np.float64)
         return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
+
+
+def _check_out(out, n, k):
+    """Refuse an ``out`` that transform cannot fill in place, saying what it needs."""
+    expected = f"a C-contiguous, writeable {n} × {k} array of float64, float32 or float16"
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"out must be {expected} (np.memmap included); got {type(out).__name__}.")
+    if out.shape != (n, k):
+        raise ValueError(f"out must be {expected}; got shape {out.shape}: one row per row "
+                         f"of X and one column per component (n_components_ = {k}).")
+    if out.dtype not in _OUT_DTYPES:
+        raise ValueError(f"out must be {expected}; got dtype {out.dtype}.")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out must be {expected}; got a non-contiguous or read-only array "
+                         "(pass np.ascontiguousarray(out) or a fresh array).")
 
 
 def _check_landmark_indices(landmark_indices, n_samples):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 import pytest
@@ -10,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import pairwise
 from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
 
 from snacks_core import kernels
-from snacks_core.kernels import (KERNELS, check_kernel_params, kernel_diagonal, kernel_matrix,
-                                 resolve_gamma)
+from snacks_core.kernels import (KERNELS, check_kernel_params, effective_n_threads,
+                                 kernel_diagonal, kernel_matrix, resolve_gamma)
 
 GAMMA, DEGREE, COEF0 = 0.3, 3, 0.5
 
@@ -275,3 +278,56 @@ def test_small_problems_leave_the_thread_count_unchanged(data):
     threads = numba.get_num_threads()
     kernel_matrix(sp.csr_matrix(data[0]), data[1][:1])  # small: runs on one thread
     assert numba.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("x_sparse", [False, True], ids=["Xdense", "Xcsr"])
+@pytest.mark.parametrize("merge", [False, True], ids=["Ydense", "Ymerge"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_threads_give_identical_blocks(data, monkeypatch, kernel, x_sparse, merge, dtype):
+    """Tasks of a few rows on 1 or 2 threads: bitwise the same matrix, sklearn's values."""
+    monkeypatch.setattr(kernels, "_TASK_WORK", 100)
+    if merge:
+        monkeypatch.setattr(kernels, "_DENSIFY_MAX_ENTRIES", 0)
+    X = as_format(data[0], x_sparse, np.float64)
+    Y = as_format(data[1], merge, np.float64)
+    params = {"gamma": GAMMA, "degree": DEGREE, "coef0": COEF0, "dtype": dtype, "block_rows": 3}
+    assert kernels.KernelBlocks(X, Y, kernel, gamma=GAMMA).task_rows() < 10
+    one = kernel_matrix(X, Y, kernel, n_jobs=1, **params)
+    np.testing.assert_array_equal(kernel_matrix(X, Y, kernel, n_jobs=2, **params), one)
+    assert_kernel_close(one, sklearn_kernel(data[0], data[1], kernel), dtype)
+
+
+def test_effective_n_threads_follows_limits_and_requests():
+    cores = len(os.sched_getaffinity(0))
+    assert effective_n_threads(1) == 1
+    assert effective_n_threads(-1) == cores
+    assert effective_n_threads(10 * cores) == cores
+    assert effective_n_threads(-10 * cores) == 1
+    assert 1 <= effective_n_threads() <= min(cores, numba.get_num_threads())
+    with threadpool_limits(1, user_api="blas"):
+        assert effective_n_threads() == 1
+        assert effective_n_threads(2) == min(2, cores)
+    for bad in (0, 2.0, "all", True):
+        with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
+            effective_n_threads(bad)
+
+
+def test_for_row_blocks_covers_every_row_once_and_raises_task_errors():
+    seen = np.zeros(103, dtype=int)
+    scratches = []
+
+    def count(start, stop, scratch):
+        seen[start:stop] += 1
+        scratch.append(start)
+
+    kernels.for_row_blocks(103, 10, 2, count, lambda: scratches.append([]) or scratches[-1])
+    assert np.all(seen == 1)
+    assert sorted(start for scratch in scratches for start in scratch) == list(range(0, 103, 10))
+    assert 1 <= len(scratches) <= 2
+
+    def fail(start, stop, scratch):
+        raise RuntimeError(f"block {start}")
+
+    with pytest.raises(RuntimeError, match="block"):
+        kernels.for_row_blocks(103, 10, 2, fail)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -11,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial_kernel, rbf_kernel
+from threadpoolctl import threadpool_limits
 
 import snacks_core.nystrom as nystrom
+from snacks_core.kernels import effective_n_threads
 from snacks_core.nystrom import NystromEmbedding
 
 # name: (parameters of NystromEmbedding, sklearn's kernel as an oracle, sklearn's metric name)
@@ -246,22 +249,93 @@ def test_given_landmark_indices_are_used():
     np.testing.assert_allclose(Z @ Z.T, K_nm @ np.linalg.solve(K_mm, K_nm.T), rtol=1e-9, atol=1e-12)
 
 
-def test_transform_in_chunks_equals_one_block(monkeypatch):
+@pytest.mark.parametrize("rank", [None, 12])
+def test_transform_in_chunks_equals_one_block(monkeypatch, rank):
+    """Chunks of 7 rows (15 of them, the last short) on 1 or 2 threads, triangular and
+    eigen factors: the same embedding as one block, bitwise so for any number of threads."""
     X = _data(103, 4)
-    embedding = NystromEmbedding(gamma=0.5, n_components=20, random_state=0).fit(X)
+    embedding = NystromEmbedding(gamma=0.5, n_components=20, rank=rank, random_state=0).fit(X)
     whole = embedding.transform(X)
-    seen = []
-    real_kernel_matrix = nystrom.kernel_matrix
-
-    def recording_kernel_matrix(A, B, **kwargs):
-        seen.append(A.shape[0])
-        return real_kernel_matrix(A, B, **kwargs)
-
-    monkeypatch.setattr(nystrom, "kernel_matrix", recording_kernel_matrix)
     monkeypatch.setattr(nystrom, "_CHUNK_ENTRIES", 20 * 7)
-    chunked = embedding.transform(X)
-    assert seen == [7] * 14 + [5]
+    chunked = embedding.set_params(n_jobs=1).transform(X)
     np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-14)
+    np.testing.assert_array_equal(embedding.set_params(n_jobs=2).transform(X), chunked)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_threads_give_identical_results_and_match_sklearn(dtype, sparse):
+    """n_jobs=1 and n_jobs=2 agree bitwise; Z Zᵀ is sklearn's Nystroem Gram matrix."""
+    X = _data(300, 5, seed=3)
+    X[np.abs(X) < 0.5] = 0.0
+    data = sp.csr_matrix(X) if sparse else X
+    chunks = {}
+    for n_jobs in (1, 2):
+        embedding = NystromEmbedding(gamma=0.2, n_components=40, dtype=dtype, random_state=1,
+                                     n_jobs=n_jobs).fit(data)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(nystrom, "_CHUNK_ENTRIES", 40 * 16)
+            chunks[n_jobs] = embedding.transform(data)
+    np.testing.assert_array_equal(chunks[1], chunks[2])
+    reference = Nystroem(kernel="rbf", gamma=0.2, n_components=40)
+    reference.component_indices_ = embedding.landmark_indices_
+    reference.components_ = X[embedding.landmark_indices_]
+    K_mm = rbf_kernel(reference.components_, gamma=0.2)
+    U, S, V = np.linalg.svd(K_mm)
+    reference.normalization_ = (U / np.sqrt(S)) @ V
+    Z_sklearn = reference.transform(X)
+    Z = chunks[1].astype(np.float64)
+    assert _relative_error(Z @ Z.T, Z_sklearn @ Z_sklearn.T) <= 10 * GRAM_RTOL[dtype]
+
+
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rank", [None, 10])
+def test_transform_into_out(monkeypatch, out_dtype, dtype, rank):
+    """``out`` of any float dtype is filled chunk by chunk with the embedding rounded to it
+    (compared on the same chunks: a product's rounding depends on the block it is in)."""
+    X = _data(90, 4, seed=5)
+    embedding = NystromEmbedding(gamma=0.5, n_components=25, rank=rank, dtype=dtype,
+                                 random_state=2, n_jobs=2).fit(X)
+    monkeypatch.setattr(nystrom, "_CHUNK_ENTRIES", 25 * 8)
+    expected = embedding.transform(X)
+    out = np.full((90, embedding.n_components_), np.nan, dtype=out_dtype)
+    assert embedding.transform(X, out=out) is out
+    np.testing.assert_array_equal(out, expected.astype(out_dtype))
+
+
+def test_transform_into_a_memmap(tmp_path, monkeypatch):
+    X = _data(70, 3, seed=6)
+    embedding = NystromEmbedding(gamma=0.5, n_components=20, dtype=np.float32,
+                                 random_state=0).fit(X)
+    monkeypatch.setattr(nystrom, "_CHUNK_ENTRIES", 20 * 9)
+    expected = embedding.transform(X)
+    for out_dtype in (np.float32, np.float16):
+        path = tmp_path / f"z_{np.dtype(out_dtype).name}.npy"
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=out_dtype, shape=expected.shape)
+        assert embedding.transform(X, out=out) is out
+        out.flush()
+        del out
+        np.testing.assert_array_equal(np.load(path), expected.astype(out_dtype))
+
+
+def test_n_jobs_none_follows_the_blas_limit(monkeypatch):
+    """Inside threadpool_limits(1) a default embedding runs its chunks on one thread."""
+    X = _data(200, 4)
+    embedding = NystromEmbedding(gamma=0.5, n_components=20, random_state=0).fit(X)
+    monkeypatch.setattr(nystrom, "_CHUNK_ENTRIES", 20 * 10)
+    threads = set()
+    real_fill = nystrom.KernelBlocks.fill
+
+    def recording_fill(self, start, stop, out):
+        threads.add(threading.get_ident())
+        return real_fill(self, start, stop, out)
+
+    monkeypatch.setattr(nystrom.KernelBlocks, "fill", recording_fill)
+    with threadpool_limits(1, user_api="blas"):
+        assert effective_n_threads() == 1
+        embedding.transform(X)
+    assert threads == {threading.get_ident()}
 
 
 # --------------------------------------------------------------------------- bad input
@@ -327,6 +401,34 @@ def test_more_landmarks_than_rows_are_clipped_with_a_warning():
 def test_bad_landmark_indices_are_refused(indices, message):
     with pytest.raises(ValueError, match=message):
         NystromEmbedding(n_components=5).fit(_data(20), landmark_indices=indices)
+
+
+@pytest.mark.parametrize(
+    "make_out, message",
+    [
+        (lambda n, k: np.empty((n, k + 1)), r"got shape \(30, 6\)"),
+        (lambda n, k: np.empty((n + 1, k)), r"got shape \(31, 5\)"),
+        (lambda n, k: np.empty((n, k), dtype=np.int32), "got dtype int32"),
+        (lambda n, k: np.empty((n, k), dtype=np.complex128), "got dtype complex128"),
+        (lambda n, k: np.empty((k, n)).T, "non-contiguous or read-only"),
+        (lambda n, k: np.broadcast_to(np.zeros(k), (n, k)), "non-contiguous or read-only"),
+        (lambda n, k: [[0.0] * k] * n, "got list"),
+    ],
+)
+def test_bad_out_is_refused(make_out, message):
+    X = _data(30)
+    embedding = NystromEmbedding(gamma=0.5, n_components=5, random_state=0).fit(X)
+    assert embedding.n_components_ == 5
+    with pytest.raises(ValueError, match="out must be a C-contiguous, writeable 30 × 5 array"):
+        embedding.transform(X, out=make_out(30, 5))
+    with pytest.raises(ValueError, match=message):
+        embedding.transform(X, out=make_out(30, 5))
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_bad_n_jobs_is_refused(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
+        NystromEmbedding(n_components=5, n_jobs=n_jobs).fit(_data(20))
 
 
 def test_transform_checks_the_number_of_features():
