@@ -286,3 +286,17 @@ def test_sample_files_are_reproducible(tmp_path):
         data = load_file(path)
         assert data.n_samples >= 500
     assert datasets.sample_files() == sorted(p.name for p in written)
+
+
+def test_susy_like_shape_labels_seed_and_balance():
+    X, y = datasets.make_susy_like(4000, random_state=3)
+    assert X.shape == (4000, 18) and X.dtype == np.float64 and y.shape == (4000,)
+    assert np.all(np.isfinite(X))
+    assert set(np.unique(y)) == {-1.0, 1.0}
+    assert 0.40 < np.mean(y > 0) < 0.52
+    again_X, again_y = datasets.make_susy_like(4000, random_state=3)
+    np.testing.assert_array_equal(X, again_X)
+    np.testing.assert_array_equal(y, again_y)
+    assert not np.array_equal(datasets.make_susy_like(4000, random_state=4)[0], X)
+    with pytest.raises(ValueError, match="positive integer"):
+        datasets.make_susy_like(0)
