@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
+from snacks_core.solvers import _snacks_kernels as kernels
 from snacks_core.solvers import pegasos, snacks
 
 # Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
@@ -41,16 +42,17 @@ def _run_stage(Z, y, lam, rows, eta, radius, center, sample_weight=None, split=N
     zc = np.asarray(Z, dtype=np.float64) @ center
     sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
     v, u = np.zeros(m), np.zeros(m)
-    state = snacks._new_stage_state()
+    state = snacks._L2Stages.new_state()
     hits, violations = np.zeros(n), np.zeros(n)
     rows = np.asarray(rows, dtype=np.int64)
     parts = [rows] if split is None else [rows[:split], rows[split:]]
     for part in parts:
-        snacks._assg_steps(Z, y, sw, part, zc, sqnorm, float(center @ center), lam, eta, radius,
-                           v, u, state, hits, violations)
+        kernels.assg_steps(Z, 0, y, sw, part, zc, sqnorm, float(center @ center), lam, eta,
+                           radius, v, u, state, hits, violations)
     np.testing.assert_array_equal(hits, np.bincount(rows, minlength=n))
-    last = state[snacks._A] * v + state[snacks._B] * center
-    return last, snacks._stage_average(v, u, center, state)
+    last = state[kernels.A] * v + state[kernels.B] * center
+    average = (state[kernels.S_SUM] * v - u + state[kernels.B_SUM] * center) / state[kernels.STEPS]
+    return last, average
 
 
 def _stage_rows(n, seed, n_steps, stage_epochs=1.0, growth=2.0):
@@ -96,7 +98,8 @@ def _assert_close(actual, expected, tol=1e-10):
 
 def test_reaches_target_within_200_epochs(moons_problem):
     p = moons_problem
-    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=0)
+    result = snacks.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=0,
+                          polish=False)
     assert result.stop_reason == "max_epochs" and result.n_epochs == 200
     assert _relative_excess(result.coef, p) <= TARGET
 
@@ -105,7 +108,9 @@ def test_needs_fewer_epochs_than_pegasos(moons_problem):
     p = moons_problem
 
     def epochs(module, seed):
-        result = module.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=seed)
+        options = {"polish": False} if module is snacks else {}
+        result = module.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=seed,
+                              **options)
         return _epochs_to_reach(result, p)
 
     assert epochs(snacks, 0) < epochs(pegasos, 0)
@@ -116,7 +121,8 @@ def test_needs_fewer_epochs_than_pegasos(moons_problem):
 
 def test_float32_embedding_reaches_target(moons_problem):
     p = moons_problem
-    result = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, max_epochs=200, tol=0.0, random_state=0)
+    result = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, max_epochs=200, tol=0.0,
+                          random_state=0, polish=False)
     assert result.coef.dtype == np.float64
     assert _relative_excess(result.coef, p) <= TARGET
 
@@ -209,7 +215,8 @@ def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
         n = p.Z.shape[0]
         seen = []
         result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15, tol=0.0,
-                              random_state=5, callback=lambda row, w: seen.append(w.copy()))
+                              random_state=5, callback=lambda row, w: seen.append(w.copy()),
+                              polish=False)
         eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n,
                                                   result.history["gap"][0])
         stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(n, 5, result.n_iter), eta,
@@ -227,7 +234,8 @@ def test_solve_with_a_small_ball_matches_algorithm_1(tiny_problem):
     p = tiny_problem
     seen = []
     result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=5, w0=p.w_star,
-                          eta0=0.5, radius0=0.1, callback=lambda row, w: seen.append(w.copy()))
+                          eta0=0.5, radius0=0.1, callback=lambda row, w: seen.append(w.copy()),
+                          polish=False)
     stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(30, 5, result.n_iter), 0.5, 0.1,
                                       w0=p.w_star)
     _assert_close(seen[-1], stages[-1]["average"])
@@ -240,26 +248,19 @@ def test_history_time_excludes_evaluation(moons_problem, monkeypatch):
     """Slow the certificate and the callback down: the time column must not see it."""
     p = moons_problem
     pause = 0.05
-    real_certificate = snacks._certificate
+    real_certificate = snacks._L2Stages.certificate
 
-    class SlowRecorder:
-        """The solver's recorder, with an evaluation that takes ``pause`` longer."""
+    def slow_certificate(self, w):
+        objective, gap = real_certificate(self, w)
+        started = time.perf_counter()
+        time.sleep(pause)
+        self.recorder.exclude_since(started)
+        return objective, gap
 
-        def __init__(self, recorder):
-            self.recorder = recorder
-
-        def exclude_since(self, t0):
-            time.sleep(pause)
-            self.recorder.exclude_since(t0)
-
-    def slow_certificate(*args):
-        *head, recorder = args
-        return real_certificate(*head, SlowRecorder(recorder))
-
-    monkeypatch.setattr(snacks, "_certificate", slow_certificate)
+    monkeypatch.setattr(snacks._L2Stages, "certificate", slow_certificate)
     start = time.perf_counter()
     result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=0,
-                          callback=lambda row, w: time.sleep(pause))
+                          callback=lambda row, w: time.sleep(pause), polish=False)
     wall = time.perf_counter() - start
     elapsed = result.history["time"]
     checkpoints = len(elapsed)
@@ -330,3 +331,104 @@ def test_bad_sample_weights(bad, tiny_problem):
     weights[4] = bad
     with pytest.raises(ValueError, match="sample_weight must be finite and non-negative"):
         snacks.solve(p.Z, p.y, p.lam, sample_weight=weights)
+
+
+# ------------------------------------------- the default: ASSG, then polishing to tol
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+@pytest.mark.parametrize("problem", ["moons_problem", "weighted_problem"])
+def test_default_reaches_a_true_gap_below_tol(problem, tol, request):
+    """tol means what it says: (F(w) − F*)/F(w) ≤ certified gap/F(w) ≤ tol at the stop."""
+    p = request.getfixturevalue(problem)
+    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, tol=tol,
+                          max_epochs=2000, random_state=0)
+    h = result.history
+    objective = reference.objective(result.coef, p.Z, p.y, p.lam, p.sample_weight)
+    assert result.stop_reason == "tol_gap"
+    assert objective == pytest.approx(h["objective"][-1], rel=1e-12)
+    assert (objective - p.f_star) / objective <= tol + 1e-9
+    assert h["gap"][-1] <= tol * h["objective"][-1]
+    # ASSG ran its stages first, the dual ascent finished.
+    assert result.info["assg_epochs"] == 3.0 and result.info["polish_epochs"] > 0
+    slack = 1e-9 * p.f_star
+    assert np.all(h["gap"] >= h["objective"] - p.f_star - slack)
+
+
+def test_polishing_starts_from_the_assg_dual_estimate(moons_problem):
+    """The polish's first certified point comes from ASSG's averaged indicators: far
+    better than dual ascent from zero after one sweep."""
+    p = moons_problem
+    hybrid = snacks.solve(p.Z, p.y, p.lam, tol=0.0, max_epochs=5, random_state=0)
+    cold = snacks.solve(p.Z, p.y, p.lam, tol=0.0, max_epochs=5, random_state=0,
+                        eta0=1e-12, radius0=1e-12)
+    assert hybrid.history["gap"][-1] < 0.1 * cold.history["gap"][-1]
+
+
+def test_dual_ascent_sweep_certifies_its_starting_point(weighted_problem):
+    p = weighted_problem
+    n = p.Z.shape[0]
+    C = 1.0 / (2.0 * p.lam * n)
+    upper = C * p.sample_weight
+    rng = np.random.default_rng(0)
+    alpha = upper * rng.uniform(0.0, 1.0, size=n)
+    before = reference.dual(alpha / upper, p.Z, p.y, p.lam, p.sample_weight)
+    w = (alpha * p.y) @ p.Z
+    w_start = w.copy()
+    sqnorm = np.einsum("ij,ij->i", p.Z, p.Z)
+    hinge = kernels.dual_ascent_sweep(p.Z, 0, p.y, upper, sqnorm, rng.permutation(n), alpha,
+                                      w, w_start)
+    assert hinge / (C * n) == pytest.approx(reference.hinge(w_start, p.Z, p.y, p.sample_weight),
+                                            rel=1e-12)
+    # w stays w(α) = C·Σ s β y z, α stays in its box, and the dual objective went up.
+    np.testing.assert_allclose(w, (alpha * p.y) @ p.Z, rtol=1e-10, atol=1e-12)
+    assert np.all((alpha >= 0) & (alpha <= upper))
+    after = reference.dual(alpha / upper, p.Z, p.y, p.lam, p.sample_weight)
+    assert after > before
+
+
+def test_checkpoint_pass_against_numpy(weighted_problem):
+    p = weighted_problem
+    n, m = p.Z.shape
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=m)
+    hits = rng.integers(0, 3, size=n).astype(float)
+    violations = np.minimum(hits, rng.integers(0, 3, size=n))
+    tasks = -(-n // kernels.CHECKPOINT_TASK_ROWS)
+    beta, margin = np.empty(n), np.empty(n)
+    hinge_parts, g_parts = np.empty(tasks), np.empty((tasks, m))
+    kernels.checkpoint_pass(p.Z, 0, p.y, p.sample_weight, w, hits, violations, beta, margin,
+                            hinge_parts, g_parts)
+    expected_margin = p.y * (p.Z @ w)
+    np.testing.assert_allclose(margin, expected_margin, rtol=1e-12, atol=1e-12)
+    expected_beta = np.where(hits > 0, violations / np.maximum(hits, 1), expected_margin < 1)
+    np.testing.assert_allclose(beta, expected_beta)
+    assert hinge_parts.sum() / n == pytest.approx(reference.hinge(w, p.Z, p.y, p.sample_weight))
+    np.testing.assert_allclose(g_parts.sum(axis=0), (p.sample_weight * beta * p.y) @ p.Z,
+                               rtol=1e-10)
+
+
+def test_same_result_for_any_thread_count(moons_problem):
+    p = moons_problem
+    one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=1)
+    two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=2)
+    np.testing.assert_array_equal(one.coef, two.coef)
+    np.testing.assert_array_equal(one.history["objective"], two.history["objective"])
+
+
+# ------------------------------------------------------------------- early stopping
+
+
+def test_early_stopping_on_a_validation_plateau(moons_problem):
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=200,
+                          random_state=0, validation=(p.Z[held], p.y[held]), n_iter_no_change=3)
+    errors = result.history["validation_error"]
+    assert result.stop_reason == "early_stopping" and result.n_epochs < 200
+    # The last three checkpoints did not beat the best before them by a row (of 200).
+    assert errors[-3:].min() > errors[:-3].min() - 1.0 / 200
+    with pytest.raises(ValueError, match="validation"):
+        snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=3)
+    with pytest.raises(ValueError, match="n_iter_no_change"):
+        snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=0, validation=(p.Z, p.y))

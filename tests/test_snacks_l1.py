@@ -9,6 +9,7 @@ from scipy.optimize import linprog
 
 import reference
 from snacks_core import SnacksClassifier
+from snacks_core.solvers import _snacks_kernels as kernels
 from snacks_core.solvers import snacks
 
 
@@ -57,8 +58,8 @@ def test_stage_matches_plain_assg(radius, split, weighted_problem):
     hits, violations = np.zeros(n), np.zeros(n)
     zc = p.Z @ center
     for part in ([rows] if split is None else [rows[:split], rows[split:]]):
-        snacks._assg_l1_steps(p.Z, p.y, p.sample_weight, part, center, zc, lam, eta, radius, v, total, state,
-                              hits, violations)
+        kernels.assg_l1_steps(p.Z, 0, p.y, p.sample_weight, part, center, zc, lam, eta, radius,
+                              v, total, state, hits, violations)
     np.testing.assert_allclose(center + state[0] * v, expected_last, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(center + total / state[1], expected_average, rtol=1e-9, atol=1e-12)
     assert state[1] == 400

@@ -37,6 +37,7 @@ class SolverResult:
     per checkpoint; ``time`` is cumulative wall time spent optimising, excluding the
     evaluations made for the history itself; ``gap`` is a certified duality gap where the
     solver computes one (NaN otherwise); ``validation_error`` is NaN without a validation set.
+    ``info`` holds solver-specific facts about the run (e.g. the epochs of each phase).
     """
 
     coef: np.ndarray
@@ -44,6 +45,7 @@ class SolverResult:
     n_iter: int = 0
     n_epochs: float = 0.0
     stop_reason: str = "max_epochs"
+    info: dict = field(default_factory=dict)
 
 
 class HistoryRecorder:
@@ -65,13 +67,19 @@ class HistoryRecorder:
         """Optimisation time so far, evaluation excluded."""
         return time.perf_counter() - self._start - self._excluded
 
-    def record(self, w, iteration, epoch, objective=None, gap=np.nan) -> float:
+    @property
+    def excluded(self) -> float:
+        """Seconds of evaluation removed from the clock so far."""
+        return self._excluded
+
+    def record(self, w, iteration, epoch, objective=None, gap=np.nan, at=None) -> float:
         """Add a checkpoint for weights ``w``; returns the primal objective F(w).
 
-        Pass ``objective`` when the solver has already computed F(w) in this checkpoint.
+        Pass ``objective`` when the solver has already computed F(w) in this checkpoint,
+        and ``at`` (an :meth:`elapsed` reading) when ``w`` was reached before now.
         """
         now = time.perf_counter()
-        elapsed = now - self._start - self._excluded
+        elapsed = now - self._start - self._excluded if at is None else at
         if objective is None:
             objective = primal_objective(w, self.Z, self.y, self.lam, self.sample_weight)
         val_error = np.nan
@@ -99,6 +107,9 @@ def check_problem(Z, y, lam, sample_weight=None):
     """Validate a solver's inputs; returns (Z, y, sample_weight) ready for jitted code."""
     if not np.isscalar(lam) or not np.isfinite(lam) or lam <= 0:
         raise ValueError(f"lam must be a positive finite number, got {lam!r}.")
+    if hasattr(Z, "block_bounds"):
+        # An EmbeddingStore: its rows were checked when they were embedded.
+        return (Z, *_check_labels_and_weights(y, sample_weight, Z.n_rows))
     Z = np.asarray(Z)
     if Z.dtype not in (np.float32, np.float64):
         Z = Z.astype(np.float64)
@@ -107,17 +118,21 @@ def check_problem(Z, y, lam, sample_weight=None):
         raise ValueError(f"Z must be a non-empty 2-D array, got shape {Z.shape}.")
     if not np.all(np.isfinite(Z)):
         raise ValueError("Z contains NaN or infinite values.")
+    return (Z, *_check_labels_and_weights(y, sample_weight, Z.shape[0]))
+
+
+def _check_labels_and_weights(y, sample_weight, n_rows):
     y = np.ascontiguousarray(y, dtype=np.float64).ravel()
-    if y.shape[0] != Z.shape[0]:
-        raise ValueError(f"Z has {Z.shape[0]} rows but y has {y.shape[0]} labels.")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"Z has {n_rows} rows but y has {y.shape[0]} labels.")
     if not np.all(np.abs(y) == 1.0):
         raise ValueError("Solvers take labels in {-1, +1}; use SnacksClassifier for other labels.")
     if sample_weight is not None:
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).ravel()
-        if (sample_weight.shape[0] != Z.shape[0] or not np.all(np.isfinite(sample_weight))
+        if (sample_weight.shape[0] != n_rows or not np.all(np.isfinite(sample_weight))
                 or np.any(sample_weight < 0)):
             raise ValueError("sample_weight must be finite and non-negative, with one entry per row.")
-    return Z, y, sample_weight
+    return y, sample_weight
 
 
 def resolve_seed(random_state) -> int:
