@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
@@ -17,7 +21,12 @@ from .nystrom import NystromEmbedding
 from .solvers import EMBEDDED_SOLVERS, SOLVERS, admm
 from .solvers.base import HISTORY_COLUMNS
 from .solvers.libsvm import fit_exact
+from .storage import STORAGES, embed_to_store, plan_storage
 from .validation import check_lam
+
+
+# Training rows from which early_stopping='auto' holds out a validation set.
+_EARLY_STOPPING_MIN_SAMPLES = 10_000
 
 
 class SnacksClassifier(ClassifierMixin, BaseEstimator):
@@ -64,14 +73,39 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         'admm' (ADMM takes ``max_iter`` from ``solver_options``; 10 by default, as in the
         paper).
     tol : float, default=1e-3
-        Stopping tolerance (relative duality gap for Snacks and SmSVM; each solver's own
-        rule); unused by 'libsvm' and 'admm'.
+        Stopping tolerance (each solver's own rule); unused by 'libsvm' and 'admm'.  For
+        Snacks and SmSVM the certified relative duality gap: the fit stops with
+        (F(w) − F*)/F(w) ≤ tol, Snacks by polishing its ASSG iterate with dual coordinate
+        ascent (see :mod:`snacks_core.solvers.snacks`), unless early stopping ends it first.
+    early_stopping : bool or 'auto', default='auto'
+        Snacks only: hold out ``validation_fraction`` of the training rows (stratified) and
+        stop when their error has not improved by at least 0.1 % of them for
+        ``n_iter_no_change`` checkpoints (one per epoch; stop reason ``'early_stopping'``);
+        ``eval_set``, when given, is used instead of a hold-out.  'auto' enables it when
+        there are at least 10,000 training rows, where an epoch is costly and the test
+        error settles long before the certified gap reaches ``tol``.  Set it to False for
+        a fit that stops only on ``tol`` (or ``max_epochs``).
+    validation_fraction : float in (0, 1), default=0.1
+        Share of the training rows held out for early stopping.
+    n_iter_no_change : int, default=5
+        Checkpoints without improvement before early stopping.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
     dtype : {np.float64, np.float32}, default=np.float64
         Precision of the embedding.
     random_state : int, RandomState or None, default=None
         Seeds the landmark selection and the solver; equal seeds give equal models.
+    n_jobs : int or None, default=None
+        Threads for the embedding, the checkpoint passes and the one-vs-rest subproblems
+        (which run in parallel); None uses every core allowed by the current limits
+        (threadpoolctl, numba's thread count), -1 all cores.
+    memory_budget : int, str or None, default=None
+        Bytes the embedding may take ("8GB" and "512MiB" are accepted); None is half of the
+        memory available to the process (physical, cgroup and address-space limits).  An
+        embedding larger than the budget is stored compactly (float16) or on disk and
+        streamed in blocks (see :mod:`snacks_core.storage`; a warning says which).
+    storage : {'auto', 'memory', 'compact', 'disk'}, default='auto'
+        Where the embedding lives during training; 'auto' chooses from ``memory_budget``.
     solver_options : dict or None, default=None
         Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for Snacks).  For
         'admm': ``representation``, ``beta`` (ADMM penalty; by default 10² for n in
@@ -98,11 +132,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     embedding_time_, training_time_ : float
         Seconds spent embedding the training data (for 'admm': building and factorising
         K̃ + βI) and solving.
+    storage_ : str
+        Where the embedding was kept during training ('memory', 'compact' or 'disk').
     """
 
     def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
                  lam=1e-4, solver="snacks", sampling="uniform", max_epochs=50, tol=1e-3,
-                 class_weight=None, dtype=np.float64, random_state=None, solver_options=None):
+                 class_weight=None, dtype=np.float64, random_state=None, early_stopping="auto",
+                 validation_fraction=0.1, n_iter_no_change=5, n_jobs=None, memory_budget=None,
+                 storage="auto", solver_options=None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -116,6 +154,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.dtype = dtype
         self.random_state = random_state
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.n_jobs = n_jobs
+        self.memory_budget = memory_budget
+        self.storage = storage
         self.solver_options = solver_options
 
     def fit(self, X, y, sample_weight=None, eval_set=None):
@@ -181,23 +225,81 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_embedded(self, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
                       validation_targets, options):
+        n_jobs = _resolve_threads(self.n_jobs)
         start = time.perf_counter()
-        Z = self._fit_embedding(X, embedding_seed)
-        self.embedding_time_ = time.perf_counter() - start
+        self._fit_embedding(X, embedding_seed)
+        snacks = self.solver == "snacks"
+        early = snacks and self._early_stopping_enabled(X.shape[0])
+        if early and X_val is None:
+            train, held = _validation_split(targets[0] if len(targets) == 1 else
+                                            np.argmax(np.vstack(targets), axis=0),
+                                            self.validation_fraction, int(solver_seed))
+            X, X_val = X[train], X[held]
+            validation_targets = [t[held] for t in targets]
+            targets = [t[train] for t in targets]
+            weights = None if weights is None else weights[train]
+        Z = self._embed_for_training(X, snacks)
         Z_val = None if X_val is None else self.embedding_.transform(X_val)
+        self.embedding_time_ = time.perf_counter() - start
+        if snacks:
+            options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
         solve = EMBEDDED_SOLVERS[self.solver]
+        # One-vs-rest subproblems share Z and run in threads (the jitted loops release the
+        # GIL); each gets its share of the threads for its checkpoint passes.  A store read
+        # in blocks holds one buffer, so its subproblems run one after the other.
+        workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
+        if snacks:
+            options["n_jobs"] = max(1, n_jobs // workers)
+
+        def solve_one(k):
+            return solve(Z, targets[k], lam, sample_weight=weights, max_epochs=self.max_epochs,
+                         tol=self.tol, random_state=int(solver_seed),
+                         validation=None if Z_val is None else (Z_val, validation_targets[k]),
+                         **options)
+
         start = time.perf_counter()
-        results = [
-            solve(Z, target, lam, sample_weight=weights, max_epochs=self.max_epochs,
-                  tol=self.tol, random_state=int(solver_seed),
-                  validation=None if Z_val is None else (Z_val, validation_targets[k]),
-                  **options)
-            for k, target in enumerate(targets)
-        ]
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = list(pool.map(solve_one, range(len(targets))))
+        finally:
+            if not isinstance(Z, np.ndarray):
+                Z.close()
         self.training_time_ = time.perf_counter() - start
         self.coef_ = np.vstack([r.coef for r in results])
         self.intercept_ = np.zeros(len(results))
         return results
+
+    def _early_stopping_enabled(self, n_samples):
+        if self.early_stopping == "auto":
+            return n_samples >= _EARLY_STOPPING_MIN_SAMPLES
+        if not isinstance(self.early_stopping, (bool, np.bool_)):
+            raise ValueError(f"early_stopping must be True, False or 'auto', got "
+                             f"{self.early_stopping!r}.")
+        return bool(self.early_stopping)
+
+    def _embed_for_training(self, X, snacks):
+        """Z = z(X) in the storage the memory budget allows (an ndarray or a store)."""
+        if self.storage not in STORAGES:
+            raise ValueError(f"storage must be one of {STORAGES}, got {self.storage!r}.")
+        k = self.embedding_.n_components_
+        plan = plan_storage(X.shape[0], k, dtype=self.dtype, memory_budget=self.memory_budget,
+                            storage=self.storage)
+        self.storage_ = plan.kind
+        if plan.kind != "memory" and not snacks:
+            raise ValueError(f"{plan.message} Only solver='snacks' streams an embedding from "
+                             "compact or disk storage; use it, fewer landmarks or a larger "
+                             "memory_budget.")
+        if plan.kind != "memory" or plan.storage_dtype != np.dtype(self.dtype):
+            warnings.warn(plan.message, UserWarning, stacklevel=3)
+        # Rows are embedded in the compute precision of the storage.
+        self.embedding_.set_params(dtype=np.float32 if plan.kind != "memory"
+                                   else plan.storage_dtype)
+        self.embedding_.components_ = self.embedding_.components_.astype(
+            self.embedding_.dtype, copy=False)
+        if plan.kind == "memory":
+            return self.embedding_.transform(X)
+        return embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
+                              storage_dtype=plan.storage_dtype, block_rows=plan.block_rows)
 
     def _fit_exact(self, X, targets, lam, weights, X_val, validation_targets, options):
         self.embedding_time_ = 0.0
@@ -214,12 +316,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         return [f[3] for f in fits]
 
     def _fit_embedding(self, X, embedding_seed):
-        """Fit ``embedding_`` (the Nyström embedding) on X and return Z = z(X)."""
+        """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X."""
         self.embedding_ = NystromEmbedding(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
-            random_state=int(embedding_seed)).fit(X)
-        return self.embedding_.transform(X)
+            n_jobs=self.n_jobs, random_state=int(embedding_seed)).fit(X)
 
     def _fit_admm(self, X, targets, lam, weights, embedding_seed, X_val, validation_targets,
                   options):
@@ -233,8 +334,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                             if name in options}
         start = time.perf_counter()
         if representation == "nystrom":
-            Z = self._fit_embedding(X, embedding_seed)
-            operator_options.update(embedding=self.embedding_, Z=Z)
+            self._fit_embedding(X, embedding_seed)
+            operator_options.update(embedding=self.embedding_, Z=self.embedding_.transform(X))
         operator = admm.build_operator(
             X, representation=representation, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, random_state=int(embedding_seed),
@@ -302,6 +403,28 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+def _resolve_threads(n_jobs):
+    """Threads for ``n_jobs``: None is numba's current count (its limits), -1 every core."""
+    if n_jobs is None:
+        return numba.get_num_threads()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
+    available = numba.config.NUMBA_NUM_THREADS
+    return available if n_jobs < 0 else min(int(n_jobs), available)
+
+
+def _validation_split(labels, fraction, seed):
+    """Training and held-out row indices, stratified by ``labels`` when every class can be."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}.")
+    rows = np.arange(labels.shape[0])
+    try:
+        return train_test_split(rows, test_size=fraction, stratify=labels, random_state=seed)
+    except ValueError:
+        # A class too small to appear on both sides: a plain random split.
+        return train_test_split(rows, test_size=fraction, random_state=seed)
 
 
 @contextmanager

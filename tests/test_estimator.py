@@ -220,6 +220,10 @@ def test_single_class_is_refused():
         ({"solver": "sgd"}, "unknown solver 'sgd'; choose one of"),
         ({"solver": "libsvm", "gamma": 0.0}, "gamma must be a positive finite number"),
         ({"sampling": "random"}, "unknown sampling 'random'"),
+        ({"early_stopping": "yes"}, "early_stopping must be"),
+        ({"early_stopping": True, "validation_fraction": 1.5}, "validation_fraction"),
+        ({"n_jobs": 0}, "n_jobs must be"),
+        ({"storage": "tape"}, "storage must be one of"),
     ],
 )
 def test_bad_parameters_are_refused(options, message):
@@ -259,3 +263,85 @@ def test_more_landmarks_than_rows_warns_and_fits():
         model = SnacksClassifier(n_components=100, random_state=0).fit(X, y)
     assert model.landmark_indices_.shape == (40,)
     assert model.score(X, y) >= 0.8
+
+
+# ------------------------------------------------- early stopping, threads and storage
+
+
+def _large_binary_problem(n=12000, seed=0):
+    X, y = make_classification(n, 8, n_informative=5, flip_y=0.05, random_state=seed)
+    return X, y
+
+
+def test_early_stopping_auto_holds_out_a_validation_set_on_large_data():
+    X, y = _large_binary_problem()
+    model = SnacksClassifier(n_components=60, lam=1e-4, random_state=0).fit(X, y)
+    assert model.stop_reasons_[0] in ("early_stopping", "tol_gap")
+    assert np.all(np.isfinite(model.history_["validation_error"][1:]))
+    small = SnacksClassifier(n_components=60, lam=1e-4, random_state=0).fit(X[:2000], y[:2000])
+    assert np.all(np.isnan(small.history_["validation_error"]))
+    certified = SnacksClassifier(n_components=60, lam=1e-4, random_state=0, early_stopping=False,
+                                 max_epochs=1000).fit(X, y)
+    h = certified.history_
+    assert certified.stop_reasons_ == ["tol_gap"] and h["gap"][-1] <= 1e-3 * h["objective"][-1]
+    # Stopping on the validation plateau costs at most a few tenths of a point of accuracy.
+    X_test, y_test = _large_binary_problem(4000, seed=1)
+    assert model.score(X_test, y_test) >= certified.score(X_test, y_test) - 0.01
+
+
+def test_early_stopping_uses_the_eval_set_when_given():
+    X, y = _large_binary_problem()
+    model = SnacksClassifier(n_components=40, lam=1e-4, random_state=0, early_stopping=True,
+                             n_iter_no_change=2).fit(X[:10000], y[:10000],
+                                                     eval_set=(X[10000:], y[10000:]))
+    assert model.stop_reasons_[0] in ("early_stopping", "tol_gap")
+    # No hold-out: every training row is used, so the model equals one fitted on them with
+    # early stopping driven by the same eval_set.
+    again = SnacksClassifier(n_components=40, lam=1e-4, random_state=0, early_stopping=True,
+                             n_iter_no_change=2).fit(X[:10000], y[:10000],
+                                                     eval_set=(X[10000:], y[10000:]))
+    np.testing.assert_array_equal(model.coef_, again.coef_)
+
+
+def test_one_vs_rest_in_threads_equals_one_thread():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    one = SnacksClassifier(n_components=30, random_state=0, n_jobs=1).fit(X, y)
+    many = SnacksClassifier(n_components=30, random_state=0, n_jobs=3).fit(X, y)
+    np.testing.assert_array_equal(one.coef_, many.coef_)
+    assert one.stop_reasons_ == many.stop_reasons_
+
+
+@pytest.mark.parametrize("storage", ["compact", "disk"])
+def test_streamed_storage_fits_like_memory(storage):
+    X, y = _large_binary_problem(6000)
+    options = dict(n_components=50, lam=1e-4, random_state=0, early_stopping=False,
+                   max_epochs=500, dtype=np.float32)
+    memory = SnacksClassifier(**options).fit(X, y)
+    with pytest.warns(UserWarning, match="float16|temporary file"):
+        streamed = SnacksClassifier(**options, storage=storage).fit(X, y)
+    assert streamed.storage_ == storage and memory.storage_ == "memory"
+    # Both reach the certified tol on (nearly) the same problem: float16 rows perturb it.
+    for model in (memory, streamed):
+        assert model.stop_reasons_ == ["tol_gap"]
+    assert abs(streamed.history_["objective"][-1] - memory.history_["objective"][-1]) <= (
+        3e-3 * memory.history_["objective"][-1])
+    assert np.mean(streamed.predict(X) == memory.predict(X)) > 0.99
+
+
+def test_budget_below_the_embedding_streams_it_from_disk():
+    """A float32 embedding twice the memory budget trains out of core."""
+    X, y = _large_binary_problem(6000)
+    n_components = 50
+    budget = 6000 * n_components * 4 // 2
+    with pytest.warns(UserWarning, match="temporary file"):
+        model = SnacksClassifier(n_components=n_components, lam=1e-4, random_state=0,
+                                 early_stopping=False, max_epochs=500,
+                                 memory_budget=budget).fit(X, y)
+    assert model.storage_ == "disk" and model.stop_reasons_ == ["tol_gap"]
+    reference_model = SnacksClassifier(n_components=n_components, lam=1e-4, random_state=0,
+                                       early_stopping=False, max_epochs=500).fit(X, y)
+    assert model.score(X, y) == pytest.approx(reference_model.score(X, y), abs=0.01)
+    with pytest.raises(ValueError, match="snacks"):
+        SnacksClassifier(n_components=n_components, solver="pegasos",
+                         memory_budget=budget).fit(X, y)

@@ -238,7 +238,9 @@ def test_solve_with_a_small_ball_matches_algorithm_1(tiny_problem):
                           polish=False)
     stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(30, 5, result.n_iter), 0.5, 0.1,
                                       w0=p.w_star)
-    _assert_close(seen[-1], stages[-1]["average"])
+    # The last stage's output (the history may end with a repeat of the best point).
+    _assert_close(seen[list(result.history["iteration"]).index(result.n_iter)],
+                  stages[-1]["average"])
 
 
 # --------------------------------------------------------- history, stopping, certificate
@@ -299,7 +301,7 @@ def test_gap_certifies_the_excess_at_every_checkpoint(problem, request):
 def test_warm_start_begins_at_w0(moons_problem):
     p = moons_problem
     result = snacks.solve(p.Z, p.y, p.lam, w0=p.w_star, eta0=1e-3, max_epochs=20, tol=0.0,
-                          random_state=0)
+                          random_state=0, polish=False)
     h = result.history
     assert h["objective"][0] == pytest.approx(p.f_star, rel=1e-12)
     assert np.all((h["objective"] - p.f_star) / p.f_star <= TARGET)
@@ -426,8 +428,10 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
                           random_state=0, validation=(p.Z[held], p.y[held]), n_iter_no_change=3)
     errors = result.history["validation_error"]
     assert result.stop_reason == "early_stopping" and result.n_epochs < 200
-    # The last three checkpoints did not beat the best before them by a row (of 200).
-    assert errors[-3:].min() > errors[:-3].min() - 1.0 / 200
+    # Each of the last three checkpoints missed the best error before it by less than a
+    # row (of 200): no improvement.
+    for k in range(len(errors) - 3, len(errors)):
+        assert errors[k] > errors[:k].min() - 0.5 / 200
     with pytest.raises(ValueError, match="validation"):
         snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=3)
     with pytest.raises(ValueError, match="n_iter_no_change"):

@@ -72,14 +72,13 @@ class HistoryRecorder:
         """Seconds of evaluation removed from the clock so far."""
         return self._excluded
 
-    def record(self, w, iteration, epoch, objective=None, gap=np.nan, at=None) -> float:
+    def record(self, w, iteration, epoch, objective=None, gap=np.nan) -> float:
         """Add a checkpoint for weights ``w``; returns the primal objective F(w).
 
-        Pass ``objective`` when the solver has already computed F(w) in this checkpoint,
-        and ``at`` (an :meth:`elapsed` reading) when ``w`` was reached before now.
+        Pass ``objective`` when the solver has already computed F(w) in this checkpoint.
         """
         now = time.perf_counter()
-        elapsed = now - self._start - self._excluded if at is None else at
+        elapsed = now - self._start - self._excluded
         if objective is None:
             objective = primal_objective(w, self.Z, self.y, self.lam, self.sample_weight)
         val_error = np.nan
