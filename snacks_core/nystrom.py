@@ -13,9 +13,13 @@ for a full one.  Either way the embedding equals sklearn's ``Nystroem``
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from numba.extending import get_cython_function_address
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
@@ -170,14 +174,12 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         # factor is applied in place and ``out`` has the embedding's dtype.
         in_place = self.triangular_ and out.dtype == dtype
         factor = self.components_
-        trmm = scipy.linalg.blas.get_blas_funcs("trmm", dtype=dtype)
 
         def embed_chunk(start, stop, scratch):
             block = out[start:stop] if in_place else scratch[:stop - start]
             blocks.fill(start, stop, block)
             if self.triangular_:
-                # K·F with F upper triangular, in place: as Fᵀ·Kᵀ on the Fortran view.
-                trmm(1.0, factor.T, block.T, side=0, lower=1, overwrite_b=1)
+                _multiply_by_triangular(block, factor)
                 if not in_place:
                     out[start:stop] = block
             elif out.dtype == dtype:
@@ -202,6 +204,37 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         K = kernel_matrix(X, X, **self._kernel_params())
         Z = self.transform(X).astype(np.float64)
         return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
+
+
+def _multiply_by_triangular(block, factor):
+    """block ← block · factor in place, for C-contiguous arrays of one dtype (float32 or
+    float64) and an upper-triangular m × m ``factor``: BLAS ``trmm``, n·m² multiply-adds.
+
+    In column-major terms this is Fᵀ·Kᵀ on the transposed (Fortran) views, with Fᵀ lower
+    triangular.  ``trmm`` runs on the calling thread's BLAS setting and releases the GIL.
+    """
+    trmm, real = _trmm(block.dtype.char)
+    m = ctypes.c_int(factor.shape[0])
+    rows = ctypes.c_int(block.shape[0])
+    trmm(b"L", b"L", b"N", b"N", ctypes.byref(m), ctypes.byref(rows), ctypes.byref(real(1.0)),
+         factor.ctypes.data, ctypes.byref(m), block.ctypes.data, ctypes.byref(m))
+
+
+@functools.lru_cache(maxsize=2)
+def _trmm(dtype_char):
+    """scipy's BLAS ``dtrmm``/``strmm`` as a ctypes function, and its scalar type.
+
+    scipy.linalg.blas's f2py wrappers hold the GIL, which serialised the transform's
+    threads (measured: 8 threads no faster than one); a ctypes call of the same routine,
+    taken from scipy's Cython BLAS table as numba does, releases it.
+    """
+    real = ctypes.c_double if dtype_char == "d" else ctypes.c_float
+    pointer_int = ctypes.POINTER(ctypes.c_int)
+    prototype = ctypes.CFUNCTYPE(None, *[ctypes.c_char_p] * 4, pointer_int, pointer_int,
+                                 ctypes.POINTER(real), ctypes.c_void_p, pointer_int,
+                                 ctypes.c_void_p, pointer_int)
+    name = "dtrmm" if dtype_char == "d" else "strmm"
+    return prototype(get_cython_function_address("scipy.linalg.cython_blas", name)), real
 
 
 def _check_out(out, n, k):
