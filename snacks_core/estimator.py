@@ -26,7 +26,7 @@ from .validation import check_lam
 
 
 # Training rows from which early_stopping='auto' holds out a validation set.
-_EARLY_STOPPING_MIN_SAMPLES = 10_000
+EARLY_STOPPING_MIN_SAMPLES = 10_000
 
 
 class SnacksClassifier(ClassifierMixin, BaseEstimator):
@@ -231,7 +231,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         snacks = self.solver == "snacks"
         early = snacks and self._early_stopping_enabled(X.shape[0])
         if early and X_val is None:
-            train, held = _validation_split(targets[0] if len(targets) == 1 else
+            train, held = validation_split(targets[0] if len(targets) == 1 else
                                             np.argmax(np.vstack(targets), axis=0),
                                             self.validation_fraction, int(solver_seed))
             X, X_val = X[train], X[held]
@@ -271,7 +271,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def _early_stopping_enabled(self, n_samples):
         if self.early_stopping == "auto":
-            return n_samples >= _EARLY_STOPPING_MIN_SAMPLES
+            return n_samples >= EARLY_STOPPING_MIN_SAMPLES
         if not isinstance(self.early_stopping, (bool, np.bool_)):
             raise ValueError(f"early_stopping must be True, False or 'auto', got "
                              f"{self.early_stopping!r}.")
@@ -415,7 +415,7 @@ def _resolve_threads(n_jobs):
     return available if n_jobs < 0 else min(int(n_jobs), available)
 
 
-def _validation_split(labels, fraction, seed):
+def validation_split(labels, fraction, seed):
     """Training and held-out row indices, stratified by ``labels`` when every class can be."""
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}.")

@@ -50,6 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
+from .estimator import EARLY_STOPPING_MIN_SAMPLES, validation_split
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, primal_objective
 from .solvers import EMBEDDED_SOLVERS
@@ -228,6 +229,7 @@ class _Problem(NamedTuple):
     tol: float
     solver_options: dict
     warm_options: dict | None  # extra solver arguments of a warm start; None: cold starts
+    early_stopping: tuple | None  # (validation_fraction, n_iter_no_change); None: off
     dtype: str
     classes: np.ndarray
     y_train: np.ndarray
@@ -245,18 +247,25 @@ class _Group(NamedTuple):
 
 
 class _GroupKernels(NamedTuple):
-    """A group's m_max landmark rows, K_nm, K_tm and the seconds they took."""
+    """A group's m_max landmark rows, K_nm, K_tm and the seconds they took.
+
+    With early stopping, K_nm's rows are the training rows in the order ``order``: the
+    ``n_fit`` rows the solver trains on, then the held-out validation rows.
+    """
 
     landmarks: object
     K_train: np.ndarray
     K_test: np.ndarray
     seconds: float
+    order: np.ndarray | None
+    n_fit: int
 
 
 def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
                     gamma="scale", seeds=(0,), kernel="rbf", degree=3, coef0=1.0,
                     sampling="uniform", solver="snacks", max_epochs=50, tol=1e-3,
                     solver_options=None, warm_start=True, test_size=0.25, dtype="auto",
+                    early_stopping="auto", validation_fraction=0.1, n_iter_no_change=5,
                     n_jobs=1, backend="loky", client=None, progress=None,
                     should_stop=None) -> pd.DataFrame:
     """Train and test a Nyström kernel SVM on every cell of an (m, λ) or (γ, λ) grid.
@@ -302,6 +311,10 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
         ``stage_epochs``).
     test_size : float, default=0.25
         Held-out share when no test set is given.
+    early_stopping, validation_fraction, n_iter_no_change
+        Snacks' early stopping, as in :class:`~snacks_core.estimator.SnacksClassifier`
+        ('auto': on from 10,000 training rows): each cell holds out the same validation
+        rows the estimator would, and trains on the others.
     dtype : {'auto', 'float64', 'float32'}, default='auto'
         Precision of kernel blocks and embeddings; 'auto' falls back to float32 when
         float64 does not fit in memory (see :func:`plan_grid`).
@@ -351,10 +364,14 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
     warm_options = {}
     if "stage_epochs" in parameters and "stage_epochs" not in (solver_options or {}):
         warm_options["stage_epochs"] = _WARM_STAGE_EPOCHS
+    early = solver == "snacks" and (
+        X_train.shape[0] >= EARLY_STOPPING_MIN_SAMPLES if early_stopping == "auto"
+        else bool(early_stopping))
     problem = _Problem(
         kernel=kernel, degree=degree, coef0=coef0, solver=solver, max_epochs=max_epochs,
         tol=tol, solver_options=dict(solver_options or {}),
         warm_options=warm_options if warm_start and "w0" in parameters else None,
+        early_stopping=(validation_fraction, n_iter_no_change) if early else None,
         dtype="float64", classes=classes, y_train=y_train, y_test=y_test, lams=lams)
     groups = [_Group(seed, g, *_seeds_of(seed)) for seed in seed_values for g in gammas]
 
@@ -501,9 +518,16 @@ def _group_kernels(X_train, X_test, m_max, sampling, group, problem):
         indices = select_landmarks(X_train, m_max, sampling=sampling,
                                    random_state=group.embedding_seed, **params)
         landmarks = X_train[indices]
+        order, n_fit = None, X_train.shape[0]
+        if problem.early_stopping is not None:
+            fit_rows, held = validation_split(np.searchsorted(problem.classes, problem.y_train),
+                                              problem.early_stopping[0], group.solver_seed)
+            order, n_fit = np.concatenate([fit_rows, held]), fit_rows.shape[0]
+            X_train = X_train[order]
         K_train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, **params)
         K_test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, **params)
-    return _GroupKernels(landmarks, K_train, K_test, time.perf_counter() - start)
+    return _GroupKernels(landmarks, K_train, K_test, time.perf_counter() - start, order,
+                         n_fit)
 
 
 def _prefix_embedding(kernels, m, gamma, problem):
@@ -527,23 +551,30 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
         n_lams = len(problem.lams)
         embedding_time = ((time.perf_counter() - start) / n_lams
                           + kernels.seconds / n_group_cells)
-        targets = _binary_targets(problem.y_train, problem.classes)
+        y_train = problem.y_train if kernels.order is None else problem.y_train[kernels.order]
+        targets = _binary_targets(y_train, problem.classes)
+        n_fit = kernels.n_fit
         solve = EMBEDDED_SOLVERS[problem.solver]
+        early = {}
         coefs = None
         rows = []
         for lam in problem.lams:
             warm = problem.warm_options is not None and coefs is not None
             start = time.perf_counter()
-            results = [
-                solve(Z, target, lam, max_epochs=problem.max_epochs, tol=problem.tol,
-                      random_state=group.solver_seed, **problem.solver_options,
-                      **({"w0": coefs[k], **problem.warm_options} if warm else {}))
-                for k, target in enumerate(targets)
-            ]
+            results = []
+            for k, target in enumerate(targets):
+                if problem.early_stopping is not None:
+                    early = {"validation": (Z[n_fit:], target[n_fit:]),
+                             "n_iter_no_change": problem.early_stopping[1]}
+                results.append(solve(
+                    Z[:n_fit], target[:n_fit], lam, max_epochs=problem.max_epochs,
+                    tol=problem.tol, random_state=group.solver_seed, **problem.solver_options,
+                    **early, **({"w0": coefs[k], **problem.warm_options} if warm else {})))
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            rows.append(_cell_row(group, m, lam, Z, kernels.K_test[:, :m],
-                                  embedding.components_, coefs, targets, results, warm,
+            rows.append(_cell_row(group, m, lam, Z[:n_fit], y_train, kernels.K_test[:, :m],
+                                  embedding.components_, coefs,
+                                  [target[:n_fit] for target in targets], results, warm,
                                   embedding_time, training_time, problem))
     return rows
 
@@ -562,8 +593,10 @@ def _predict(scores, classes):
     return classes[np.argmax(np.column_stack(scores), axis=1)]
 
 
-def _cell_row(group, m, lam, Z, K_test, components, coefs, targets, results, warm,
+def _cell_row(group, m, lam, Z, y_train, K_test, components, coefs, targets, results, warm,
               embedding_time, training_time, problem):
+    """A cell's table row; ``Z`` and ``targets`` are the rows the solver trained on, the
+    first of ``y_train`` (the rest were held out for early stopping)."""
     classes = problem.classes
     train_pred = _predict([matvec(Z, w) for w in coefs], classes)
     test_pred = _predict([matvec(K_test, components @ w.astype(components.dtype))
@@ -577,7 +610,7 @@ def _cell_row(group, m, lam, Z, K_test, components, coefs, targets, results, war
     return {
         "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
         "C": lam_to_C(lam, Z.shape[0]), "n_components": Z.shape[1],
-        "train_error": float(np.mean(train_pred != problem.y_train)),
+        "train_error": float(np.mean(train_pred != y_train[:Z.shape[0]])),
         "test_error": float(np.mean(test_pred != problem.y_test)),
         "f1": float(f1), "objective": float(objective),
         "embedding_time": embedding_time, "training_time": training_time,

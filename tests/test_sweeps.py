@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
-from sklearn.datasets import make_blobs, make_moons
+from sklearn.datasets import make_blobs, make_classification, make_moons
 
 from reference import optimal_objective
 from snacks_core import sweeps, validation
@@ -29,7 +29,8 @@ def moons():
 
 def _problem(kernel="rbf", dtype="float64"):
     return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks", max_epochs=10,
-                           tol=1e-3, solver_options={}, warm_options=None, dtype=dtype,
+                           tol=1e-3, solver_options={}, warm_options=None,
+                           early_stopping=None, dtype=dtype,
                            classes=np.array([0, 1]), y_train=None, y_test=None, lams=(1e-2,))
 
 
@@ -89,6 +90,21 @@ def test_cold_grid_cells_equal_snacks_classifier_fits(moons):
         assert row.iterations == model.n_iter_
         assert row.stop_reason == model.stop_reasons_[0]
         assert not row.warm_start
+
+
+def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():
+    """From 10,000 training rows both hold out the same validation rows and stop early."""
+    X, y = make_classification(12500, 8, n_informative=5, flip_y=0.05, random_state=0)
+    X_train, y_train, X_test, y_test = X[:11000], y[:11000], X[11000:], y[11000:]
+    table = robustness_grid(X_train, y_train, X_test, y_test, m=[20], lam=[1e-4], gamma=0.2,
+                            seeds=[3], warm_start=False)
+    row = next(table.itertuples())
+    model = SnacksClassifier(n_components=20, lam=1e-4, gamma=0.2, random_state=3).fit(
+        X_train, y_train)
+    assert np.all(np.isfinite(model.history_["validation_error"][1:]))
+    assert row.stop_reason == model.stop_reasons_[0]
+    assert row.iterations == model.n_iter_
+    assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
 
 
 def test_multiclass_cold_cells_equal_one_vs_rest_classifier():
