@@ -238,8 +238,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             validation_targets = [t[held] for t in targets]
             targets = [t[train] for t in targets]
             weights = None if weights is None else weights[train]
-        Z = self._embed_for_training(X, snacks)
-        Z_val = None if X_val is None else self.embedding_.transform(X_val)
+        Z, Z_val = self._embed_for_training(X, X_val, snacks)
         self.embedding_time_ = time.perf_counter() - start
         if snacks:
             options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
@@ -277,13 +276,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                              f"{self.early_stopping!r}.")
         return bool(self.early_stopping)
 
-    def _embed_for_training(self, X, snacks):
-        """Z = z(X) in the storage the memory budget allows (an ndarray or a store)."""
+    def _embed_for_training(self, X, X_val, snacks):
+        """Z = z(X) in the storage the memory budget allows (an ndarray or a store) and
+        z(X_val) (None without X_val) in memory, float16 unless Z is in memory."""
         if self.storage not in STORAGES:
             raise ValueError(f"storage must be one of {STORAGES}, got {self.storage!r}.")
         k = self.embedding_.n_components_
-        plan = plan_storage(X.shape[0], k, dtype=self.dtype, memory_budget=self.memory_budget,
-                            storage=self.storage)
+        n_val = 0 if X_val is None else X_val.shape[0]
+        plan = plan_storage(X.shape[0] + n_val, k, dtype=self.dtype,
+                            memory_budget=self.memory_budget, storage=self.storage)
         self.storage_ = plan.kind
         if plan.kind != "memory" and not snacks:
             raise ValueError(f"{plan.message} Only solver='snacks' streams an embedding from "
@@ -297,9 +298,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_.components_ = self.embedding_.components_.astype(
             self.embedding_.dtype, copy=False)
         if plan.kind == "memory":
-            return self.embedding_.transform(X)
+            Z = self.embedding_.transform(X)
+            return Z, None if X_val is None else self.embedding_.transform(X_val)
+        Z_val = None if X_val is None else self.embedding_.transform(
+            X_val, out=np.empty((n_val, k), dtype=np.float16))
         return embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
-                              storage_dtype=plan.storage_dtype, block_rows=plan.block_rows)
+                              storage_dtype=plan.storage_dtype,
+                              block_rows=plan.block_rows), Z_val
 
     def _fit_exact(self, X, targets, lam, weights, X_val, validation_targets, options):
         self.embedding_time_ = 0.0

@@ -28,21 +28,24 @@ def C_to_lam(C: float, n_samples: int) -> float:
     return 1.0 / (2.0 * n_samples * C)
 
 
-# Rows of a float32 Z converted to float64 at once in the products below (~16 MiB).
+# Rows of a float32 (or float16) Z converted to float64 at once in the products below
+# (~16 MiB).
 _BLOCK_ENTRIES = 2**21
+_NARROW = (np.float16, np.float32)
 
 
 def _float64_blocks(Z):
-    """Row blocks of a dense float32 Z as float64, so products are exact without a full copy."""
+    """Row blocks of a dense float32/float16 Z as float64, so products are exact without a
+    full copy."""
     rows = max(1, _BLOCK_ENTRIES // max(Z.shape[1], 1))
     for start in range(0, Z.shape[0], rows):
         yield start, Z[start:start + rows].astype(np.float64)
 
 
 def matvec(Z, w):
-    """Z·w accumulated in float64 (Z dense float32/float64 or sparse)."""
+    """Z·w accumulated in float64 (Z dense float16/float32/float64 or sparse)."""
     w = np.asarray(w, dtype=np.float64).ravel()
-    if isinstance(Z, np.ndarray) and Z.dtype == np.float32:
+    if isinstance(Z, np.ndarray) and Z.dtype in _NARROW:
         out = np.empty(Z.shape[0])
         for start, block in _float64_blocks(Z):
             out[start:start + block.shape[0]] = block @ w
@@ -51,9 +54,9 @@ def matvec(Z, w):
 
 
 def rmatvec(Z, v):
-    """Zᵀ·v accumulated in float64 (Z dense float32/float64 or sparse)."""
+    """Zᵀ·v accumulated in float64 (Z dense float16/float32/float64 or sparse)."""
     v = np.asarray(v, dtype=np.float64).ravel()
-    if isinstance(Z, np.ndarray) and Z.dtype == np.float32:
+    if isinstance(Z, np.ndarray) and Z.dtype in _NARROW:
         out = np.zeros(Z.shape[1])
         for start, block in _float64_blocks(Z):
             out += v[start:start + block.shape[0]] @ block

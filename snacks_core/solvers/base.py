@@ -115,9 +115,19 @@ def check_problem(Z, y, lam, sample_weight=None):
     Z = np.ascontiguousarray(Z)
     if Z.ndim != 2 or Z.shape[0] == 0:
         raise ValueError(f"Z must be a non-empty 2-D array, got shape {Z.shape}.")
-    if not np.all(np.isfinite(Z)):
+    if not _all_finite(Z):
         raise ValueError("Z contains NaN or infinite values.")
     return (Z, *_check_labels_and_weights(y, sample_weight, Z.shape[0]))
+
+
+def _all_finite(Z):
+    """Whether every entry of Z is finite, without an n × m temporary: a float64 sum is
+    finite unless an entry is not (or float64 entries near 1e308 overflow it, which the
+    blockwise check then settles)."""
+    if np.isfinite(np.sum(Z, dtype=np.float64)):
+        return True
+    rows = max(1, 2**20 // max(Z.shape[1], 1))
+    return all(np.isfinite(Z[start:start + rows]).all() for start in range(0, Z.shape[0], rows))
 
 
 def _check_labels_and_weights(y, sample_weight, n_rows):
