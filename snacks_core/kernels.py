@@ -24,6 +24,14 @@ Paths, chosen from the input formats:
   then a numba pass for norms, clipping and exp; the laplacian uses a numba loop.
 * anything against a sparse ``Y`` too large to densify: a numba kernel merging the sorted
   index lists of both CSR rows.
+
+Threads: :class:`KernelBlocks` computes any range of rows on the calling thread, and
+:func:`for_row_blocks` hands blocks of rows to a pool of Python threads, each running BLAS
+on one thread and ``nogil`` jitted code, so that the work of a block (gemm, exp, and for
+the Nyström embedding the product by its factor) stays on one core and in its cache.
+The jitted kernels are serial on purpose: numba's ``parallel=True`` regions competed with
+BLAS threads spinning after a gemm, and its cache handles them poorly.  Block boundaries
+depend on the problem only, so results are bitwise the same for any number of threads.
 """
 
 from __future__ import annotations
