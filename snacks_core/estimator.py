@@ -80,8 +80,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     early_stopping : bool or 'auto', default='auto'
         Snacks only: hold out ``validation_fraction`` of the training rows (stratified) and
         stop when their error has not improved by at least 0.1 % of them for
-        ``n_iter_no_change`` checkpoints (one per epoch; stop reason ``'early_stopping'``);
-        ``eval_set``, when given, is used instead of a hold-out.  'auto' enables it when
+        ``n_iter_no_change`` checkpoints (one per epoch; stop reason ``'early_stopping'``).
+        An ``eval_set`` is only recorded, never used to stop.  'auto' enables it when
         there are at least 10,000 training rows, where an epoch is costly and the test
         error settles long before the certified gap reaches ``tol``.  Set it to False for
         a fit that stops only on ``tol`` (or ``max_epochs``).
@@ -230,15 +230,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._fit_embedding(X, embedding_seed)
         snacks = self.solver == "snacks"
         early = snacks and self._early_stopping_enabled(X.shape[0])
-        if early and X_val is None:
+        X_stop = stop_targets = None
+        if early:
+            # Held out of the training rows: a test set passed as eval_set is recorded,
+            # never used to decide when to stop.
             train, held = validation_split(targets[0] if len(targets) == 1 else
                                             np.argmax(np.vstack(targets), axis=0),
                                             self.validation_fraction, int(solver_seed))
-            X, X_val = X[train], X[held]
-            validation_targets = [t[held] for t in targets]
+            X, X_stop = X[train], X[held]
+            stop_targets = [t[held] for t in targets]
             targets = [t[train] for t in targets]
             weights = None if weights is None else weights[train]
-        Z, Z_val = self._embed_for_training(X, X_val, snacks)
+        Z, Z_val, Z_stop = self._embed_for_training(X, X_val, X_stop, snacks)
         self.embedding_time_ = time.perf_counter() - start
         if snacks:
             options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
@@ -251,6 +254,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             options["n_jobs"] = max(1, n_jobs // workers)
 
         def solve_one(k):
+            if early:
+                options["stopping_set"] = (Z_stop, stop_targets[k])
             return solve(Z, targets[k], lam, sample_weight=weights, max_epochs=self.max_epochs,
                          tol=self.tol, random_state=int(solver_seed),
                          validation=None if Z_val is None else (Z_val, validation_targets[k]),
@@ -276,15 +281,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                              f"{self.early_stopping!r}.")
         return bool(self.early_stopping)
 
-    def _embed_for_training(self, X, X_val, snacks):
-        """Z = z(X) in the storage the memory budget allows (an ndarray or a store) and
-        z(X_val) (None without X_val) in memory, float16 unless Z is in memory."""
+    def _embed_for_training(self, X, X_val, X_stop, snacks):
+        """Z = z(X) in the storage the memory budget allows (an ndarray or a store), and
+        the embeddings of X_val and X_stop (None when they are) in memory, float16 unless
+        Z is in memory."""
         if self.storage not in STORAGES:
             raise ValueError(f"storage must be one of {STORAGES}, got {self.storage!r}.")
         k = self.embedding_.n_components_
-        n_val = 0 if X_val is None else X_val.shape[0]
-        plan = plan_storage(X.shape[0] + n_val, k, dtype=self.dtype,
-                            memory_budget=self.memory_budget, storage=self.storage)
+        extra = [rows for rows in (X_val, X_stop) if rows is not None]
+        plan = plan_storage(X.shape[0] + sum(rows.shape[0] for rows in extra), k,
+                            dtype=self.dtype, memory_budget=self.memory_budget,
+                            storage=self.storage)
         self.storage_ = plan.kind
         if plan.kind != "memory" and not snacks:
             raise ValueError(f"{plan.message} Only solver='snacks' streams an embedding from "
@@ -297,14 +304,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                    else plan.storage_dtype)
         self.embedding_.components_ = self.embedding_.components_.astype(
             self.embedding_.dtype, copy=False)
+        def embed_in_memory(rows):
+            if rows is None:
+                return None
+            out = None if plan.kind == "memory" else np.empty((rows.shape[0], k), np.float16)
+            return self.embedding_.transform(rows, out=out)
+
         if plan.kind == "memory":
             Z = self.embedding_.transform(X)
-            return Z, None if X_val is None else self.embedding_.transform(X_val)
-        Z_val = None if X_val is None else self.embedding_.transform(
-            X_val, out=np.empty((n_val, k), dtype=np.float16))
-        return embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
-                              storage_dtype=plan.storage_dtype,
-                              block_rows=plan.block_rows), Z_val
+        else:
+            Z = embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
+                               storage_dtype=plan.storage_dtype, block_rows=plan.block_rows)
+        return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
     def _fit_exact(self, X, targets, lam, weights, X_val, validation_targets, options):
         self.embedding_time_ = 0.0

@@ -564,7 +564,7 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
             results = []
             for k, target in enumerate(targets):
                 if problem.early_stopping is not None:
-                    early = {"validation": (Z[n_fit:], target[n_fit:]),
+                    early = {"stopping_set": (Z[n_fit:], target[n_fit:]),
                              "n_iter_no_change": problem.early_stopping[1]}
                 results.append(solve(
                     Z[:n_fit], target[:n_fit], lam, max_epochs=problem.max_epochs,

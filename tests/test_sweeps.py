@@ -96,13 +96,12 @@ def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():
     """From 10,000 training rows both hold out the same validation rows and stop early."""
     X, y = make_classification(12500, 8, n_informative=5, flip_y=0.05, random_state=0)
     X_train, y_train, X_test, y_test = X[:11000], y[:11000], X[11000:], y[11000:]
-    table = robustness_grid(X_train, y_train, X_test, y_test, m=[20], lam=[1e-4], gamma=0.2,
+    table = robustness_grid(X_train, y_train, X_test, y_test, m=[20], lam=[1e-6], gamma=0.2,
                             seeds=[3], warm_start=False)
     row = next(table.itertuples())
-    model = SnacksClassifier(n_components=20, lam=1e-4, gamma=0.2, random_state=3).fit(
+    model = SnacksClassifier(n_components=20, lam=1e-6, gamma=0.2, random_state=3).fit(
         X_train, y_train)
-    assert np.all(np.isfinite(model.history_["validation_error"][1:]))
-    assert row.stop_reason == model.stop_reasons_[0]
+    assert row.stop_reason == model.stop_reasons_[0] == "early_stopping"
     assert row.iterations == model.n_iter_
     assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
 

@@ -53,6 +53,7 @@ import numpy as np
 import numba
 
 from . import _snacks_kernels as kernels
+from ..objective import matvec
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 PENALTIES = ("l2", "l1")
@@ -119,7 +120,7 @@ def default_step_and_radius_l1(sqnorm, sample_weight, lam, stage_steps, norm_w0,
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
           validation=None, callback=None, eta0=None, radius0=None, omega=2.0,
           stage_epochs=1.0, stage_growth=None, w0=None, penalty="l2", polish=True,
-          n_iter_no_change=None, n_jobs=None):
+          n_iter_no_change=None, stopping_set=None, n_jobs=None):
     """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖² with Snacks (ASSG).
 
     With ``penalty='l1'``, minimise F₁(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖₁
@@ -139,8 +140,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         Budget in passes over the data (one epoch = n stochastic steps, or one sweep of
         dual ascent over the n rows).
     tol : float
-        Stop when the certified relative duality gap (F(w) − D(β)) / F(w) ≤ tol.  The gap
-        bounds the true excess F(w) − F*.
+        Stop when the certified relative duality gap (F(w) − D) / F(w) ≤ tol, D the best
+        dual value found so far.  The gap bounds the true excess F(w) − F*.
     random_state : int, Generator or None
         Seed of the row sampling and of the polishing order.
     validation : tuple (Z_val, y_val), optional
@@ -173,8 +174,11 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         with dual coordinate ascent from ASSG's dual estimate (ℓ2 only; see the module
         docstring).  False runs ASSG alone, as in the paper.
     n_iter_no_change : int or None
-        Early stopping: stop when the error on ``validation`` has not improved for this
-        many checkpoints (one per epoch).  None disables it.
+        Early stopping: stop when the error on ``stopping_set`` (default: ``validation``)
+        has not improved by at least 0.1 % of its rows (and one row) for this many
+        checkpoints (one per epoch or polishing sweep).  None disables it.
+    stopping_set : tuple (Z_stop, y_stop), optional
+        Held-out rows for early stopping, when they are not the recorded ``validation``.
     n_jobs : int or None
         Threads of the checkpoint passes (None: numba's current setting).  The
         stochastic steps and the dual ascent are sequential.
@@ -207,7 +211,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
             isinstance(n_iter_no_change, (int, np.integer)) and n_iter_no_change >= 1):
         raise ValueError(f"n_iter_no_change must be None or an integer >= 1, got "
                          f"{n_iter_no_change!r}.")
-    if n_iter_no_change is not None and validation is None:
+    stopping_set = validation if stopping_set is None else stopping_set
+    if n_iter_no_change is not None and stopping_set is None:
         raise ValueError("n_iter_no_change (early stopping) needs a validation set.")
     blocks = RowBlocks(Z)
     n, m = blocks.shape
@@ -222,7 +227,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     recorder = HistoryRecorder(blocks.array, y, lam, sample_weight, validation, callback)
     with _numba_threads(n_jobs):
         stages = (_L1Stages if penalty == "l1" else _L2Stages)(blocks, y, sw, lam, recorder)
-        run = _Run(recorder, tol, n_iter_no_change, validation)
+        run = _Run(recorder, tol, n_iter_no_change, stopping_set)
         objective, gap = stages.certificate(w)
         run.checkpoint(w, 0, 0.0, objective, gap)
         eta, radius = stages.defaults(sample_weight, stage_steps, gap, float(np.linalg.norm(w)),
@@ -265,7 +270,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     if run.best_w is not run.last_w:
         # The history ends with the point returned.
         recorder.record(run.best_w, steps, steps / n, objective=run.best_objective,
-                        gap=run.best_gap)
+                        gap=max(run.best_objective - run.best_dual, 0.0))
     history = recorder.as_arrays()
     assg_steps = min(steps, stages.assg_steps)
     return SolverResult(coef=run.best_w, history=history, n_iter=steps, n_epochs=steps / n,
@@ -278,24 +283,34 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
 class _Run:
     """Checkpoints of one solve: the history, the best iterate and the stop rules."""
 
-    def __init__(self, recorder, tol, n_iter_no_change, validation):
+    def __init__(self, recorder, tol, n_iter_no_change, stopping_set):
         self.recorder, self.tol, self.patience = recorder, tol, n_iter_no_change
-        self.best_w, self.best_objective = None, np.inf
+        self.best_w, self.best_objective, self.best_dual = None, np.inf, -np.inf
         self.stop_reason = None
-        if validation is not None:
-            self.n_val = len(validation[1])
-            self.min_gain = max(1, int(np.ceil(_MIN_VALIDATION_GAIN * self.n_val)))
+        self.stopping_set = stopping_set
+        if stopping_set is not None:
+            self.min_gain = max(1, int(np.ceil(_MIN_VALIDATION_GAIN * len(stopping_set[1]))))
         self.best_errors, self.no_change = np.inf, 0
 
     def checkpoint(self, w, iteration, epoch, objective, gap):
+        """Record w; ``gap`` is F(w) − D for the checkpoint's own dual point D.
+
+        Every dual point bounds F* from below, so the gap recorded and tested is
+        F(w) − (the best dual value so far): the tightest certificate known.
+        """
+        self.best_dual = max(self.best_dual, objective - gap)
+        gap = max(objective - self.best_dual, 0.0)
         self.recorder.record(w, iteration, epoch, objective=objective, gap=gap)
         self.last_w = w
         if objective < self.best_objective:
-            self.best_w, self.best_objective, self.best_gap = w, objective, gap
+            self.best_w, self.best_objective = w, objective
         if gap <= self.tol * objective:
             self.stop_reason = "tol_gap"
         elif self.patience is not None:
-            errors = round(self.recorder.rows["validation_error"][-1] * self.n_val)
+            started = time.perf_counter()
+            Z_stop, y_stop = self.stopping_set
+            errors = int(np.sum(np.sign(matvec(Z_stop, w)) != y_stop))
+            self.recorder.exclude_since(started)
             if errors <= self.best_errors - self.min_gain:
                 self.best_errors, self.no_change = errors, 0
             else:
