@@ -252,8 +252,8 @@ def test_history_time_excludes_evaluation(moons_problem, monkeypatch):
     pause = 0.05
     real_certificate = snacks._L2Stages.certificate
 
-    def slow_certificate(self, w):
-        objective, gap = real_certificate(self, w)
+    def slow_certificate(self, w, with_dual=True):
+        objective, gap = real_certificate(self, w, with_dual)
         started = time.perf_counter()
         time.sleep(pause)
         self.recorder.exclude_since(started)
@@ -400,7 +400,7 @@ def test_checkpoint_pass_against_numpy(weighted_problem):
     beta, margin = np.empty(n), np.empty(n)
     hinge_parts, g_parts = np.empty(tasks), np.empty((tasks, m))
     kernels.checkpoint_pass(p.Z, 0, p.y, p.sample_weight, w, hits, violations, beta, margin,
-                            hinge_parts, g_parts)
+                            hinge_parts, g_parts, True)
     expected_margin = p.y * (p.Z @ w)
     np.testing.assert_allclose(margin, expected_margin, rtol=1e-12, atol=1e-12)
     expected_beta = np.where(hits > 0, violations / np.maximum(hits, 1), expected_margin < 1)
