@@ -316,6 +316,8 @@ def main():
     parser.add_argument("--threads", type=int, default=None,
                         help="numba and BLAS threads (default: all cores)")
     parser.add_argument("--skip-svc", action="store_true")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated subset of the methods to run")
     parser.add_argument("--quick", action="store_true",
                         help=f"smoke run: w8a subsample of {QUICK_W8A_ROWS} rows, SUSY 100k, no SVC")
     parser.add_argument("--record", action="store_true",
@@ -359,7 +361,7 @@ def main():
                        f"(paper's λ {2 * lam:g}), C = {lam_to_C(lam, n):.4g}")
             print(heading, flush=True)
             results = {}
-            for method in METHODS:
+            for method in args.methods.split(","):
                 if method == "exact SVC" and not with_svc:
                     continue
                 results[method] = run_child(method, path, gamma, lam, with_f_star, args.threads)
