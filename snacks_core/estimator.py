@@ -7,7 +7,6 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
@@ -16,7 +15,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .kernels import check_kernel_params, effective_n_threads, kernel_matrix, resolve_gamma
 from .nystrom import NystromEmbedding
 from .solvers import EMBEDDED_SOLVERS, SOLVERS, admm
 from .solvers.base import HISTORY_COLUMNS
@@ -225,7 +224,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_embedded(self, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
                       validation_targets, options):
-        n_jobs = _resolve_threads(self.n_jobs)
+        n_jobs = effective_n_threads(self.n_jobs)
         start = time.perf_counter()
         self._fit_embedding(X, embedding_seed)
         snacks = self.solver == "snacks"
@@ -419,16 +418,6 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
-
-
-def _resolve_threads(n_jobs):
-    """Threads for ``n_jobs``: None is numba's current count (its limits), -1 every core."""
-    if n_jobs is None:
-        return numba.get_num_threads()
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None, -1 or a positive integer, got {n_jobs!r}.")
-    available = numba.config.NUMBA_NUM_THREADS
-    return available if n_jobs < 0 else min(int(n_jobs), available)
 
 
 def validation_split(labels, fraction, seed):

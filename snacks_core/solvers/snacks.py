@@ -53,6 +53,7 @@ import numpy as np
 import numba
 
 from . import _snacks_kernels as kernels
+from ..kernels import effective_n_threads
 from ..objective import matvec
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
@@ -183,8 +184,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     stopping_set : tuple (Z_stop, y_stop), optional
         Held-out rows for early stopping, when they are not the recorded ``validation``.
     n_jobs : int or None
-        Threads of the checkpoint passes (None: numba's current setting).  The
-        stochastic steps and the dual ascent are sequential.
+        Threads of the checkpoint passes (None: every core the current numba, BLAS and
+        affinity limits allow).  The stochastic steps and the dual ascent are sequential.
 
     Returns
     -------
@@ -403,13 +404,10 @@ def _polish(stages, run, steps, max_steps, rng):
 
 @contextmanager
 def _numba_threads(n_jobs):
-    """Run numba's parallel regions on ``n_jobs`` threads (None: leave the setting)."""
-    if n_jobs is None:
-        yield
-        return
+    """Run numba's parallel regions on the threads ``n_jobs`` allows (None: every core the
+    current numba, BLAS and affinity limits allow; see :func:`effective_n_threads`)."""
     previous = numba.get_num_threads()
-    wanted = numba.config.NUMBA_NUM_THREADS if n_jobs < 0 else int(n_jobs)
-    numba.set_num_threads(max(1, min(wanted, numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(min(effective_n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS))
     try:
         yield
     finally:
