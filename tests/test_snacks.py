@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import reference
 from snacks_core.solvers import _snacks_kernels as kernels
 from snacks_core.solvers import pegasos, snacks
+from snacks_core.storage import EmbeddingStore
 
 # Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
 TARGET = 1e-3
@@ -436,3 +437,37 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
         snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=3)
     with pytest.raises(ValueError, match="n_iter_no_change"):
         snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=0, validation=(p.Z, p.y))
+
+
+# ------------------------------------------------------------- embeddings in a store
+
+
+@pytest.mark.parametrize("kind", ["memory", "disk"])
+def test_store_read_as_one_block_gives_the_in_memory_result(kind, moons_problem):
+    p = moons_problem
+    Z = p.Z.astype(np.float32)
+    with EmbeddingStore(*Z.shape, kind, np.float32, block_rows=Z.shape[0]) as store:
+        store.write(0, Z)
+        streamed = snacks.solve(store, p.y, p.lam, max_epochs=30, random_state=2)
+    in_memory = snacks.solve(Z, p.y, p.lam, max_epochs=30, random_state=2)
+    np.testing.assert_array_equal(streamed.coef, in_memory.coef)
+    assert streamed.stop_reason == in_memory.stop_reason == "tol_gap"
+
+
+@pytest.mark.parametrize("kind, dtype", [("disk", np.float32), ("compact", np.float16)])
+def test_store_in_shuffled_blocks_reaches_the_same_optimum(kind, dtype, weighted_problem):
+    """Blocks change the sampling, not the problem: the certified tol holds against the F*
+    of the stored rows (float16 rows are a slightly different problem)."""
+    p = weighted_problem
+    Z = p.Z.astype(dtype)
+    with EmbeddingStore(*Z.shape, kind, dtype, block_rows=64) as store:
+        store.write(0, Z)
+        assert len(store.block_bounds()) > 5
+        result = snacks.solve(store, p.y, p.lam, sample_weight=p.sample_weight, tol=1e-4,
+                              max_epochs=3000, random_state=0)
+    stored = Z.astype(np.float64)
+    f_star, _ = reference.optimal_objective(stored, p.y, p.lam, p.sample_weight)
+    objective = reference.objective(result.coef, stored, p.y, p.lam, p.sample_weight)
+    assert result.stop_reason == "tol_gap"
+    assert objective == pytest.approx(result.history["objective"][-1], rel=1e-9)
+    assert (objective - f_star) / objective <= 1e-4 + 1e-9
