@@ -383,7 +383,7 @@ def main():
     footer = f"Whole run: {time.perf_counter() - started:.0f} s."
     print(footer)
     if args.record:
-        write_section("bench_paper", "## Paper tables (issue 5): `benchmarks/bench_paper.py`\n\n"
+        write_section("bench_paper", "## Paper tables (issue 8): `benchmarks/bench_paper.py`\n\n"
                       + "\n".join(out + [footer]))
 
 
