@@ -34,7 +34,8 @@ from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402
 from snacks_core.objective import lam_to_C, primal_objective  # noqa: E402
 from snacks_core.solvers import pegasos, snacks  # noqa: E402
-from snacks_core.solvers.snacks import _assg_steps, _new_stage_state  # noqa: E402
+from snacks_core.solvers._snacks_kernels import assg_steps  # noqa: E402
+from snacks_core.solvers.snacks import _L2Stages  # noqa: E402
 
 M, GAMMA, LAM, SEED = 800, 0.01, 1e-5, 0
 TARGETS = (1e-2, 1e-3)
@@ -79,12 +80,12 @@ def bench_iteration(Z, y, w_star):
     sw, sqnorm = np.ones(n), np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
     zc = np.asarray(Z @ w_star.astype(Z.dtype), dtype=np.float64)
     cc = float(w_star @ w_star)
-    hits, violations = np.zeros(n), np.zeros(n)
+    hits, violations = np.zeros(n, np.float32), np.zeros(n, np.float32)
 
     def run_snacks():
         v, u = np.zeros(m), np.zeros(m)
-        _assg_steps(Z, y, sw, rows, zc, sqnorm, cc, LAM, eta, np.inf, v, u,
-                    _new_stage_state(), hits, violations)
+        assg_steps(Z, 0, y, sw, rows, zc, sqnorm, cc, LAM, eta, np.inf, v, u,
+                   _L2Stages.new_state(), hits, violations)
 
     def run_bare():
         bare_hinge_loop(Z, y, rows, w_star.copy(), eta)

@@ -49,12 +49,12 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-import numpy as np
 import numba
+import numpy as np
 
-from . import _snacks_kernels as kernels
 from ..kernels import effective_n_threads
 from ..objective import matvec
+from . import _snacks_kernels as kernels
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 PENALTIES = ("l2", "l1")
