@@ -228,7 +228,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         self._fit_embedding(X, embedding_seed)
         snacks = self.solver == "snacks"
-        early = snacks and self._early_stopping_enabled(X.shape[0])
+        early = snacks and early_stopping_enabled(self.early_stopping, X.shape[0])
         X_stop = stop_targets = None
         if early:
             # Held out of the training rows: a test set passed as eval_set is recorded,
@@ -253,12 +253,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             options["n_jobs"] = max(1, n_jobs // workers)
 
         def solve_one(k):
-            if early:
-                options["stopping_set"] = (Z_stop, stop_targets[k])
+            # Per-subproblem arguments in their own dict: the threads share ``options``.
+            own = {"stopping_set": (Z_stop, stop_targets[k])} if early else {}
             return solve(Z, targets[k], lam, sample_weight=weights, max_epochs=self.max_epochs,
                          tol=self.tol, random_state=int(solver_seed),
                          validation=None if Z_val is None else (Z_val, validation_targets[k]),
-                         **options)
+                         **options, **own)
 
         start = time.perf_counter()
         try:
@@ -271,14 +271,6 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = np.vstack([r.coef for r in results])
         self.intercept_ = np.zeros(len(results))
         return results
-
-    def _early_stopping_enabled(self, n_samples):
-        if self.early_stopping == "auto":
-            return n_samples >= EARLY_STOPPING_MIN_SAMPLES
-        if not isinstance(self.early_stopping, (bool, np.bool_)):
-            raise ValueError(f"early_stopping must be True, False or 'auto', got "
-                             f"{self.early_stopping!r}.")
-        return bool(self.early_stopping)
 
     def _embed_for_training(self, X, X_val, X_stop, snacks):
         """Z = z(X) in the storage the memory budget allows (an ndarray or a store), and
@@ -303,6 +295,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                    else plan.storage_dtype)
         self.embedding_.components_ = self.embedding_.components_.astype(
             self.embedding_.dtype, copy=False)
+
         def embed_in_memory(rows):
             if rows is None:
                 return None
@@ -418,6 +411,17 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+def early_stopping_enabled(early_stopping, n_samples):
+    """Whether early stopping is on for ``n_samples`` training rows ('auto': from
+    :data:`EARLY_STOPPING_MIN_SAMPLES`)."""
+    if early_stopping == "auto":
+        return n_samples >= EARLY_STOPPING_MIN_SAMPLES
+    if not isinstance(early_stopping, (bool, np.bool_)):
+        raise ValueError(f"early_stopping must be True, False or 'auto', got "
+                         f"{early_stopping!r}.")
+    return bool(early_stopping)
 
 
 def validation_split(labels, fraction, seed):

@@ -50,7 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
-from .estimator import EARLY_STOPPING_MIN_SAMPLES, validation_split
+from .estimator import early_stopping_enabled, validation_split
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, primal_objective
 from .solvers import EMBEDDED_SOLVERS
@@ -364,9 +364,7 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
     warm_options = {}
     if "stage_epochs" in parameters and "stage_epochs" not in (solver_options or {}):
         warm_options["stage_epochs"] = _WARM_STAGE_EPOCHS
-    early = solver == "snacks" and (
-        X_train.shape[0] >= EARLY_STOPPING_MIN_SAMPLES if early_stopping == "auto"
-        else bool(early_stopping))
+    early = solver == "snacks" and early_stopping_enabled(early_stopping, X_train.shape[0])
     problem = _Problem(
         kernel=kernel, degree=degree, coef0=coef0, solver=solver, max_epochs=max_epochs,
         tol=tol, solver_options=dict(solver_options or {}),

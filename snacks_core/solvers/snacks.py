@@ -543,16 +543,20 @@ class _L2Stages:
         the whole pass is timed as evaluation: the history's clock is the steps'.
         """
         t0 = time.perf_counter()
-        n = self.y.shape[0]
         hinge = self.checkpoint_pass(w, with_dual)
-        objective = hinge / n + self.lam * float(w @ w)
-        if not with_dual:
-            self.recorder.exclude_since(t0)
-            return objective, np.inf
-        w_beta = self.g / (2.0 * self.lam * n)
-        dual = float(self.sw @ self.beta) / n - self.lam * float(w_beta @ w_beta)
+        objective = hinge / self.y.shape[0] + self.penalty(w)
+        gap = max(objective - self.dual(), 0.0) if with_dual else np.inf
         self.recorder.exclude_since(t0)
-        return objective, max(objective - dual, 0.0)
+        return objective, gap
+
+    def penalty(self, w):
+        return self.lam * float(w @ w)
+
+    def dual(self):
+        """D(β) of the last pass's β and g."""
+        n = self.y.shape[0]
+        w_beta = self.g / (2.0 * self.lam * n)
+        return float(self.sw @ self.beta) / n - self.lam * float(w_beta @ w_beta)
 
 
 class _L1Stages(_L2Stages):
@@ -577,21 +581,13 @@ class _L1Stages(_L2Stages):
     def average(self):
         return self.c + self.u / self.state[kernels.L1_STEPS]
 
-    def certificate(self, w, with_dual=True):
-        """F₁(w) and the certified gap F₁(w) − D₁(κβ) ≥ F₁(w) − F₁*.
+    def penalty(self, w):
+        return self.lam * float(np.abs(w).sum())
 
-        β are the rows' averaged violation indicators; κ = min(1, λ/‖(1/n) Σ s_i β_i y_i
-        z_i‖_∞) scales them into the dual's feasible set.
-        """
-        t0 = time.perf_counter()
+    def dual(self):
+        """D₁(κβ) ≤ F₁*: β are the rows' averaged violation indicators; κ = min(1,
+        λ/‖(1/n) Σ s_i β_i y_i z_i‖_∞) scales them into the dual's feasible set."""
         n = self.y.shape[0]
-        hinge = self.checkpoint_pass(w, with_dual)
-        objective = hinge / n + self.lam * float(np.abs(w).sum())
-        if not with_dual:
-            self.recorder.exclude_since(t0)
-            return objective, np.inf
         largest = float(np.abs(self.g).max()) / n
         scale = 1.0 if largest <= self.lam else self.lam / largest
-        dual = scale * float(self.sw @ self.beta) / n
-        self.recorder.exclude_since(t0)
-        return objective, max(objective - dual, 0.0)
+        return scale * float(self.sw @ self.beta) / n
