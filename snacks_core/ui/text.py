@@ -162,9 +162,9 @@ CAPTIONS = {
                    "Pegasos' step 1/(λt) is huge early when λ is small, so it wanders before it "
                    "converges; Snacks averages its iterates and restarts each stage with the "
                    "step and the search ball divided by ω (its first 3 epochs), then polishes "
-                   "with dual coordinate ascent until its certified gap is below tol: the "
-                   "bump right after the switch is the dual method's first point, the best "
-                   "point is what it returns.",
+                   "with dual coordinate ascent until its certified gap is below tol; right "
+                   "after the switch its objective can rise for a few epochs (the dual "
+                   "method's first points), and the fit returns its best point.",
     "animation": "Press play to replay the decision function f(x) at the solver's checkpoints "
                  "(lines: f = −1, 0, +1). Early checkpoints show a rough boundary that the "
                  "later ones refine.",
