@@ -280,10 +280,51 @@ def test_liblinear_stop_reasons(moons_problem):
 
     p = moons_problem
     converged = liblinear.solve(p.Z, p.y, p.lam, random_state=0)
-    assert converged.stop_reason == "converged" and converged.n_iter < 1000
+    h = converged.history
+    assert converged.stop_reason == "tol_gap" and converged.n_iter < 1000
+    assert h["gap"][-1] <= 1e-4 * h["objective"][-1]
     truncated = liblinear.solve(p.Z, p.y, p.lam, max_epochs=2, tol=1e-12, random_state=0)
-    assert truncated.stop_reason == "max_iter" and truncated.n_iter == 2
-    assert len(truncated.history["objective"]) == 1
+    assert truncated.stop_reason == "max_epochs" and truncated.n_epochs == 2
+    # w_0 = 0 and w_1 certified by the two sweeps, then the final w_2 (certified apart).
+    np.testing.assert_array_equal(truncated.history["iteration"], [0, 1, 2])
+    assert truncated.n_iter == 2
+
+
+def test_liblinear_history_is_one_certified_checkpoint_per_outer_iteration(weighted_problem):
+    """Issue 12: LIBLINEAR records F and a certified gap per outer iteration (a curve, not a
+    dot); its certificate bounds the true excess, its dual rises, and it ends where
+    sklearn's LinearSVC (the same method) ends."""
+    from sklearn.svm import LinearSVC
+
+    from snacks_core.solvers import liblinear
+
+    p = weighted_problem
+    rows = []
+    result = liblinear.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, tol=1e-7,
+                             max_epochs=5000, random_state=0,
+                             callback=lambda row, w: rows.append(w.copy()))
+    h = result.history
+    n_checkpoints = len(h["objective"])
+    assert result.stop_reason == "tol_gap" and n_checkpoints >= 5
+    np.testing.assert_array_equal(h["iteration"], np.arange(n_checkpoints))
+    np.testing.assert_array_equal(h["epoch"], np.arange(1, n_checkpoints + 1))
+    for objective, w in zip(h["objective"], rows):
+        assert objective == pytest.approx(reference.objective(w, p.Z, p.y, p.lam, p.sample_weight),
+                                          rel=1e-10)
+    assert h["objective"][0] == pytest.approx(np.mean(p.sample_weight))
+    assert np.all(h["objective"] - h["gap"] <= p.f_star * (1 + 1e-9))
+    assert np.all(np.diff(h["objective"] - h["gap"]) >= -1e-12)
+    # The LIBLINEAR oracle: same problem, same method.
+    model = LinearSVC(C=lam_to_C(p.lam, p.Z.shape[0]), loss="hinge", fit_intercept=False,
+                      tol=1e-10, max_iter=100000, random_state=0)
+    model.fit(p.Z, p.y, sample_weight=p.sample_weight)
+    f_sklearn = reference.objective(model.coef_.ravel(), p.Z, p.y, p.lam, p.sample_weight)
+    assert h["objective"][-1] == pytest.approx(f_sklearn, rel=1e-6)
+    np.testing.assert_allclose(result.coef, model.coef_.ravel(), rtol=1e-2,
+                               atol=1e-2 * np.abs(model.coef_).max())
+    # The returned α is LIBLINEAR's: in the box [0, C s_i], with w = Σ α_i y_i z_i.
+    alpha = result.info["dual_coef"]
+    assert np.all(alpha >= 0) and np.all(alpha <= lam_to_C(p.lam, p.Z.shape[0]) * p.sample_weight * (1 + 1e-12))
 
 
 # ---------------------------------------------------------------------- exact kernel (LIBSVM)

@@ -12,20 +12,41 @@ Snacks paper's tables (Section III, LibSVM column); the Nyström problem
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils import check_array
 
 from ..kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from ..objective import lam_to_C
 from .base import HISTORY_COLUMNS, SolverResult, check_problem
-from .liblinear import fit_reporting_convergence
 
 # Our kernel names (see kernels.py) → LIBSVM's built-in kernels; the laplacian is precomputed.
 _NATIVE_KERNELS = {"rbf": "rbf", "polynomial": "poly", "linear": "linear"}
 _MAX_PRECOMPUTED_BYTES = 2 * 1024**3
+
+
+def fit_reporting_convergence(estimator, X, y, sample_weight=None) -> bool:
+    """Fit a scikit-learn estimator; True unless it raised a ConvergenceWarning.
+
+    The warning is consumed (callers report it as a stop reason); other warnings are
+    passed on unchanged.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(X, y, sample_weight=sample_weight)
+    converged = True
+    for warning in caught:
+        if issubclass(warning.category, ConvergenceWarning):
+            converged = False
+        else:
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    return converged
 
 
 def fit_exact(
