@@ -117,8 +117,80 @@ def test_kernel_expansion_is_the_exact_decision_function(moons):
                                                                   "coef0": 1.0}),
                                rbf_kernel(X_new, X, gamma=2.0) @ coef, rtol=1e-10)
     operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=128, random_state=0)
-    np.testing.assert_allclose(operator.decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef,
+    np.testing.assert_allclose(operator.exact_decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef,
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("basis", BASES)
+def test_model_extends_the_approximation_to_new_rows(basis, moons):
+    """On training rows the model is K̃c (exactly for Nyström bases); on new rows it is as close to the exact
+    expansion as K̃ is to K; one column per problem gives the same as one at a time."""
+    X, K = moons
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-6, max_rank=60, leaf_size=64,
+                         basis=basis, random_state=0)
+    coef = np.random.default_rng(3).normal(size=(1000, 2))
+    model = operator.model(coef)
+    on_training_rows = operator.matvec(coef)
+    if basis == "nystrom":
+        np.testing.assert_allclose(model.decision(X), on_training_rows, rtol=1e-9, atol=1e-9)
+    else:
+        # The extension interpolates through the skeleton with the kernel (Nyström) while
+        # the training rows use the decomposition's own coefficients.
+        assert (np.linalg.norm(model.decision(X) - on_training_rows)
+                <= 1e-3 * np.linalg.norm(on_training_rows))
+    # Training rows route to their own leaf.
+    leaf_of = operator.route(X[operator.perm])
+    for node in operator._postorder:
+        if operator._children[node] is None:
+            assert np.all(leaf_of[operator._start[node]:operator._stop[node]] == node)
+    X_new = make_moons(400, noise=0.2, random_state=5)[0]
+    exact = rbf_kernel(X_new, X, gamma=2.0) @ coef
+    assert np.linalg.norm(model.decision(X_new) - exact) <= 0.05 * np.linalg.norm(exact)
+    np.testing.assert_allclose(operator.decision(X_new, coef[:, 1]), model.decision(X_new)[:, 1],
+                               rtol=1e-8, atol=1e-9)
+    features = model.transform(X_new)
+    assert features.shape == (400, model.landmark_indices_.shape[0])
+    assert features.getnnz(axis=1).max() <= 64 + 60
+
+
+def test_ranks_meet_the_target_on_the_sampled_entries():
+    """The rank kept is the smallest whose interpolation error on the sampled block is at
+    most tol·‖F‖_F (oracle: the error of the interpolative decomposition itself)."""
+    from snacks_core.hss import _interpolation_matrix, _pivoted_qr
+
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(80, 2)), rng.normal(size=(300, 2)) + 3.0
+    F = rbf_kernel(A, B, gamma=0.5)
+    for tol in (1e-2, 1e-4, 1e-6):
+        R, pivots, rank, capped = _pivoted_qr(F, tol, 80)
+        assert not capped
+
+        def error(k):
+            U = _interpolation_matrix(R, pivots, k)
+            return np.linalg.norm(F - U @ F[pivots[:k]]) / np.linalg.norm(F)
+
+        assert error(rank) <= tol * (1 + 1e-8)
+        if rank > 1:
+            assert error(rank - 1) > tol
+    R, pivots, rank, capped = _pivoted_qr(F, 1e-12, 3)
+    assert rank == 3 and capped
+
+
+def test_compression_report_and_sampled_error(moons):
+    X, K = moons
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-3, max_rank=30, leaf_size=64,
+                         error_columns=200, random_state=0)
+    report = operator.compression
+    true_error = np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K)
+    assert report["relative_error"] == operator.relative_error
+    assert true_error / 2 <= report["relative_error"] <= 2 * true_error
+    assert report["memory_bytes"] == operator.nbytes and report["dense_bytes"] == 8 * 1000 ** 2
+    assert report["compression_ratio"] == pytest.approx(8e6 / operator.nbytes)
+    nonroot = operator.ranks[np.asarray(operator._parent) >= 0]
+    assert report["mean_rank"] == pytest.approx(nonroot.mean()) and report["max_rank_reached"] <= 30
+    assert report["target"] == 1e-3 and report["error_columns"] == 200
+    unmeasured = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, error_columns=0, random_state=0)
+    assert np.isnan(unmeasured.relative_error)
 
 
 @pytest.mark.parametrize("options, match", [
@@ -132,6 +204,7 @@ def test_kernel_expansion_is_the_exact_decision_function(moons):
     ({"tol": 1.5}, "tol"),
     ({"n_samples": 0}, "n_samples"),
     ({"basis": "svd"}, "basis"),
+    ({"error_columns": -1}, "error_columns"),
     ({"kernel": "sigmoid"}, "kernel"),
 ])
 def test_bad_parameters(options, match, moons):
