@@ -358,12 +358,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
-        if representation != "nystrom":
+        if representation == "dense":
             self._set_support_vector_model(X, fits)
             return [f[3] for f in fits]
         dual_coefs = np.zeros((len(fits), X.shape[0]))
         for k, (indices, dual_coef, _, _) in enumerate(fits):
             dual_coefs[k, indices] = dual_coef
+        if representation == "hss":
+            # A model fitted on K̃ is evaluated with K̃ (HSSKernel.model), not the exact kernel.
+            self.embedding_ = operator.model(dual_coefs.T)
+            self.coef_ = np.ascontiguousarray(self.embedding_.weights.T)
+            self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
+            return [f[3] for f in fits]
         self.coef_ = np.vstack([operator.primal_weights(c) for c in dual_coefs])
         self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
         return [f[3] for f in fits]

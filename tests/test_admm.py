@@ -59,7 +59,7 @@ def test_dense_agrees_with_svc(weighted, data, dense):
     model = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y, sample_weight=weights)
     K = rbf_kernel(X, X, gamma=GAMMA)
     support, dual_coef, intercept, result = admm.solve(dense, y, LAM, sample_weight=weights,
-                                                       max_iter=1000)
+                                                       max_iter=1000, tol=1e-6)
     expected = svc_dual(model, K, y, LAM)
     dual = result.history["objective"][-1] - result.history["gap"][-1]
     assert abs(dual - expected) <= 1e-3 * abs(expected)
@@ -77,7 +77,7 @@ def test_history_objective_and_certificate(data, dense):
     X, y, X_test, y_test = data
     rows = []
     support, dual_coef, intercept, result = admm.solve(
-        dense, y, LAM, max_iter=20, validation=(X_test, y_test),
+        dense, y, LAM, max_iter=20, tol=0.0, checkpoint_every=1, validation=(X_test, y_test),
         callback=lambda row, coef: rows.append((row, coef.copy())))
     h = result.history
     assert set(h) == set(HISTORY_COLUMNS) and len(h["objective"]) == 20 == len(rows)
@@ -100,10 +100,40 @@ def test_history_objective_and_certificate(data, dense):
     assert h["validation_error"][-1] == pytest.approx(np.mean(np.where(decision > 0, 1.0, -1.0) != y_test))
 
 
-def test_residual_tolerance_stops_early(data, dense):
+@pytest.mark.parametrize("relaxation", [1.0, 1.6])
+def test_default_stop_is_the_certified_gap(relaxation, data, dense):
+    """Issue 12: the default stop is a certified relative gap, not a fixed count; the gap
+    is honest against LIBSVM's optimum, and over-relaxation gets there sooner."""
+    X, y, _, _ = data
+    K = rbf_kernel(X, X, gamma=GAMMA)
+    f_star = svc_dual(SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y), K, y, LAM)
+    result = admm.solve(dense, y, LAM, relaxation=relaxation)[3]
+    h = result.history
+    assert result.stop_reason == "tol_gap" and result.n_iter < admm.DEFAULT_MAX_ITER
+    assert h["gap"][-1] <= admm.DEFAULT_TOL * h["objective"][-1]
+    assert 0.0 <= h["objective"][-1] - f_star <= h["gap"][-1] + 1e-12
+    np.testing.assert_array_equal(h["iteration"] % admm.DEFAULT_CHECKPOINT_EVERY, 0)
+    tight = admm.solve(dense, y, LAM, tol=1e-4, relaxation=relaxation)[3]
+    assert tight.stop_reason == "tol_gap" and tight.history["objective"][-1] - f_star <= 1e-4 * f_star
+    assert set(result.info) >= {"beta", "relaxation", "solve_time", "checkpoint_time"}
+    if relaxation == 1.6:
+        plain = admm.solve(dense, y, LAM, tol=1e-4, relaxation=1.0)[3]
+        assert tight.n_iter < plain.n_iter
+
+
+def test_checkpoint_uses_one_product(data, dense):
+    """A checkpoint costs one block product with K̃ (two columns), never two products."""
     _, y, _, _ = data
-    result = admm.solve(dense, y, LAM, max_iter=5000, tol=1e-4)[3]
-    assert result.stop_reason == "tol_residual" and result.n_iter < 5000
+
+    class Counting(CountingOperator):
+        products = 0
+
+        def matvec(self, v):
+            Counting.products += 1
+            return self.operator.matvec(v)
+
+    result = admm.solve(Counting(dense), y, LAM, max_iter=20, tol=0.0, checkpoint_every=5)[3]
+    assert len(result.history["objective"]) == 4 and Counting.products == 4
 
 
 def test_nystrom_representation_is_the_linear_kernel_svm_on_the_embedding(data):
@@ -114,7 +144,7 @@ def test_nystrom_representation_is_the_linear_kernel_svm_on_the_embedding(data):
     b = np.random.default_rng(0).normal(size=1000)
     np.testing.assert_allclose(operator.matvec(b), Z @ (Z.T @ b), rtol=1e-12)
     np.testing.assert_allclose(operator.solve(b), np.linalg.solve(Z @ Z.T + np.eye(1000), b), rtol=1e-8)
-    support, dual_coef, intercept, result = admm.solve(operator, y, LAM, max_iter=1500)
+    support, dual_coef, intercept, result = admm.solve(operator, y, LAM, max_iter=1500, tol=1e-6)
     model = SVC(C=lam_to_C(LAM, 1000), kernel="linear", tol=1e-8).fit(Z, y)
     expected = svc_dual(model, Z @ Z.T, y, LAM)
     dual = result.history["objective"][-1] - result.history["gap"][-1]
@@ -129,8 +159,8 @@ def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
     hss = admm.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
                               hss_options={"tol": 1e-8, "max_rank": 200, "leaf_size": 64,
                                            "basis": "interpolative"})
-    exact = admm.solve(dense, y, LAM, max_iter=300)
-    approx = admm.solve(hss, y, LAM, max_iter=300)
+    exact = admm.solve(dense, y, LAM, max_iter=300, tol=0.0)
+    approx = admm.solve(hss, y, LAM, max_iter=300, tol=0.0)
     coef_exact, coef_approx = full(*exact[:2], 1000), full(*approx[:2], 1000)
     assert np.linalg.norm(coef_approx - coef_exact) <= 1e-4 * np.linalg.norm(coef_exact)
     assert approx[2] == pytest.approx(exact[2], abs=1e-4)
@@ -161,11 +191,11 @@ def test_solve_path_reuses_the_factorization(data, dense):
     _, y, X_test, y_test = data
     lams = np.logspace(-4, -2, 10)
     counting = CountingOperator(dense)
-    path = admm.solve_path(counting, y, lams, max_iter=15, validation=(X_test, y_test))
+    path = admm.solve_path(counting, y, lams, max_iter=15, tol=0.0, validation=(X_test, y_test))
     # One solve for K̃_β⁻¹e, then one block solve (a column per λ) per iteration.
     assert counting.solves == 1 + 15 and counting.columns == 1 + 10 * 15
     for lam, (support, dual_coef, intercept, result) in zip(lams, path):
-        single = admm.solve(dense, y, lam, max_iter=15, validation=(X_test, y_test))
+        single = admm.solve(dense, y, lam, max_iter=15, tol=0.0, validation=(X_test, y_test))
         np.testing.assert_allclose(full(support, dual_coef, 1000), full(*single[:2], 1000),
                                    rtol=1e-9, atol=1e-12)
         assert intercept == pytest.approx(single[2], abs=1e-9)
@@ -174,14 +204,39 @@ def test_solve_path_reuses_the_factorization(data, dense):
         assert np.abs(dual_coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
 
 
-def test_path_columns_stop_on_their_own_residuals(data, dense):
+def test_path_columns_stop_on_their_own_gaps(data, dense):
     _, y, _, _ = data
     path = admm.solve_path(dense, y, [1e-2, 1e-4], max_iter=3000, tol=1e-4)
     for lam, (_, _, _, result) in zip([1e-2, 1e-4], path):
         single = admm.solve(dense, y, lam, max_iter=3000, tol=1e-4)[3]
-        assert result.stop_reason == single.stop_reason == "tol_residual"
-        assert result.n_iter == single.n_iter == len(result.history["iteration"])
+        assert result.stop_reason == single.stop_reason == "tol_gap"
+        assert result.n_iter == single.n_iter == result.history["iteration"][-1]
     assert path[0][3].n_iter != path[1][3].n_iter
+
+
+def test_path_over_C_gives_libsvm_models_per_C(data, dense):
+    """Issue 12: under the paper's settings C = 1 and C = 10 gave the same model; the path
+    must give, per C, LIBSVM's model (same predictions, objective within the stated gap)."""
+    X, y, X_test, _ = data
+    n = X.shape[0]
+    Cs = np.array([0.1, 1.0, 10.0])
+    lams = 1.0 / (2.0 * n * Cs)
+    K = rbf_kernel(X, X, gamma=GAMMA)
+    path = admm.solve_path(dense, y, lams, tol=1e-3)
+    predictions = []
+    for C, lam, (support, dual_coef, intercept, result) in zip(Cs, lams, path):
+        model = SVC(C=C, gamma=GAMMA, tol=1e-8).fit(X, y)
+        f_star = svc_dual(model, K, y, lam)
+        h = result.history
+        assert result.stop_reason == "tol_gap" and h["gap"][-1] <= 1e-3 * h["objective"][-1]
+        assert h["objective"][-1] - f_star <= h["gap"][-1] + 1e-12
+        ours = np.sign(rbf_kernel(X_test, X[support], gamma=GAMMA) @ dual_coef + intercept)
+        assert np.mean(ours == model.predict(X_test)) >= 0.98
+        assert abs(len(support) - len(model.support_)) <= 0.15 * len(model.support_)
+        predictions.append(ours)
+    # The models differ per C, as LIBSVM's do.
+    assert not np.array_equal(predictions[0], predictions[2])
+    assert len(path[0][0]) != len(path[2][0])
 
 
 def test_estimator_dispatch(data):
@@ -190,16 +245,15 @@ def test_estimator_dispatch(data):
     scores = {}
     for representation in ("dense", "hss", "nystrom"):
         model = SnacksClassifier(solver="admm", gamma=GAMMA, lam=LAM, n_components=100, random_state=0,
-                                 solver_options={"representation": representation, "beta": 1.0,
-                                                 "max_iter": 200})
+                                 solver_options={"representation": representation, "beta": 1.0})
         model.fit(X, y, eval_set=(X_test, y_test))
         scores[representation] = model.score(X_test, y_test)
         assert model.history_["validation_error"][-1] == pytest.approx(1 - scores[representation])
-        assert model.embedding_time_ > 0 and model.stop_reasons_ == ["max_iter"]
+        assert model.embedding_time_ > 0 and model.stop_reasons_ == ["tol_gap"]
     reference_score = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA).fit(X, y).score(X_test, y_test)
     for score in scores.values():
         assert score >= reference_score - 0.01
-    # One-vs-rest shares the factorisation; predictions use the exact kernel on the support.
+    # One-vs-rest shares the factorisation; HSS models predict with K̃'s extension.
     X, y = load_iris(return_X_y=True)
     model = SnacksClassifier(solver="admm", lam=1e-3, random_state=0,
                              solver_options={"max_iter": 100, "hss_options": {"leaf_size": 32}}).fit(X, y)
@@ -222,7 +276,8 @@ def test_bad_operators(build, match, data):
 
 def test_bad_solver_input(data, dense):
     _, y, _, _ = data
-    for options in ({"max_iter": 0}, {"max_iter": 2.5}, {"tol": -1.0}):
+    for options in ({"max_iter": 0}, {"max_iter": 2.5}, {"tol": -1.0}, {"relaxation": 2.0},
+                    {"relaxation": 0.0}, {"checkpoint_every": 0}):
         with pytest.raises(ValueError):
             admm.solve(dense, y, LAM, **options)
     with pytest.raises(ValueError):

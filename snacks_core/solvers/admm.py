@@ -16,9 +16,10 @@ has closed-form steps with K̃_β = K̃ + βI:
 
 K̃_β⁻¹e and eᵀK̃_β⁻¹e depend on neither the labels nor C: with the factorisation of K̃_β
 they are computed once and reused for every C of a grid and every class of a one-vs-rest
-fit (Algorithm 3).  The model is f(x) = Σ_i y_i z_i k̃(x_i, x) + b with b averaged over the
-margin support vectors 0 < z_j < C s_j, eq. (7) (the paper prints the sign of b
-reversed; b = y_j − Σ_i y_i z_i K̃_ij makes y_j f(x_j) = 1 on the margin).
+fit (Algorithm 3).  The model is f(x) = Σ_i y_i z_i k̃(x_i, x) + b with b the minimiser of
+the primal objective for the current z, which at the optimum agrees with eq. (7) (the mean
+over the margin support vectors 0 < z_j < C s_j of y_j − Σ_i y_i z_i K̃_ij; the paper
+prints its sign reversed) and before it is far more accurate (see ``_intercept``).
 
 The kernel enters only through a *shifted-kernel operator* with ``matvec(v)`` = K̃v,
 ``solve(b)`` = K̃_β⁻¹b and ``decision(X, coef)`` = Σ_j coef_j k̃(x_j, ·) on new rows:
@@ -48,10 +49,30 @@ REPRESENTATIONS = ("dense", "nystrom", "hss")
 # The dense representation keeps one n × n float64 matrix (the Cholesky factor).
 _MAX_DENSE_BYTES = 2 * 1024**3
 
+# Defaults of solve(): a certified relative gap of 1 %, reached on w8a and a9a-shaped data
+# in well under the budget (see BENCHMARKS.md); over-relaxation and a checkpoint (one
+# product with K̃, about one iteration's cost) every 5 iterations.
+DEFAULT_TOL = 1e-2
+# β for a stop on the gap, measured (BENCHMARKS.md, "Other solvers"): fewest iterations to a
+# 1 % gap on w8a and a9a-shaped data among 1, 3, 10, 30 (the paper's rule gives 100).
+DEFAULT_BETA = 3.0
+# HSS settings of build_operator: the accuracy that brings ADMM within 0.5 points of exact
+# LIBSVM's test error on w8a (relative error of K̃ 6 %; leaves of 512 and rank 200 gave
+# 0.6 points more); leaf_size is clipped to n.
+DEFAULT_HSS_OPTIONS = {"leaf_size": 1024, "max_rank": 300, "tol": 1e-4}
+DEFAULT_MAX_ITER = 1000
+DEFAULT_RELAXATION = 1.6
+DEFAULT_CHECKPOINT_EVERY = 5
+
 
 def default_beta(n_samples: int) -> float:
     """The paper's ADMM penalty β by training-set size: 10² for n in [10⁴, 10⁵), 10³ in
-    [10⁵, 10⁶), 10⁴ above; continued downwards by decades (10 below 10⁴, 1 below 10³)."""
+    [10⁵, 10⁶), 10⁴ above; continued downwards by decades (10 below 10⁴, 1 below 10³).
+
+    Tuned for the paper's 10 early-stopped iterations; for a stop on the gap it is far
+    too large (w8a: a 98 % gap after 10 iterations at β = 100, 300 iterations to a 1 % gap
+    at β = 30, 100–155 at β = 1–3), so :func:`build_operator` uses :data:`DEFAULT_BETA`
+    unless told otherwise.  Pass ``beta=default_beta(n)`` to reproduce the paper."""
     return float(10.0 ** np.clip(np.floor(np.log10(max(n_samples, 1))) - 2, 0, 4))
 
 
@@ -173,12 +194,17 @@ def precompute(operator):
     return ones_solve, float(ones_solve.sum())
 
 
-def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validation=None,
-          callback=None, precomputed=None):
+def solve(operator, y, lam, *, sample_weight=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+          relaxation=DEFAULT_RELAXATION, checkpoint_every=DEFAULT_CHECKPOINT_EVERY,
+          validation=None, callback=None, precomputed=None):
     """Solve the dual kernel SVM (1) with C = 1/(2nλ) by closed-form ADMM (Algorithm 2).
 
     The primal problem is F(f) = (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ‖h‖²_H, f = h + b,
-    over the kernel K̃ of ``operator`` (see the module docstring).
+    over the kernel K̃ of ``operator`` (see the module docstring).  The paper runs 10
+    iterations at a large β, which returns an early-stopped point (certified relative gap
+    about 90 % on a9a, and the same model for C = 1 and C = 10); here the default stop
+    is the certified relative gap ``tol``, with over-relaxation (Boyd et al., Section
+    3.4.3) to get there in fewer iterations.
 
     Parameters
     ----------
@@ -191,13 +217,19 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validat
     sample_weight : ndarray of shape (n,), optional
         Weights s_i: the box is 0 ≤ z_i ≤ C s_i.
     max_iter : int
-        ADMM iterations (the paper uses 10).
+        Budget of ADMM iterations.
     tol : float
-        Also stop once the primal and dual residuals ‖x − z‖ and β‖z − z_prev‖ are at most
-        ``tol`` times max(‖x‖, ‖z‖) and ‖μ‖ (Boyd et al., Section 3.3); 0 runs
-        ``max_iter`` iterations.
+        Stop at the first checkpoint whose certified relative gap (F − D)/F is at most
+        ``tol``; 0 runs ``max_iter`` iterations.
+    relaxation : float in (0, 2)
+        Over-relaxation factor ρ: the z- and μ-steps use ρx + (1 − ρ)z in place of x
+        (1 is the paper's plain ADMM; 1.5–1.8 is the usual faster choice).
+    checkpoint_every : int
+        Iterations between checkpoints (and gap tests); the last iteration always is one.
+        A checkpoint costs one product with K̃ (two columns), about one ADMM iteration.
     validation : tuple (X_val, y_val), optional
-        Held-out raw data whose error rate is recorded at each checkpoint.
+        Held-out raw data whose error rate is recorded at each checkpoint (with the
+        operator's model, :meth:`decision`).
     callback : callable(record: dict, dual_coef: ndarray), optional
         Called at each checkpoint with the full vector y∘z.
     precomputed : tuple, optional
@@ -210,32 +242,38 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=10, tol=0.0, validat
     dual_coef : ndarray
         y_j z_j on the support.
     intercept : float
-        b from eq. (7).
+        b, the minimiser of the primal objective for the returned z (``_intercept``).
     result : SolverResult
-        ``coef`` is ``dual_coef``; one checkpoint per iteration with the primal objective
-        F on K̃ (with f = K̃(y∘z) + b) and the certified gap F − D(ẑ), D(α) =
-        2λΣα_i − λ(y∘α)ᵀK̃(y∘α) at ẑ, z with one class scaled down so that yᵀẑ = 0.
-        Time excludes the factorisation (``operator.build_time``), :func:`precompute`
-        and the checkpoints; ``epoch`` is NaN (an iteration is a solve, not a pass over
-        the data).  ``stop_reason`` is ``'max_iter'`` or ``'tol_residual'``.
+        ``coef`` is ``dual_coef``; one checkpoint every ``checkpoint_every`` iterations
+        with the primal objective F on K̃ (f = K̃(y∘z) + b) and the certified gap
+        F − D(ẑ), D(α) = 2λΣα_i − λ(y∘α)ᵀK̃(y∘α) at ẑ, z with one class scaled down so
+        that yᵀẑ = 0; the history ends with the returned point.  Time excludes the
+        factorisation (``operator.build_time``), :func:`precompute` and the checkpoints;
+        ``epoch`` is NaN (an iteration is a solve, not a pass over the data).
+        ``stop_reason`` is ``'tol_gap'`` or ``'max_iter'``.  ``info`` holds ``beta``,
+        ``relaxation``, ``solve_time`` and ``checkpoint_time`` (seconds) and, for an
+        HSS operator, its ``compression`` report.
     """
     return solve_path(operator, y, [lam], sample_weight=sample_weight, max_iter=max_iter,
-                      tol=tol, validation=validation, callback=callback,
-                      precomputed=precomputed)[0]
+                      tol=tol, relaxation=relaxation, checkpoint_every=checkpoint_every,
+                      validation=validation, callback=callback, precomputed=precomputed)[0]
 
 
-def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, validation=None,
-               callback=None, precomputed=None):
+def solve_path(operator, y, lams, *, sample_weight=None, max_iter=DEFAULT_MAX_ITER,
+               tol=DEFAULT_TOL, relaxation=DEFAULT_RELAXATION,
+               checkpoint_every=DEFAULT_CHECKPOINT_EVERY, validation=None, callback=None,
+               precomputed=None):
     """:func:`solve` for each λ of a grid, reusing the one factorisation of K̃ + βI.
 
     This is Algorithm 3 of the paper: a grid costs the factorisation, one
     :func:`precompute` and the ADMM iterations.  The runs for the different λ are
     independent and iterate together: each iteration makes one solve with a block of
     right-hand sides, one column per λ still running, which costs far less than as many
-    separate solves.  Each λ's history time is its share of the joint iterations (their
-    time divided by the number of λ in them).  Options are those of :func:`solve`;
-    ``callback`` is called for every λ's checkpoints.  Returns the list of :func:`solve`'s
-    results, in the order of ``lams``.
+    separate solves; each λ stops on its own certified gap, so each C gets its own model.
+    Each λ's history time is its share of the joint iterations (their time divided by the
+    number of λ in them).  Options are those of :func:`solve`; ``callback`` is called
+    for every λ's checkpoints.  Returns the list of :func:`solve`'s results, in the
+    order of ``lams``.
     """
     n = operator.n
     lams = np.atleast_1d(np.asarray(lams, dtype=np.float64))
@@ -243,10 +281,13 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, v
         raise ValueError("lams must be a non-empty 1-D sequence of regularisation values.")
     for lam in lams:
         _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}.")
+    for name, value in (("max_iter", max_iter), ("checkpoint_every", checkpoint_every)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     if not (np.isscalar(tol) and np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
+    if not (np.isscalar(relaxation) and 0.0 < relaxation < 2.0):
+        raise ValueError(f"relaxation must be a number in (0, 2), got {relaxation!r}.")
     weights = np.ones(n) if sample_weight is None else sample_weight
     upper = weights[:, None] * lam_to_C(lams, n)[None, :]
     beta = operator.beta
@@ -260,6 +301,7 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, v
     histories = [{name: [] for name in HISTORY_COLUMNS} for _ in range(count)]
     intercepts = np.zeros(count)
     elapsed = np.zeros(count)
+    checkpoint_time = 0.0
     running = np.ones(count, bool)
     n_iter = np.zeros(count, dtype=np.int64)
     stop_reasons = ["max_iter"] * count
@@ -268,27 +310,25 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, v
         start = time.perf_counter()
         r = operator.solve(labels * (1.0 + mu[:, columns] + beta * z[:, columns])).reshape(n, -1)
         x = labels * r - (r.sum(axis=0) / ones_dot) * y_ones_solve
-        z_prev = z[:, columns]
-        z_next = np.clip(x - mu[:, columns] / beta, 0.0, upper[:, columns])
-        mu[:, columns] -= beta * (x - z_next)
+        relaxed = relaxation * x + (1.0 - relaxation) * z[:, columns]
+        z_next = np.clip(relaxed - mu[:, columns] / beta, 0.0, upper[:, columns])
+        mu[:, columns] -= beta * (relaxed - z_next)
         z[:, columns] = z_next
-        primal_residual = np.linalg.norm(x - z_next, axis=0)
-        dual_residual = beta * np.linalg.norm(z_next - z_prev, axis=0)
         elapsed[columns] += (time.perf_counter() - start) / columns.shape[0]
         n_iter[columns] = iteration
-        converged = ((tol > 0)
-                     & (primal_residual <= tol * np.maximum(np.linalg.norm(x, axis=0),
-                                                            np.linalg.norm(z_next, axis=0)))
-                     & (dual_residual <= tol * np.linalg.norm(mu[:, columns], axis=0)))
-        coef = labels * z_next
+        if iteration % checkpoint_every and iteration < max_iter:
+            continue
+        start = time.perf_counter()
         intercepts[columns], objectives, gaps = _checkpoints(
             operator, y, z_next, upper[:, columns], lams[columns], sample_weight)
         errors = np.full(columns.shape[0], np.nan)
+        coef = labels * z_next
         if validation is not None:
             X_val, y_val = validation
             decision = operator.decision(X_val, coef).reshape(-1, columns.shape[0])
             errors = np.mean(np.where(decision + intercepts[columns] > 0, 1.0, -1.0)
                              != np.ravel(y_val)[:, None], axis=0)
+        converged = gaps <= tol * objectives
         for k, column in enumerate(columns):
             row = (iteration, np.nan, elapsed[column], objectives[k], gaps[k], errors[k])
             for name, value in zip(HISTORY_COLUMNS, row):
@@ -297,10 +337,15 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, v
                 callback({name: histories[column][name][-1] for name in HISTORY_COLUMNS},
                          coef[:, k])
             if converged[k]:
-                stop_reasons[column] = "tol_residual"
+                stop_reasons[column] = "tol_gap"
         running[columns[converged]] = False
+        checkpoint_time += time.perf_counter() - start
         if not np.any(running):
             break
+    info = {"beta": beta, "relaxation": float(relaxation), "checkpoint_time": checkpoint_time,
+            "solve_time": float(elapsed.sum())}
+    if hasattr(operator, "compression"):
+        info["compression"] = operator.compression
     results = []
     for column in range(count):
         support = np.flatnonzero(z[:, column] > 0.0).astype(np.int64)
@@ -308,7 +353,8 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=10, tol=0.0, v
         result = SolverResult(
             coef=dual_coef,
             history={name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()},
-            n_iter=int(n_iter[column]), n_epochs=np.nan, stop_reason=stop_reasons[column])
+            n_iter=int(n_iter[column]), n_epochs=np.nan, stop_reason=stop_reasons[column],
+            info=dict(info))
         results.append((support, dual_coef, float(intercepts[column]), result))
     return results
 
@@ -325,7 +371,8 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
     representation : {'dense', 'nystrom', 'hss'}
         See the module docstring.
     beta : float, optional
-        ADMM penalty β > 0; defaults to :func:`default_beta` of n.
+        ADMM penalty β > 0; defaults to :data:`DEFAULT_BETA` (the paper's is
+        :func:`default_beta` of n).
     kernel, gamma, degree, coef0
         The kernel (see :func:`snacks_core.kernels.kernel_matrix`).
     n_components : int
@@ -336,63 +383,89 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
     embedding, Z : NystromEmbedding and ndarray, optional
         For 'nystrom': an embedding already fitted on X, and its ``transform(X)``.
     hss_options : dict, optional
-        For 'hss': keyword arguments of :class:`snacks_core.hss.HSSKernel`.
+        For 'hss': keyword arguments of :class:`snacks_core.hss.HSSKernel`, over
+        :data:`DEFAULT_HSS_OPTIONS`.
     """
     if representation not in REPRESENTATIONS:
         raise ValueError(f"unknown representation {representation!r}; choose one of {REPRESENTATIONS}.")
     if hss_options and representation != "hss":
         raise ValueError("hss_options only apply to representation='hss'.")
     X = check_data(X)
-    beta = default_beta(X.shape[0]) if beta is None else check_beta(beta)
+    beta = DEFAULT_BETA if beta is None else check_beta(beta)
     params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
     if representation == "dense":
         return DenseKernel(X, beta=beta, **params)
     if representation == "hss":
-        return HSSKernel(X, beta=beta, random_state=random_state, **params, **(hss_options or {}))
+        options = {**DEFAULT_HSS_OPTIONS, **(hss_options or {})}
+        if "leaf_size" not in (hss_options or {}):
+            options["leaf_size"] = min(options["leaf_size"], X.shape[0])
+        return HSSKernel(X, beta=beta, random_state=random_state, **params, **options)
     if embedding is None:
         embedding = NystromEmbedding(n_components=n_components, random_state=random_state,
                                      **params).fit(X)
     return NystromKernel(embedding, embedding.transform(X) if Z is None else Z, beta=beta)
 
 
-def _intercept(margin_gap, y, z, upper):
-    """b = mean over margin support vectors (0 < z_j < C s_j) of y_j − (K̃(y∘z))_j, eq. (7).
+def _intercept(margin_gap, y, z, upper, weights):
+    """The intercept b minimising (1/n) Σ s_i max(0, 1 − y_i (h_i + b)) for the current h.
 
-    ``margin_gap[j]`` is y_j − (K̃(y∘z))_j.  Without margin support vectors, b is the
-    middle of the interval the KKT conditions allow (as LIBSVM does).
+    ``margin_gap[j]`` is y_j − h_j, h = K̃(y∘z): the hinge of row j has its kink at
+    b = margin_gap[j].  At the dual optimum, eq. (7) (the mean of y_j − h_j over the margin
+    support vectors 0 < z_j < C s_j) lies among these minimisers; before it, eq. (7) can be
+    far off (measured: b = −2.6 against LIBSVM's −0.83 at a 1 % gap on a9a-shaped data),
+    while the minimiser is exact for the h at hand and makes F, and the gap, smaller.
+    The objective is convex and piecewise linear in b, its slope Σ_{y_j<0, b>kink} s_j −
+    Σ_{y_j>0, b<kink} s_j rising through the sorted kinks; when it is zero on an interval,
+    eq. (7)'s value clipped to that interval is taken (the middle without free vectors).
     """
+    order = np.argsort(margin_gap, kind="stable")
+    kinks = margin_gap[order]
+    w = weights[order]
+    positive = y[order] > 0
+    # Slope just right of kink k: negatives with kink ≤ b count +s, positives above −s.
+    negative_below = np.cumsum(np.where(positive, 0.0, w))
+    positive_above = w[positive].sum() - np.cumsum(np.where(positive, w, 0.0))
+    slope = negative_below - positive_above
+    k = int(np.searchsorted(slope, 0.0, side="left"))
+    if k >= kinks.shape[0]:
+        return float(kinks[-1])
+    if slope[k] > 0.0 or k + 1 == kinks.shape[0]:
+        return float(kinks[k])
+    low, high = kinks[k], kinks[k + 1]
     free = (z > 0.0) & (z < upper)
-    if np.any(free):
-        return float(margin_gap[free].mean())
-    # z_j = 0 needs y_j f_j ≥ 1, z_j = C s_j needs y_j f_j ≤ 1: bounds on b from each side.
-    at_zero, at_upper = z <= 0.0, z >= upper
-    lower_side = (at_zero & (y > 0)) | (at_upper & (y < 0))
-    upper_side = (at_zero & (y < 0)) | (at_upper & (y > 0))
-    low = margin_gap[lower_side].max() if np.any(lower_side) else -np.inf
-    high = margin_gap[upper_side].min() if np.any(upper_side) else np.inf
-    if np.isfinite(low) and np.isfinite(high):
-        return 0.5 * (low + high)
-    return float(low if np.isfinite(low) else high if np.isfinite(high) else 0.0)
+    middle = float(margin_gap[free].mean()) if np.any(free) else 0.5 * (low + high)
+    return float(np.clip(middle, low, high))
 
 
 def _checkpoints(operator, y, z, upper, lams, sample_weight):
-    """Per column of z: intercept, primal objective F on K̃ and certified gap."""
+    """Per column of z: intercept, primal objective F on K̃ and certified gap.
+
+    One product with K̃ for both: K̃(y∘z) is split into its positive-class and
+    negative-class parts, from which the feasible dual point (one class scaled down so
+    that yᵀẑ = 0) gets its quadratic term without a second product.
+    """
     labels = y[:, None]
+    positive_rows = (y > 0)[:, None]
     coef = labels * z
-    Kc = operator.matvec(coef).reshape(coef.shape)
-    intercepts = np.array([_intercept(y - Kc[:, k], y, z[:, k], upper[:, k])
-                           for k in range(z.shape[1])])
+    count = z.shape[1]
+    parts = np.hstack([np.where(positive_rows, coef, 0.0), np.where(positive_rows, 0.0, coef)])
+    products = operator.matvec(parts).reshape(parts.shape)
+    K_positive, K_negative = products[:, :count], products[:, count:]
+    Kc = K_positive + K_negative
+    weights = np.ones(y.shape[0]) if sample_weight is None else sample_weight
+    intercepts = np.array([_intercept(y - Kc[:, k], y, z[:, k], upper[:, k], weights)
+                           for k in range(count)])
     loss = np.maximum(0.0, 1.0 - labels * (Kc + intercepts))
     if sample_weight is not None:
         loss *= sample_weight[:, None]
     objectives = loss.mean(axis=0) + lams * np.einsum("ij,ij->j", coef, Kc)
-    # A feasible dual point: scale down the class with the larger Σ z so that yᵀẑ = 0.
     positive, negative = z[y > 0].sum(axis=0), z[y < 0].sum(axis=0)
-    feasible = z.copy()
-    feasible[y > 0] *= np.where(positive > negative, negative / np.maximum(positive, 1e-300), 1.0)
-    feasible[y < 0] *= np.where(negative > positive, positive / np.maximum(negative, 1e-300), 1.0)
-    feasible_coef = labels * feasible
-    quadratic = np.einsum("ij,ij->j", feasible_coef,
-                          operator.matvec(feasible_coef).reshape(feasible_coef.shape))
-    duals = 2.0 * lams * feasible.sum(axis=0) - lams * quadratic
+    scale_positive = np.where(positive > negative, negative / np.maximum(positive, 1e-300), 1.0)
+    scale_negative = np.where(negative > positive, positive / np.maximum(negative, 1e-300), 1.0)
+    c_positive, c_negative = parts[:, :count], parts[:, count:]
+    # (s₊c₊ + s₋c₋)ᵀ K̃ (s₊c₊ + s₋c₋) from K̃c₊ and K̃c₋ (K̃ symmetric).
+    quadratic = (scale_positive ** 2 * np.einsum("ij,ij->j", c_positive, K_positive)
+                 + 2.0 * scale_positive * scale_negative * np.einsum("ij,ij->j", c_positive, K_negative)
+                 + scale_negative ** 2 * np.einsum("ij,ij->j", c_negative, K_negative))
+    duals = 2.0 * lams * (scale_positive * positive + scale_negative * negative) - lams * quadratic
     return intercepts, objectives, np.maximum(objectives - duals, 0.0)
