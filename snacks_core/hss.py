@@ -578,6 +578,28 @@ class HSSModel:
         return np.asarray(self.transform(X_new) @ self.weights)
 
 
+def compression_table(X, *, targets=(1e-2, 1e-3, 1e-4), kernel="rbf", gamma="scale", degree=3,
+                      coef0=1.0, leaf_size=None, max_rank=300, beta=1.0, random_state=0):
+    """The HSS compression of X's kernel matrix for several target accuracies.
+
+    One :class:`HSSKernel` per target ``tol`` (ranks chosen from it, see the class); each
+    row holds its :attr:`HSSKernel.compression` report (memory against the dense n × n
+    kernel, ranks, relative error measured on sampled columns, times).  ``leaf_size``
+    defaults to n/16 within [32, 1024], so that small data still has a tree to compress.
+    """
+    X = check_data(X)
+    n = X.shape[0]
+    if leaf_size is None:
+        leaf_size = int(min(1024, max(32, n // 16), n))
+    rows = []
+    for target in targets:
+        operator = HSSKernel(X, beta=beta, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                             leaf_size=leaf_size, max_rank=max_rank, tol=float(target),
+                             random_state=random_state)
+        rows.append(dict(operator.compression))
+    return rows
+
+
 def kernel_expansion(X_new, X_train, coef, kernel_params):
     """Σ_j coef_j k(x_j, x) for every row x of ``X_new``, in row blocks, zero terms skipped.
 
