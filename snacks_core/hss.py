@@ -557,25 +557,32 @@ class HSSModel:
         """Block-sparse k̃ features of new rows (CSR, n_new × len(landmark_indices_))."""
         X_new = check_data(X_new)
         leaf_of = self._operator.route(X_new)
-        data, indices, indptr_rows, counts = [], [], [], np.zeros(X_new.shape[0], dtype=np.int64)
-        for leaf in np.unique(leaf_of):
-            rows = np.flatnonzero(leaf_of == leaf)
-            slot = self._slot[int(leaf)]
+        order = np.argsort(leaf_of, kind="stable")
+        data, indices, counts = [], [], np.zeros(X_new.shape[0], dtype=np.int64)
+        bounds = np.flatnonzero(np.diff(leaf_of[order])) + 1
+        for rows in np.split(order, bounds) if order.shape[0] else []:
+            slot = self._slot[int(leaf_of[rows[0]])]
             start, stop = self._offsets[slot], self._offsets[slot + 1]
             block = kernel_matrix(X_new[rows], self.landmarks_[start:stop], dtype=np.float64,
                                   **self.kernel_params)
             data.append(block.ravel())
-            indices.append(np.tile(np.arange(start, stop), rows.shape[0]))
-            indptr_rows.append(np.repeat(rows, stop - start))
+            indices.append(np.tile(np.arange(start, stop, dtype=np.int32), rows.shape[0]))
             counts[rows] = stop - start
-        order = np.argsort(np.concatenate(indptr_rows), kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(counts)])
-        return sp.csr_matrix((np.concatenate(data)[order], np.concatenate(indices)[order], indptr),
-                             shape=(X_new.shape[0], self.landmark_indices_.shape[0]))
+        # Rows were grouped by leaf: build in that order, then put them back in place.
+        indptr = np.concatenate([[0], np.cumsum(counts[order])])
+        grouped = sp.csr_matrix((np.concatenate(data) if data else np.zeros(0),
+                                 np.concatenate(indices) if indices else np.zeros(0, np.int32),
+                                 indptr),
+                                shape=(X_new.shape[0], self.landmark_indices_.shape[0]))
+        return grouped[np.argsort(order)]
 
     def decision(self, X_new):
-        """f(x) for every new row: shape (n_new,) or (n_new, r)."""
-        return np.asarray(self.transform(X_new) @ self.weights)
+        """f(x) for every new row: shape (n_new,) or (n_new, r), in row blocks."""
+        X_new = check_data(X_new)
+        block = max(1, _DECISION_BLOCK_ENTRIES // max(1, self.weights.shape[0] // len(self._leaves)))
+        parts = [np.asarray(self.transform(X_new[start:start + block]) @ self.weights)
+                 for start in range(0, X_new.shape[0], block)]
+        return np.concatenate(parts) if parts else np.zeros((0,) + self.weights.shape[1:])
 
 
 def compression_table(X, *, targets=(1e-2, 1e-3, 1e-4), kernel="rbf", gamma="scale", degree=3,
