@@ -13,6 +13,10 @@ same kind, so that the first m' of m landmarks can be reused for a smaller embed
 
   computed by BLESS (Rudi, Calandriello, Carratino & Rosasco, "On fast leverage score
   sampling and optimal learning", NeurIPS 2018) without ever forming the n × n kernel.
+
+Real data repeat rows (a third of w8a's are copies of another), and a landmark equal to
+an earlier one adds nothing to K_nm K_mm⁺ K_mn while making K_mm singular:
+:func:`distinct_rows` finds the first occurrences, which keeps the prefix property.
 """
 
 from __future__ import annotations
@@ -105,6 +109,35 @@ def select_landmarks(X, n_components, *, sampling="uniform", kernel="rbf", gamma
     # such a sample too.
     keys = rng.standard_exponential(n_samples) / scores
     return np.argsort(keys, kind="stable")[:n_components].astype(np.int64)
+
+
+def distinct_rows(rows):
+    """Positions (increasing) of the rows of ``rows`` that equal no earlier row.
+
+    ``rows`` is a dense array or a sparse matrix, e.g. the selected landmarks; equality is
+    of values (0.0 equals −0.0, explicit sparse zeros are ignored).  The positions kept among
+    the first m' rows are the same whatever follows them.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(rows):
+        rows = sp.csr_matrix(rows, dtype=np.float64, copy=True)
+        rows.sum_duplicates()
+        rows.eliminate_zeros()
+        rows.sort_indices()
+        data = rows.data + 0.0
+        keys = [rows.indices[a:b].tobytes() + data[a:b].tobytes()
+                for a, b in zip(rows.indptr[:-1], rows.indptr[1:])]
+    else:
+        dense = np.ascontiguousarray(np.asarray(rows, dtype=np.float64) + 0.0)
+        keys = [row.tobytes() for row in dense.reshape(dense.shape[0], -1)]
+    seen = set()
+    first = []
+    for position, key in enumerate(keys):
+        if key not in seen:
+            seen.add(key)
+            first.append(position)
+    return np.asarray(first, dtype=np.int64)
 
 
 def _as_generator(random_state):

@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from .kernels import (KernelBlocks, check_kernel_params, effective_n_threads, for_row_blocks,
                       kernel_matrix, resolve_gamma)
-from .landmarks import SAMPLINGS, select_landmarks
+from .landmarks import SAMPLINGS, distinct_rows, select_landmarks
 from .validation import check_data, check_fits_in_memory, clip_n_components
 
 # Rows of X transformed at once by one thread: the kernel block (rows × m) stays near 32 MiB.
@@ -73,7 +73,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
     gamma_ : float
         The resolved γ.
     landmark_indices_ : ndarray of shape (m,)
-        Rows of the training X used as landmarks, in selection order.
+        Rows of the training X used as landmarks, in selection order; a selected row equal
+        to an earlier landmark is left out (it adds nothing to K_nm K_mm⁺ K_mn), so m can
+        be less than ``n_components`` on data with repeated rows.
     landmarks_ : ndarray or CSR matrix of shape (m, d)
     eigenvalues_ : ndarray of shape (m,)
         Full spectrum of K_mm in decreasing order (for decay plots).
@@ -122,8 +124,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
             landmark_indices = select_landmarks(
                 X, m, sampling=self.sampling, random_state=self.random_state,
                 **self._kernel_params())
-        self.landmark_indices_ = _check_landmark_indices(landmark_indices, X.shape[0])
-        m = self.landmark_indices_.shape[0]
+        landmark_indices = _check_landmark_indices(landmark_indices, X.shape[0])
+        # A landmark repeating an earlier one's row adds nothing and makes K_mm singular.
+        self.landmark_indices_ = landmark_indices[distinct_rows(X[landmark_indices])]
         self.landmarks_ = X[self.landmark_indices_]
         K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
                              n_jobs=self.n_jobs, **self._kernel_params())

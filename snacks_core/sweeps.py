@@ -4,14 +4,18 @@ Fig. 2 of the Snacks paper (Tanji et al.) shows the test error of Snacks on a9a 
 12 × 12 grid of landmark counts m and regularisations λ.  :func:`robustness_grid` computes
 such grids for any data, kernel and embedded solver, and shares work between cells:
 
-* **Groups** — one per (seed, γ).  One set of m_max = max(m) landmarks is drawn, and the
-  kernel blocks K_nm (training rows × landmarks) and K_tm (test rows × landmarks) are
-  computed once.  Landmark selections return orders whose prefixes are samples of the same
-  kind (:mod:`snacks_core.landmarks`), so the embedding for m uses the first m landmarks:
-  the m × m leading block of K_mm is eigen-decomposed (a
-  :class:`~snacks_core.nystrom.NystromEmbedding` fitted on those m rows) and
-  Z_m = K_nm[:, :m] U_k Λ_k^{−1/2} — exactly what a fresh embedding on the same landmarks
-  gives.  Test predictions never form the test embedding: f(x) = k_m(x)ᵀ (U_k Λ_k^{−1/2} w).
+* **Groups** — one per (seed, γ).  One set of m_max = max(m) landmarks is drawn (rows
+  repeating an earlier landmark dropped, as :class:`~snacks_core.nystrom.NystromEmbedding`
+  does).  Landmark selections return orders whose prefixes are samples of the same kind
+  (:mod:`snacks_core.landmarks`), so the embedding for m uses the first m landmarks, and
+  it is the same as a fresh embedding on them.  Usually K_mm is well-conditioned and one
+  embedding serves every m: with K_mm = L Lᵀ, the first k columns of Z = K_nm L⁻ᵀ *are*
+  the embedding on the first k landmarks (Cholesky factors nest), for the training and
+  the test rows alike — one n × m_max triangular product per group instead of one
+  factorisation and one n × m × m product per m.  Otherwise the kernel blocks K_nm and
+  K_tm are computed once, each m's leading block of K_mm is eigen-decomposed and
+  Z_m = K_nm[:, :m] U_k Λ_k^{−1/2}; test predictions then never form the test embedding:
+  f(x) = k_m(x)ᵀ (U_k Λ_k^{−1/2} w).
 * **Columns** — one per (group, m).  λ runs from large to small and each solve starts from
   the previous λ's solution (for solvers that accept ``w0``).  Snacks then sizes its first
   ball and step from the certified duality gap at that start, and its first stage lasts
@@ -49,7 +53,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
-from .landmarks import select_landmarks
+from .landmarks import distinct_rows, select_landmarks
 from .estimator import early_stopping_enabled, validation_split
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, primal_objective
@@ -247,15 +251,23 @@ class _Group(NamedTuple):
 
 
 class _GroupKernels(NamedTuple):
-    """A group's m_max landmark rows, K_nm, K_tm and the seconds they took.
+    """A group's landmarks and what the columns slice their embeddings from.
 
-    With early stopping, K_nm's rows are the training rows in the order ``order``: the
-    ``n_fit`` rows the solver trains on, then the held-out validation rows.
+    ``landmarks`` are the distinct rows among the m_max selected (``distinct``: their
+    positions in the selection, so that the first m selected hold
+    ``searchsorted(distinct, m)`` of them).  When the leading block of K_mm is
+    well-conditioned for every m (``nested``), ``train`` and ``test`` are the embeddings
+    Z = K_nm L⁻ᵀ on all of them, whose first k columns are the embedding on the first k
+    landmarks; otherwise they are the kernel blocks K_nm and K_tm.  With early stopping,
+    the training rows are in the order ``order``: the ``n_fit`` rows the solver trains on,
+    then the held-out validation rows.
     """
 
     landmarks: object
-    K_train: np.ndarray
-    K_test: np.ndarray
+    distinct: np.ndarray
+    nested: bool
+    train: np.ndarray
+    test: np.ndarray
     seconds: float
     order: np.ndarray | None
     n_fit: int
@@ -507,45 +519,70 @@ def _seeds_of(seed):
     return int(embedding_seed), int(solver_seed)
 
 
-def _group_kernels(X_train, X_test, m_max, sampling, group, problem):
-    """Landmarks of a group and its kernel blocks K_nm, K_tm (one BLAS thread)."""
+def _group_kernels(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
+    """Landmarks of a group and its embeddings (or kernel blocks), on ``n_jobs`` threads
+    with one BLAS thread each (the result does not depend on ``n_jobs``).
+
+    Cholesky nesting: with K_mm = L Lᵀ on the m_max landmarks, the leading k × k block of
+    L is the Cholesky factor of the first k landmarks' K_kk, and so the first k columns of
+    Z = K_nm L⁻ᵀ are the embedding :class:`NystromEmbedding` gives on those k landmarks
+    (it uses the same factor whenever it keeps every eigenvalue).  It does for every k as
+    soon as it does for m_max: by Cauchy's interlacing theorem a leading block's extreme
+    eigenvalues lie between K_mm's, so its condition number is no larger.  One embedding
+    then serves the whole column of landmark counts.
+    """
     start = time.perf_counter()
     params = {"kernel": problem.kernel, "gamma": group.gamma, "degree": problem.degree,
               "coef0": problem.coef0}
     with threadpool_limits(limits=1, user_api="blas"):
         indices = select_landmarks(X_train, m_max, sampling=sampling,
                                    random_state=group.embedding_seed, **params)
-        landmarks = X_train[indices]
+        distinct = distinct_rows(X_train[indices])
+        landmarks = X_train[indices[distinct]]
         order, n_fit = None, X_train.shape[0]
         if problem.early_stopping is not None:
             fit_rows, held = validation_split(np.searchsorted(problem.classes, problem.y_train),
                                               problem.early_stopping[0], group.solver_seed)
             order, n_fit = np.concatenate([fit_rows, held]), fit_rows.shape[0]
             X_train = X_train[order]
-        K_train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, **params)
-        K_test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, **params)
-    return _GroupKernels(landmarks, K_train, K_test, time.perf_counter() - start, order,
-                         n_fit)
+        embedding = NystromEmbedding(dtype=problem.dtype, n_jobs=n_jobs, **params).fit(
+            landmarks, landmark_indices=np.arange(distinct.shape[0]))
+        nested = embedding.triangular_
+        if nested:
+            train, test = embedding.transform(X_train), embedding.transform(X_test)
+        else:
+            train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
+                                  **params)
+            test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
+                                 **params)
+    return _GroupKernels(landmarks, distinct, nested, train, test, time.perf_counter() - start,
+                         order, n_fit)
 
 
 def _prefix_embedding(kernels, m, gamma, problem):
-    """The embedding on the first m landmarks and the training rows' Z = K_nm[:, :m] U_k Λ_k^{−1/2}.
-
-    Only the m × m kernel of those landmarks is computed and eigen-decomposed; the
-    embedding is the one :class:`NystromEmbedding` fitted on the same landmarks gives.
-    """
+    """The training rows' embedding Z on the first m selected landmarks and the test
+    rows' scores as a function of w: what :class:`NystromEmbedding` fitted on the same
+    landmarks gives (a slice of the group's nested embedding, or else the k × k kernel of
+    the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w) for the test rows,
+    whose embedding is never formed)."""
+    k = int(np.searchsorted(kernels.distinct, m))
+    if kernels.nested:
+        test = kernels.test[:, :k]
+        return np.ascontiguousarray(kernels.train[:, :k]), lambda w: matvec(test, w)
     embedding = NystromEmbedding(
         kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
         dtype=problem.dtype,
-    ).fit(kernels.landmarks[:m], landmark_indices=np.arange(m))
-    return embedding, kernels.K_train[:, :m] @ embedding.components_
+    ).fit(kernels.landmarks[:k], landmark_indices=np.arange(k))
+    components, test = embedding.components_, kernels.test[:, :k]
+    return (kernels.train[:, :k] @ components,
+            lambda w: matvec(test, components @ w.astype(components.dtype)))
 
 
 def _solve_column(kernels, group, m, n_group_cells, problem):
     """Every λ of one (group, m), from large to small λ; returns the column's rows."""
     with threadpool_limits(limits=1, user_api="blas"):
         start = time.perf_counter()
-        embedding, Z = _prefix_embedding(kernels, m, group.gamma, problem)
+        Z, test_scores = _prefix_embedding(kernels, m, group.gamma, problem)
         n_lams = len(problem.lams)
         embedding_time = ((time.perf_counter() - start) / n_lams
                           + kernels.seconds / n_group_cells)
@@ -570,8 +607,7 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
                     **early, **({"w0": coefs[k], **problem.warm_options} if warm else {})))
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            rows.append(_cell_row(group, m, lam, Z[:n_fit], y_train, kernels.K_test[:, :m],
-                                  embedding.components_, coefs,
+            rows.append(_cell_row(group, m, lam, Z[:n_fit], y_train, test_scores, coefs,
                                   [target[:n_fit] for target in targets], results, warm,
                                   embedding_time, training_time, problem))
     return rows
@@ -591,14 +627,13 @@ def _predict(scores, classes):
     return classes[np.argmax(np.column_stack(scores), axis=1)]
 
 
-def _cell_row(group, m, lam, Z, y_train, K_test, components, coefs, targets, results, warm,
+def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, warm,
               embedding_time, training_time, problem):
     """A cell's table row; ``Z`` and ``targets`` are the rows the solver trained on, the
     first of ``y_train`` (the rest were held out for early stopping)."""
     classes = problem.classes
     train_pred = _predict([matvec(Z, w) for w in coefs], classes)
-    test_pred = _predict([matvec(K_test, components @ w.astype(components.dtype))
-                          for w in coefs], classes)
+    test_pred = _predict([test_scores(w) for w in coefs], classes)
     if classes.shape[0] == 2:
         f1 = f1_score(problem.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
     else:
@@ -634,7 +669,8 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs):
         warnings.filterwarnings("ignore", message=r".*tasks? (which|that|have)",
                                 category=UserWarning, module="joblib")
         for wave in waves:
-            kernels = [_group_kernels(X_train, X_test, m_values[-1], sampling, group, problem)
+            kernels = [_group_kernels(X_train, X_test, m_values[-1], sampling, group, problem,
+                                      n_jobs)
                        for group in wave]
             results = pool(delayed(_solve_column)(kernels[g], wave[g], m, n_group_cells,
                                                   problem)

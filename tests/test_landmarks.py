@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from snacks_core.kernels import kernel_matrix
 from snacks_core.landmarks import (SAMPLINGS, _bless_leverage_scores, _ridge_leverage_scores,
-                                  select_landmarks)
+                                  distinct_rows, select_landmarks)
 
 RBF = {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1.0}
 
@@ -179,3 +181,18 @@ def test_rejects_bad_data():
         select_landmarks(np.array([[0.0, np.inf], [1.0, 2.0]]), 1)
     with pytest.raises(ValueError, match="empty"):
         select_landmarks(np.zeros((0, 3)), 1)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(-2, 2), st.integers(-1, 1)), min_size=1, max_size=30))
+def test_distinct_rows_are_first_occurrences(rows):
+    """Oracle: a brute-force scan; sparse and dense agree, −0.0 equals 0.0."""
+    X = np.array(rows, dtype=np.float64) * 0.5
+    X[(X == 0) & (np.arange(len(rows)) % 2 == 1)[:, None]] = -0.0  # mixed with +0.0
+    expected = [i for i in range(len(rows))
+                if not any(np.array_equal(X[i], X[j]) for j in range(i))]
+    np.testing.assert_array_equal(distinct_rows(X), expected)
+    np.testing.assert_array_equal(distinct_rows(sp.csr_matrix(X)), expected)
+    # The first m' rows keep the same distinct positions whatever follows them.
+    cut = max(1, len(rows) // 2)
+    np.testing.assert_array_equal(distinct_rows(X[:cut]), [i for i in expected if i < cut])

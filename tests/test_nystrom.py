@@ -450,3 +450,22 @@ def test_full_rank_uses_the_triangular_factor_with_the_same_gram_matrix():
     np.testing.assert_allclose(Z @ Z.T, Z_eigen @ Z_eigen.T, rtol=1e-8, atol=1e-10)
     # Dropping eigenvalues (or a rank) falls back to the eigenbasis.
     assert not NystromEmbedding(gamma=0.5, n_components=25, rank=10, random_state=2).fit(X).triangular_
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_repeated_landmark_rows_are_dropped_with_the_same_gram_matrix(sparse):
+    """Oracle: K_nm K_mm⁺ K_mn over every selected landmark, repeats included (numpy's
+    pseudo-inverse); the embedding keeps the distinct rows and the triangular factor."""
+    X = _data(60)
+    X = np.vstack([X, X[:20], X[5:10]])  # 25 repeated rows
+    # Rows 60, 64, 70 and 82 repeat rows 0, 4, 10 and 7; index 3 is chosen twice.
+    chosen = np.array([3, 60, 7, 64, 82, 3, 70, 11, 10])
+    data = sp.csr_matrix(X) if sparse else X
+    embedding = NystromEmbedding(gamma=0.5).fit(data, landmark_indices=chosen)
+    np.testing.assert_array_equal(embedding.landmark_indices_, [3, 60, 7, 64, 70, 11])
+    assert embedding.triangular_ and embedding.n_components_ == 6
+    K_nm = rbf_kernel(X, X[chosen], gamma=0.5)
+    K_mm = rbf_kernel(X[chosen], X[chosen], gamma=0.5)
+    Z = embedding.transform(data)
+    np.testing.assert_allclose(Z @ Z.T, K_nm @ np.linalg.pinv(K_mm, hermitian=True) @ K_nm.T,
+                               atol=1e-8)

@@ -13,6 +13,7 @@ from reference import optimal_objective
 from snacks_core import sweeps, validation
 from snacks_core.estimator import SnacksClassifier
 from snacks_core.kernels import kernel_matrix
+from snacks_core.landmarks import select_landmarks
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
 from snacks_core.sweeps import GRID_COLUMNS, plan_grid, robustness_grid, summarize_grid
@@ -35,27 +36,39 @@ def _problem(kernel="rbf", dtype="float64"):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype):
+@pytest.mark.parametrize("gamma, nested", [(2.0, True), (1e-3, False)])
+def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype, gamma, nested):
+    """Every m's slice (nested Cholesky) or eigen-decomposed prefix (an ill-conditioned
+    K_mm at tiny γ) equals NystromEmbedding fitted on the same selected landmarks, with
+    repeated rows among them dropped by both."""
     X, _, X_test, _ = moons
+    X = np.vstack([X, X[::2]])
     problem = _problem(dtype=dtype)
-    group = sweeps._Group(seed=0, gamma=2.0, embedding_seed=7, solver_seed=0)
-    kernels = sweeps._group_kernels(X, X_test, 60, "uniform", group, problem)
-    indices = NystromEmbedding(n_components=60, random_state=7, gamma=2.0).fit(X)
+    group = sweeps._Group(seed=0, gamma=gamma, embedding_seed=7, solver_seed=0)
+    kernels = sweeps._group_kernels(X, X_test, 60, "uniform", group, problem, n_jobs=2)
+    assert kernels.nested is nested
+    selected = select_landmarks(X, 60, random_state=7)
+    assert len(kernels.distinct) < 60  # the sample holds repeated rows
+    w = np.random.default_rng(0).standard_normal(60)
     for m in (1, 5, 30, 60):
-        embedding, Z = sweeps._prefix_embedding(kernels, m, 2.0, problem)
-        fresh = NystromEmbedding(gamma=2.0, dtype=dtype).fit(
-            X, landmark_indices=indices.landmark_indices_[:m])
-        np.testing.assert_array_equal(embedding.components_, fresh.components_)
-        exact = NystromEmbedding(gamma=2.0).fit(X, landmark_indices=indices.landmark_indices_[:m])
-        for computed, rows in ((Z, X), (kernels.K_test[:, :m] @ embedding.components_, X_test)):
-            error = np.linalg.norm(computed - exact.transform(rows))
+        Z, test_scores = sweeps._prefix_embedding(kernels, m, gamma, problem)
+        fresh = NystromEmbedding(gamma=gamma, dtype=dtype).fit(
+            X, landmark_indices=selected[:m])
+        exact = NystromEmbedding(gamma=gamma).fit(X, landmark_indices=selected[:m])
+        k = exact.n_components_
+        assert Z.shape == (X.shape[0], k) and fresh.n_components_ == k
+        for computed, expected, reference in (
+                (Z, exact.transform(X), fresh.transform(X)),
+                (test_scores(w[:k]), exact.transform(X_test) @ w[:k],
+                 fresh.transform(X_test) @ w[:k])):
+            error = np.linalg.norm(computed - expected)
             if dtype == "float64":
-                assert error <= 1e-12 * np.linalg.norm(computed)
+                assert error <= 1e-9 * np.linalg.norm(expected)
             else:
                 # Equal to rounding: no further from the float64 embedding than the fresh
-                # float32 one is (gemm and trmm round differently).
-                fresh_error = np.linalg.norm(fresh.transform(rows) - exact.transform(rows))
-                assert error <= 2 * fresh_error + 1e-6 * np.linalg.norm(computed)
+                # float32 one is.
+                fresh_error = np.linalg.norm(reference - expected)
+                assert error <= 2 * fresh_error + 1e-5 * np.linalg.norm(expected)
 
 
 def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
@@ -65,7 +78,7 @@ def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
     group = sweeps._Group(seed=0, gamma=5.0, embedding_seed=3, solver_seed=0)
     kernels = sweeps._group_kernels(X, X_test, 40, "kmeans++", group, problem)
     for m in (3, 17, 40):
-        _, Z = sweeps._prefix_embedding(kernels, m, 5.0, problem)
+        Z, _ = sweeps._prefix_embedding(kernels, m, 5.0, problem)
         landmarks = kernels.landmarks[:m]
         K_mm = kernel_matrix(landmarks, landmarks, gamma=5.0)
         K_nm = kernel_matrix(X, landmarks, gamma=5.0)
@@ -131,7 +144,7 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
     kernels = sweeps._group_kernels(X, X_test, 40, "uniform",
                                     sweeps._Group(0, 1.0, *sweeps._seeds_of(0)), _problem())
-    _, Z = sweeps._prefix_embedding(kernels, 40, 1.0, _problem())
+    Z, _ = sweeps._prefix_embedding(kernels, 40, 1.0, _problem())
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
         for table in (warm, cold):
