@@ -61,6 +61,7 @@ def fit_exact(
     sample_weight=None,
     tol=1e-3,
     max_iter=-1,
+    cache_size=2000,
     validation=None,
 ):
     """Minimise the exact kernel SVM objective with LIBSVM (``sklearn.svm.SVC``).
@@ -94,6 +95,9 @@ def fit_exact(
         LIBSVM's tolerance on the KKT conditions.
     max_iter : int
         Limit on SMO iterations; −1 for none.
+    cache_size : float
+        LIBSVM's kernel cache in MB, allocated as it fills (scikit-learn's default of 200
+        makes w8a's fit 4.9× slower: 93.6 s against 19 s with 2000).
     validation : tuple (X_val, y_val), optional
         Held-out raw data whose error rate is recorded.
 
@@ -138,6 +142,7 @@ def fit_exact(
         kernel="precomputed" if precomputed else _NATIVE_KERNELS[kernel],
         tol=tol,
         max_iter=max_iter,
+        cache_size=cache_size,
         **kernel_params,
     )
     start = time.perf_counter()
