@@ -10,18 +10,30 @@ from __future__ import annotations
 
 import bz2
 import csv
+import decimal
+import gzip
 import hashlib
+import http.client
 import io
+import itertools
+import lzma
+import operator
 import os
+import re
+import tempfile
+import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+import zlib
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from .validation import check_data
+from .validation import check_data, check_fits_in_memory
 
 SYNTHETIC = ("moons", "circles", "xor", "checkerboard", "spirals", "blobs", "classification")
 BUNDLED = ("breast_cancer", "digits7", "wine", "iris")
@@ -58,15 +70,21 @@ LIBSVM_DATASETS = {
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
-    """Features, labels and names; ``X_test``/``y_test`` when the source fixes a test split."""
+    """Features, labels and names; ``X_test``/``y_test`` when the source fixes a test split.
+
+    ``file_format`` ('csv' or 'libsvm') and ``label_column`` (a CSV's label column: its name,
+    or its index when the file has no header) say how to read a file dataset again.
+    """
 
     X: np.ndarray | sp.csr_matrix
     y: np.ndarray
     name: str
-    feature_names: tuple = ()
+    feature_names: Sequence = ()
     description: str = ""
     X_test: np.ndarray | sp.csr_matrix | None = None
     y_test: np.ndarray | None = None
+    file_format: str | None = None
+    label_column: str | int | None = None
 
     @property
     def n_samples(self) -> int:
@@ -95,8 +113,11 @@ class Split:
     X_test: np.ndarray | sp.csr_matrix
     y_test: np.ndarray
     name: str
-    feature_names: tuple
+    feature_names: Sequence
     projection: str | None = None
+    # The fitted scaler and 2-D projection, in the order applied: a model trained on this
+    # split predicts on raw rows through make_pipeline(*preprocessing, model).
+    preprocessing: tuple = ()
 
     @property
     def n_features(self) -> int:
@@ -104,7 +125,7 @@ class Split:
 
 
 def make_dataset(X, y, name, *, feature_names=None, description="", X_test=None,
-                 y_test=None) -> Dataset:
+                 y_test=None, file_format=None, label_column=None) -> Dataset:
     """A validated :class:`Dataset`: numeric finite X, one label per row, two classes or more."""
     X = check_data(X)
     y = _check_labels(y, X.shape[0], name)
@@ -115,8 +136,11 @@ def make_dataset(X, y, name, *, feature_names=None, description="", X_test=None,
                              f"part {X.shape[1]}; both need the same columns.")
         y_test = _check_labels(y_test, X_test.shape[0], f"{name} (test part)", min_classes=1)
     if feature_names is None or len(feature_names) != X.shape[1]:
-        feature_names = tuple(f"x{j + 1}" for j in range(X.shape[1]))
-    return Dataset(X, y, name, tuple(str(f) for f in feature_names), description, X_test, y_test)
+        feature_names = FeatureNames(X.shape[1])
+    elif not isinstance(feature_names, FeatureNames):
+        feature_names = tuple(str(f) for f in feature_names)
+    return Dataset(X, y, name, feature_names, description, X_test, y_test, file_format,
+                   label_column)
 
 
 def _check_labels(y, n_rows, name, min_classes=2):
@@ -272,56 +296,241 @@ def load_bundled(name) -> Dataset:
 # ---------------------------------------------------------------------------- files
 
 
-def _read_text(source) -> tuple[str, str]:
-    """(text, display name) from a path, bytes, or a binary/text file object."""
+# Limits on what a file can make us read, allocate or compute (README, "Limits").  They hold
+# for every reader and for uploads to the app, where a few crafted bytes must not exhaust
+# the server: text after decompression, rows, feature columns (LIBSVM indices) and classes.
+MAX_TEXT_BYTES = 256 * 2**20
+MAX_ROWS = 5_000_000
+MAX_FEATURES = 2**21
+MAX_CLASSES = 1000
+# A label names a class; longer text is a wrong column or a crafted file.
+_MAX_LABEL_CHARS = 200
+# Lines longer than this are split into tokens lazily, not into one list of strings.
+_LONG_LINE = 1 << 20
+_READ_CHUNK = 1 << 20
+# Rows between two checks of the arrays read so far against the memory plan.
+_PLAN_EVERY = 1 << 16
+_MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
+_SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
+
+
+class FeatureNames(Sequence):
+    """``x1, x2, …`` made on demand: a LIBSVM file may have millions of columns."""
+
+    def __init__(self, n_features):
+        self._n = int(n_features)
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        i = operator.index(index)
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"feature {index} of {self._n}")
+        return f"x{i + 1}"
+
+    def __eq__(self, other):
+        if isinstance(other, FeatureNames):
+            return self._n == other._n
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((FeatureNames, self._n))
+
+    def __repr__(self):
+        return f"FeatureNames({self._n})"
+
+
+class _ReadError(ValueError):
+    """A stream could not deliver its text: corrupt, cut short, or over the size limit."""
+
+
+class _CappedReader:
+    """Reads a (possibly decompressing) stream, refusing to deliver more than ``max_bytes``."""
+
+    def __init__(self, inner, compression, max_bytes):
+        self._inner, self._compression, self._max_bytes = inner, compression, max_bytes
+        self.count = 0
+
+    def read(self, size):
+        try:
+            data = self._inner.read(size)
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            what = (f"the {self._compression} data is corrupt or cut short"
+                    if self._compression else "the file could not be read")
+            raise _ReadError(f"{what} ({exc}) after {self.count:,} bytes of text") from None
+        self.count += len(data)
+        if self.count > self._max_bytes:
+            after = " after decompression" if self._compression else ""
+            raise _ReadError(f"the text is larger than {self._max_bytes / 2**20:.0f} MiB{after} "
+                             "(snacks_core.datasets.MAX_TEXT_BYTES); use a smaller file or a "
+                             "subsample, or pass max_bytes= to the reader")
+        return data
+
+
+class _TextFile:
+    """The text of a path, bytes or file object, decompressed (bz2, gzip, xz) in a stream that
+    stops at ``max_bytes``, then read line by line as UTF-8; errors name the file and line.
+
+    ``count(b":")`` and ``n_lines`` bound what a reader will allocate before it starts.
+    """
+
+    def __init__(self, source, max_bytes=MAX_TEXT_BYTES, name=None):
+        binary, self.name, owned = _binary_stream(source, max_bytes)
+        self.name = name or self.name
+        try:
+            self._data = self._decompress(binary, max_bytes, owned)
+        finally:
+            for stream in owned:
+                stream.close()
+        self.n_lines = self._data.count(b"\n") + (not self._data.endswith(b"\n"))
+        self._text = io.TextIOWrapper(io.BytesIO(self._data), encoding="utf-8-sig", newline="")
+        self.line = 0
+
+    def _decompress(self, binary, max_bytes, owned):
+        head = binary.read(6)
+        if isinstance(head, str):
+            raise ValueError(f"{self.name}: open the file in binary mode ('rb').")
+        if head.startswith(b"PK\x03\x04"):
+            raise ValueError(f"{self.name} is a ZIP archive; unzip it and load the CSV or "
+                             "LIBSVM file inside.")
+        compression = next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
+        expected = _SUFFIX_COMPRESSION.get(Path(self.name).suffix.lower())
+        if expected and compression != expected:
+            raise ValueError(f"{self.name} is not {expected}-compressed data (it does not start "
+                             f"as {expected} files do); the file is damaged or misnamed.")
+        binary = _Prefixed(head, binary)
+        inner = {"bz2": lambda: bz2.BZ2File(binary), "gzip": lambda: gzip.GzipFile(fileobj=binary),
+                 "xz": lambda: lzma.LZMAFile(binary)}.get(compression, lambda: binary)()
+        if inner is not binary:
+            owned.insert(0, inner)
+        reader = _CappedReader(inner, compression, max_bytes)
+        data = bytearray()
+        while True:
+            try:
+                chunk = reader.read(_READ_CHUNK)
+            except _ReadError as exc:
+                line = data.count(b"\n") + 1
+                raise ValueError(f"{self.name}, line {line:,}: {exc}.") from None
+            if not chunk:
+                return bytes(data)
+            data += chunk
+
+    def count(self, pattern: bytes) -> int:
+        """Occurrences of ``pattern`` in the text (a bound on fields, pairs, rows)."""
+        return self._data.count(pattern)
+
+    def check_rows(self, max_rows):
+        """Refuse, before parsing, text with more lines than ``max_rows`` (+ a header)."""
+        if self.n_lines > max_rows + 1:
+            raise ValueError(f"{self.name} has {self.n_lines:,} lines, more than the limit of "
+                             f"{max_rows:,} rows (snacks_core.datasets.MAX_ROWS); use a "
+                             "subsample, or pass max_rows= to the reader.")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._text.close()
+        return False
+
+    def lines(self):
+        """Every line (with its end), counted in ``self.line``."""
+        while True:
+            try:
+                line = self._text.readline()
+            except UnicodeDecodeError:
+                raise ValueError(f"{self.name}, line {self.line + 1}: not UTF-8 text; save the "
+                                 "file as plain text (CSV or LIBSVM format).") from None
+            if not line:
+                return
+            self.line += 1
+            yield line
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream with its first bytes, already read to detect the format, put back."""
+
+    def __init__(self, head, stream):
+        self._head, self._stream = head, stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            return self.readall()
+        buffer = bytearray(size)
+        return bytes(buffer[:self.readinto(buffer)])
+
+
+def _binary_stream(source, max_bytes):
+    """(binary stream, display name, streams to close) of a path, bytes or file object."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        raw = path.read_bytes()
-        name = path.name
-    elif isinstance(source, (bytes, bytearray)):
-        raw, name = bytes(source), "data"
-    else:
-        raw = source.read()
-        name = Path(getattr(source, "name", "data")).name
-    if path_is_bz2(name, raw):
-        raw = bz2.decompress(raw)
-    if isinstance(raw, str):
-        return raw, name
-    try:
-        return raw.decode("utf-8-sig"), name
-    except UnicodeDecodeError:
-        raise ValueError(f"{name} is not a UTF-8 text file; save it as plain text (CSV or "
-                         "LIBSVM format).") from None
+        try:
+            stream = path.open("rb")
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror or exc}.") from None
+        return stream, path.name, [stream]
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return io.BytesIO(source), "data", []
+    name = Path(str(getattr(source, "name", None) or "data")).name
+    if isinstance(source, io.TextIOBase):
+        return io.BytesIO(source.read(max_bytes + 1).encode("utf-8")), name, []
+    return source, name, []
 
 
-def path_is_bz2(name, raw) -> bool:
-    return str(name).endswith(".bz2") or (isinstance(raw, bytes) and raw[:3] == b"BZh")
-
-
-def csv_columns(source) -> list[str]:
+def csv_columns(source, *, max_bytes=MAX_TEXT_BYTES) -> list[str]:
     """Column names of a CSV file (its header, or ``column 1 …`` when it has none)."""
-    text, _ = _read_text(source)
-    rows = _csv_rows(text)
-    if not rows:
+    with _TextFile(source, max_bytes) as text:
+        first = next(_csv_rows(text, text.name), None)
+    if first is None:
         return []
-    first = rows[0][1]
-    if _is_header(first):
-        return [cell.strip() for cell in first]
-    return [f"column {j + 1}" for j in range(len(first))]
+    if _is_header(first[1]):
+        return [cell.strip() for cell in first[1]]
+    return [f"column {j + 1}" for j in range(len(first[1]))]
 
 
-def _csv_rows(text):
-    """(line number, fields) for each non-empty line."""
+def _csv_rows(text, name):
+    """(line number, fields) for each non-empty line of a :class:`_TextFile`."""
+    lines = text.lines()
+    head, size = [], 0
+    for line in lines:
+        head.append(line)
+        size += len(line)
+        if size >= 4096:
+            break
     try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+        dialect = csv.Sniffer().sniff("".join(head)[:4096], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    reader = csv.reader(io.StringIO(text), dialect)
-    rows = []
-    for fields in reader:
+    reader = csv.reader(itertools.chain(head, lines), dialect)
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ValueError(f"{name}, line {reader.line_num}: {exc}. Check the separator and "
+                             "the quotes (an unclosed quote swallows the lines after it).") from None
         if fields and any(cell.strip() for cell in fields):
-            rows.append((reader.line_num, fields))
-    return rows
+            yield reader.line_num, fields
 
 
 def _is_number(cell) -> bool:
@@ -336,68 +545,132 @@ def _is_header(fields) -> bool:
     return not all(_is_number(cell) for cell in fields if cell.strip())
 
 
-def load_csv(source, *, label_column=None, name=None) -> Dataset:
+def _check_growth(name, line, n_bytes):
+    """The memory plan of a reader: what it holds so far, and the matrix built from it."""
+    check_fits_in_memory(2 * n_bytes, f"Reading {name} (up to line {line:,})",
+                         "Use a smaller file or a subsample of its rows.")
+
+
+class _Labels:
+    """One code per row and the distinct label texts (at most MAX_CLASSES of them)."""
+
+    def __init__(self, name):
+        self.name, self.codes, self.texts = name, array("q"), {}
+
+    def __len__(self):
+        return len(self.codes)
+
+    def add(self, text, line):
+        code = self.texts.get(text)
+        if code is None:
+            if len(text) > _MAX_LABEL_CHARS:
+                raise ValueError(f"{self.name}, line {line}: the label is {len(text):,} "
+                                 "characters long; a label names a class. Check the label "
+                                 "column.")
+            if len(self.texts) >= MAX_CLASSES:
+                raise ValueError(f"{self.name}, line {line}: more than {MAX_CLASSES:,} "
+                                 "different labels; a classifier needs a column of class "
+                                 "labels. Check the label column.")
+            code = self.texts[text] = len(self.texts)
+        self.codes.append(code)
+
+    def values(self):
+        classes = _parse_labels(list(self.texts), self.name)
+        return classes[np.frombuffer(self.codes, dtype=np.int64)]
+
+
+def load_csv(source, *, label_column=None, name=None, max_bytes=MAX_TEXT_BYTES,
+             max_rows=MAX_ROWS) -> Dataset:
     """A dataset from a CSV file: numeric feature columns and one label column.
 
     Parameters
     ----------
-    source : path, bytes or file object
-        Comma, semicolon or tab separated; a header row is detected and optional.
+    source : path, bytes or binary file object
+        Comma, semicolon or tab separated; a header row is detected and optional; bz2,
+        gzip and xz files are decompressed as they are read.
     label_column : str or int, optional
         Name (with a header) or 0-based index of the label column; the last column by default.
         Labels may be numbers or words.
+    max_bytes, max_rows : int
+        Refuse files with more text (after decompression) or more rows than this.
 
     Raises
     ------
     ValueError
-        Naming the line and column of ragged rows, empty cells and non-numeric values.
+        Naming the line and column of ragged rows, empty cells and non-numeric values, and
+        the limit a file goes beyond (text, rows, memory).
     """
-    text, file_name = _read_text(source)
-    name = name or file_name
-    rows = _csv_rows(text)
-    if not rows:
-        raise ValueError(f"{name} is empty: no rows to read.")
-    header = None
-    if _is_header(rows[0][1]):
-        header = [cell.strip() for cell in rows[0][1]]
-        rows = rows[1:]
-    if not rows:
-        raise ValueError(f"{name} has a header but no data rows.")
-    width = len(header) if header else len(rows[0][1])
-    if width < 2:
-        raise ValueError(f"{name} has a single column; a CSV needs feature columns and a label "
-                         "column (check the separator: comma, semicolon or tab).")
-    columns = header or [f"column {j + 1}" for j in range(width)]
-    label = _label_index(label_column, columns, name)
-    features = [j for j in range(width) if j != label]
-    X = np.empty((len(rows), len(features)))
-    y = []
-    for r, (line, fields) in enumerate(rows):
-        if len(fields) != width:
-            raise ValueError(f"{name}, line {line}: expected {width} fields, found "
-                             f"{len(fields)}. Every row needs the same number of columns.")
-        for k, j in enumerate(features):
-            cell = fields[j].strip()
-            if not cell:
-                raise ValueError(f"{name}, line {line}, column {columns[j]!r}: empty value. "
-                                 "Remove or impute rows with missing data.")
+    with _TextFile(source, max_bytes, name) as text:
+        name = text.name
+        text.check_rows(max_rows)
+        # Every value is followed by a separator or a line end: a bound on X before reading.
+        _check_growth(name, text.n_lines, 8 * (text.count(b",") + text.count(b";")
+                                               + text.count(b"\t") + 2 * text.n_lines))
+        rows = _csv_rows(text, name)
+        first = next(rows, None)
+        if first is None:
+            raise ValueError(f"{name} is empty: no rows to read.")
+        header = None
+        if _is_header(first[1]):
+            header = [cell.strip() for cell in first[1]]
+            first = next(rows, None)
+            if first is None:
+                raise ValueError(f"{name} has a header but no data rows.")
+        width = len(header) if header else len(first[1])
+        if width < 2:
+            raise ValueError(f"{name} has a single column; a CSV needs feature columns and a "
+                             "label column (check the separator: comma, semicolon or tab).")
+        if width > MAX_FEATURES:
+            raise ValueError(f"{name} has {width:,} columns, more than the limit of "
+                             f"{MAX_FEATURES:,} features.")
+        columns = header or [f"column {j + 1}" for j in range(width)]
+        label = _label_index(label_column, columns, name)
+        features = [j for j in range(width) if j != label]
+        values, lines, labels = array("d"), array("q"), _Labels(name)
+        for line, fields in itertools.chain([first], rows):
+            if len(fields) != width:
+                raise ValueError(f"{name}, line {line}: expected {width} fields, found "
+                                 f"{len(fields)}. Every row needs the same number of columns.")
             try:
-                value = float(cell)
+                values.extend([float(fields[j]) for j in features])
             except ValueError:
-                raise ValueError(f"{name}, line {line}, column {columns[j]!r}: {cell!r} is not "
-                                 "a number. Encode categorical columns as numbers, or choose "
-                                 "this column as the label.") from None
-            if not np.isfinite(value):
-                raise ValueError(f"{name}, line {line}, column {columns[j]!r}: {cell!r} is not "
-                                 "a finite number; remove or impute it.")
-            X[r, k] = value
-        cell = fields[label].strip()
+                _explain_cell(name, line, fields, features, columns)
+            cell = fields[label].strip()
+            if not cell:
+                raise ValueError(f"{name}, line {line}: the label ({columns[label]!r}) is empty.")
+            labels.add(cell, line)
+            lines.append(line)
+            if len(labels) % _PLAN_EVERY == 0:
+                if len(labels) > max_rows:
+                    raise ValueError(f"{name} has more than {max_rows:,} rows "
+                                     "(snacks_core.datasets.MAX_ROWS); use a subsample.")
+                _check_growth(name, line, 8 * len(values) + 16 * len(labels))
+    if len(labels) > max_rows:
+        raise ValueError(f"{name} has more than {max_rows:,} rows "
+                         "(snacks_core.datasets.MAX_ROWS); use a subsample.")
+    X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(features))
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        row, k = bad[0]
+        column = columns[features[k]]
+        raise ValueError(f"{name}, line {lines[row]}, column {column!r}: {str(X[row, k])!r} is "
+                         "not a finite number; remove or impute it.")
+    return make_dataset(X, labels.values(), name, feature_names=[columns[j] for j in features],
+                        description=f"CSV file, label column {columns[label]!r}.",
+                        file_format="csv", label_column=columns[label] if header else label)
+
+
+def _explain_cell(name, line, fields, features, columns):
+    """Raise the error for the first feature cell of a row that is not a number."""
+    for j in features:
+        cell = fields[j].strip()
         if not cell:
-            raise ValueError(f"{name}, line {line}: the label ({columns[label]!r}) is empty.")
-        y.append(cell)
-    return make_dataset(X, _parse_labels(y), name,
-                        feature_names=[columns[j] for j in features],
-                        description=f"CSV file, label column {columns[label]!r}.")
+            raise ValueError(f"{name}, line {line}, column {columns[j]!r}: empty value. "
+                             "Remove or impute rows with missing data.")
+        if not _is_number(cell):
+            raise ValueError(f"{name}, line {line}, column {columns[j]!r}: {cell[:50]!r} is not "
+                             "a number. Encode categorical columns as numbers, or choose "
+                             "this column as the label.")
 
 
 def _label_index(label_column, columns, name):
@@ -408,99 +681,171 @@ def _label_index(label_column, columns, name):
             return int(label_column) % len(columns)
     elif label_column in columns:
         return columns.index(label_column)
-    raise ValueError(f"{name}: no label column {label_column!r}; the columns are {columns}.")
+    shown = columns if len(columns) <= 50 else columns[:50] + ["…"]
+    raise ValueError(f"{name}: no label column {label_column!r}; the columns are {shown}.")
 
 
-def _parse_labels(cells):
-    """Numbers when every label is a number (integers when integral), strings otherwise."""
-    if all(_is_number(cell) for cell in cells):
-        values = np.array([float(cell) for cell in cells])
-        if np.all(np.isfinite(values)) and np.all(values == np.round(values)):
-            return values.astype(np.int64)
-        return values
-    return np.array(cells, dtype=str)
+def _parse_labels(cells, name="data"):
+    """Labels as integers (int64) when every one is an integer that fits, as float64 when
+    every one is a number, as text otherwise; distinct numbers stay distinct or we refuse."""
+    exact = []
+    for cell in cells:
+        try:
+            exact.append(decimal.Decimal(cell.strip()))
+        except (decimal.InvalidOperation, ValueError):
+            return np.array(cells, dtype=str)
+    if not all(value.is_finite() for value in exact):
+        try:
+            return np.array([float(cell) for cell in cells])
+        except ValueError:
+            return np.array(cells, dtype=str)
+    if all(value.adjusted() < 19 and value == value.to_integral_value() for value in exact):
+        integers = [int(value) for value in exact]
+        if all(-2**63 <= value < 2**63 for value in integers):
+            return np.array(integers, dtype=np.int64)
+    values = np.array([float(value) for value in exact])
+    seen = {}
+    for text, value, number in zip(cells, exact, values):
+        if not np.isfinite(number) or (_INTEGER.fullmatch(text.strip())
+                                       and decimal.Decimal(number) != value):
+            raise ValueError(f"{name}: the label {text!r} is too large to keep exactly as a "
+                             "64-bit number; use words or smaller numbers as labels.")
+        other = seen.setdefault(number, (text, value))
+        if other[1] != value:
+            raise ValueError(f"{name}: the labels {other[0]!r} and {text!r} differ but are the "
+                             "same 64-bit number, so their classes would merge; use words or "
+                             "smaller numbers as labels.")
+    return values
 
 
-def load_libsvm(source, *, n_features=None, name=None, description="") -> Dataset:
+def load_libsvm(source, *, n_features=None, name=None, description="",
+                max_features=MAX_FEATURES, max_bytes=MAX_TEXT_BYTES,
+                max_rows=MAX_ROWS) -> Dataset:
     """A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line, 1-based indices.
 
-    Comments after ``#`` and ``qid:`` fields are ignored; a ``.bz2`` file is decompressed.
-    ``n_features`` fixes the width (so that a train and a test file agree).
+    Comments after ``#`` and ``qid:`` fields are ignored; bz2, gzip and xz files are
+    decompressed as they are read.  ``n_features`` fixes the width (so that a train and a
+    test file agree).  ``max_features``, ``max_bytes`` and ``max_rows`` bound the width, the
+    text (after decompression) and the rows before anything larger is allocated.
 
     Raises
     ------
     ValueError
-        Naming the line of a malformed label, pair, index or value.
+        Naming the line of a malformed label, pair, index or value, or of the limit the
+        file goes beyond.
     """
-    text, file_name = _read_text(source)
-    X, y = _parse_libsvm(text, name or file_name, n_features)
-    return make_dataset(X, y, name or file_name, description=description or "LIBSVM file.")
+    with _TextFile(source, max_bytes, name) as text:
+        X, y = _parse_text_libsvm(text, n_features, max_features, max_rows)
+        name = text.name
+    return make_dataset(X, y, name, description=description or "LIBSVM file.",
+                        file_format="libsvm")
 
 
-def _parse_libsvm(text, name, n_features=None):
-    labels, data, indices, indptr = [], [], [], [0]
+def _parse_text_libsvm(text, n_features=None, max_features=MAX_FEATURES, max_rows=MAX_ROWS):
+    """LIBSVM rows of a :class:`_TextFile`, after checking its size against the limits."""
+    text.check_rows(max_rows)
+    # Every pair has a colon: a bound on the non-zeros before reading.
+    _check_growth(text.name, text.n_lines, 16 * (text.count(b":") + text.n_lines))
+    return _parse_libsvm(text.lines(), text.name, n_features, max_features, max_rows)
+
+
+def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_rows=MAX_ROWS):
+    limit = max_features if n_features is None else n_features
+    beyond = (f"the {n_features} features expected" if n_features is not None else
+              f"the limit of {max_features:,} features (snacks_core.datasets.MAX_FEATURES)")
+    labels = _Labels(name)
+    data, indices, indptr = array("d"), array("q"), array("q", [0])
     zero_based = False
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
+    next_check = _PLAN_EVERY
+    for line_number, line in enumerate(lines, start=1):
+        line = line.split("#", 1)[0]
+        tokens = iter(line.split()) if len(line) < _LONG_LINE else (
+            match.group() for match in _TOKEN.finditer(line))
+        first = next(tokens, None)
+        if first is None:
             continue
-        tokens = line.split()
         try:
-            label = float(tokens[0])
+            label = float(first)
         except ValueError:
-            raise ValueError(f"{name}, line {line_number}: the label {tokens[0]!r} is not a "
+            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not a "
                              "number. Each line must read 'label index:value index:value …'.") from None
         if not np.isfinite(label):
-            raise ValueError(f"{name}, line {line_number}: the label {tokens[0]!r} is not finite.")
+            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not finite.")
+        labels.add(first, line_number)
+        if len(labels) > max_rows:
+            raise ValueError(f"{name}, line {line_number}: more than {max_rows:,} rows "
+                             "(snacks_core.datasets.MAX_ROWS); use a subsample.")
         previous = -1
-        for token in tokens[1:]:
+        for token in tokens:
             key, sep, value = token.partition(":")
             if not sep:
-                raise ValueError(f"{name}, line {line_number}: {token!r} is not an "
+                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} is not an "
                                  "'index:value' pair.")
             if key == "qid":
                 continue
-            try:
+            if key.isascii() and key.isdigit():
+                if len(key) > 12 or int(key) > limit:
+                    raise ValueError(f"{name}, line {line_number}: feature index {key[:30]} is "
+                                     f"beyond {beyond}.")
                 index = int(key)
+            elif key.startswith("-") and key[1:].isascii() and key[1:].isdigit():
+                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
+                                 "index or a non-finite value.")
+            else:
+                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} needs an integer "
+                                 "index and a numeric value.")
+            try:
                 number = float(value)
             except ValueError:
-                raise ValueError(f"{name}, line {line_number}: {token!r} needs an integer "
+                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} needs an integer "
                                  "index and a numeric value.") from None
-            if index < 0 or not np.isfinite(number):
-                raise ValueError(f"{name}, line {line_number}: {token!r} has a negative index "
-                                 "or a non-finite value.")
+            if not np.isfinite(number):
+                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
+                                 "index or a non-finite value.")
             if index <= previous:
                 raise ValueError(f"{name}, line {line_number}: indices must increase along a "
-                                 f"line ({token!r} comes after index {previous}).")
+                                 f"line ({token[:50]!r} comes after index {previous}).")
             previous = index
             zero_based |= index == 0
             indices.append(index)
             data.append(number)
-        labels.append(label)
         indptr.append(len(indices))
-    if not labels:
+        if len(labels) % _PLAN_EVERY == 0 or len(indices) >= next_check:
+            next_check = 2 * max(next_check, len(indices))
+            _check_growth(name, line_number, 16 * len(indices) + 16 * len(labels))
+    if not len(labels):
         raise ValueError(f"{name} has no data lines.")
-    indices = np.asarray(indices, dtype=np.int64)
+    columns = np.frombuffer(indices, dtype=np.int64)
     if not zero_based:
-        indices -= 1
-    width = int(indices.max()) + 1 if indices.size else 1
+        columns = columns - 1
+    width = int(columns.max()) + 1 if columns.size else 1
     if n_features is not None:
         if width > n_features:
             raise ValueError(f"{name}: feature index {width} is beyond the {n_features} "
                              "features expected.")
         width = n_features
-    X = sp.csr_matrix((np.asarray(data, dtype=np.float64), indices, np.asarray(indptr)),
+    index_dtype = np.int32 if columns.size < 2**31 else np.int64
+    X = sp.csr_matrix((np.frombuffer(data, dtype=np.float64), columns.astype(index_dtype),
+                       np.frombuffer(indptr, dtype=np.int64).astype(index_dtype)),
                       shape=(len(labels), width))
-    return X, _parse_labels([repr(value) for value in labels])
+    return X, labels.values()
+
+
+_TOKEN = re.compile(r"\S+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def load_file(path, *, label_column=None) -> Dataset:
-    """A CSV (``.csv``, ``.tsv``, ``.txt``) or LIBSVM (anything else) file by its extension."""
+    """A CSV (``.csv``, ``.tsv``) or LIBSVM (anything else) file by its extension;
+    ``.bz2``, ``.gz`` and ``.xz`` files are decompressed as they are read."""
     suffixes = Path(path).suffixes
-    if suffixes and suffixes[-1] == ".bz2":
+    if suffixes and suffixes[-1] in _SUFFIX_COMPRESSION:
         suffixes = suffixes[:-1]
     if suffixes and suffixes[-1] in (".csv", ".tsv"):
         return load_csv(path, label_column=label_column)
+    if label_column is not None:
+        raise ValueError(f"{Path(path).name} is read as a LIBSVM file (the label is the first "
+                         "field of each line): a label column only applies to CSV files.")
     return load_libsvm(path)
 
 
@@ -567,6 +912,11 @@ class DownloadError(ConnectionError):
     """A public dataset could not be downloaded; the message says what to do instead."""
 
 
+# A download larger or slower than this is refused (the largest public set here is ~25 MB).
+MAX_DOWNLOAD_BYTES = 256 * 2**20
+DOWNLOAD_DEADLINE = 600.0
+
+
 def libsvm_cache_dir(cache_dir=None) -> Path:
     """Where downloaded LIBSVM files are kept: ``cache_dir``, $SNACKS_DATA_HOME or ~/.cache."""
     if cache_dir is not None:
@@ -584,8 +934,15 @@ def cached_libsvm_datasets(cache_dir=None) -> list[str]:
             if all((root / name / f).is_file() for f in (source.train, source.test) if f)]
 
 
-def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0) -> Dataset:
+def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0,
+                 deadline=DOWNLOAD_DEADLINE, max_bytes=MAX_DOWNLOAD_BYTES) -> Dataset:
     """A public LIBSVM binary dataset, downloaded once into a local cache.
+
+    A download is verified before it is cached: its size against the announced length and
+    ``max_bytes``, its start (not a web page; bz2 data where a ``.bz2`` file is expected)
+    and its whole content (every file must parse as the LIBSVM data expected).  It is
+    written to a temporary file in the cache folder and renamed only then, so a broken
+    download never stays in the cache.
 
     Parameters
     ----------
@@ -596,12 +953,18 @@ def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0) -> Datase
     base_url : str, optional
         Where the files live: $SNACKS_LIBSVM_URL, else the LIBSVM site (tests point it at a
         local server).
+    timeout : float, default=30
+        Seconds to wait for the server at each read.
+    deadline : float, default=DOWNLOAD_DEADLINE
+        Seconds for a whole file.
+    max_bytes : int, default=MAX_DOWNLOAD_BYTES
+        Largest file accepted.
 
     Raises
     ------
     DownloadError
-        When a file cannot be downloaded (no network, server error), saying where to put
-        the file by hand.
+        When a file cannot be downloaded (no network, server error, too slow, too large,
+        not the data expected), saying where to put the file by hand.
     """
     if name not in LIBSVM_DATASETS:
         raise ValueError(f"unknown LIBSVM dataset {name!r}; choose one of "
@@ -609,40 +972,118 @@ def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0) -> Datase
     source = LIBSVM_DATASETS[name]
     base_url = base_url or os.environ.get("SNACKS_LIBSVM_URL") or LIBSVM_BASE_URL
     folder = libsvm_cache_dir(cache_dir) / name
-    paths = [_download(base_url, f, folder, timeout) for f in (source.train, source.test) if f]
-    text, _ = _read_text(paths[0])
-    X, y = _parse_libsvm(text, source.train, source.n_features)
-    X_test = y_test = None
-    if len(paths) > 1:
-        text, _ = _read_text(paths[1])
-        X_test, y_test = _parse_libsvm(text, source.test, source.n_features)
-    return make_dataset(X, y, name, description=f"LIBSVM public dataset: {source.about}.",
-                        X_test=X_test, y_test=y_test)
+    downloads = {}
+    try:
+        parts = []
+        for file_name in (f for f in (source.train, source.test) if f):
+            target = folder / file_name
+            if not target.is_file():
+                downloads[target] = _download(base_url, file_name, folder, timeout, deadline,
+                                              max_bytes)
+            parts.append((downloads.get(target, target), file_name))
+        try:
+            X, y = _read_libsvm_part(*parts[0], source.n_features)
+            X_test = y_test = None
+            if len(parts) > 1:
+                X_test, y_test = _read_libsvm_part(*parts[1], source.n_features)
+            dataset = make_dataset(X, y, name, description=f"LIBSVM public dataset: "
+                                   f"{source.about}.", X_test=X_test, y_test=y_test)
+        except ValueError as exc:
+            if downloads:
+                raise DownloadError(f"The download of {name} from {base_url} is not the LIBSVM "
+                                    f"data expected ({exc}); nothing was cached. Download the "
+                                    f"files by hand into {folder}/.") from None
+            raise ValueError(f"{exc} (the cached file in {folder}/ is damaged: delete it to "
+                             "download it again)") from None
+        for target, part in downloads.items():
+            part.replace(target)
+        downloads.clear()
+    finally:
+        for part in downloads.values():
+            part.unlink(missing_ok=True)
+    return dataset
 
 
-def _download(base_url, file_name, folder, timeout) -> Path:
-    target = folder / file_name
-    if target.is_file():
-        return target
+def _read_libsvm_part(path, file_name, n_features):
+    with _TextFile(path, name=file_name) as text:
+        return _parse_text_libsvm(text, n_features)
+
+
+class _BadDownload(Exception):
+    """A response that must not be cached, with the reason."""
+
+
+def _download(base_url, file_name, folder, timeout, deadline, max_bytes) -> Path:
+    """A verified download of ``file_name`` in a temporary file of ``folder``."""
     url = base_url.rstrip("/") + "/" + file_name
     folder.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
+    handle, temporary = tempfile.mkstemp(prefix=f".{file_name}.", suffix=".part", dir=folder)
+    part = Path(temporary)
+    started = time.monotonic()
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, partial.open("wb") as out:
-            while chunk := response.read(1 << 20):
-                out.write(chunk)
+        with os.fdopen(handle, "wb") as out, \
+                urllib.request.urlopen(url, timeout=min(timeout, deadline)) as response:
+            _receive(response, out, file_name, started, deadline, max_bytes)
+    except _BadDownload as exc:
+        part.unlink(missing_ok=True)
+        raise DownloadError(f"{url}: {exc}. Nothing was cached; try again later, or download "
+                            f"{file_name} by hand into {folder}/.") from None
     except urllib.error.HTTPError as exc:
-        partial.unlink(missing_ok=True)
+        part.unlink(missing_ok=True)
         raise DownloadError(f"The server answered {exc.code} ({exc.reason}) for {url}. Download "
                             f"the file by hand into {folder}/ and load it again.") from None
-    except (urllib.error.URLError, OSError) as exc:
-        partial.unlink(missing_ok=True)
+    except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException,
+            ValueError) as exc:
+        part.unlink(missing_ok=True)
         reason = getattr(exc, "reason", exc)
+        if isinstance(exc, TimeoutError) or isinstance(reason, TimeoutError):
+            raise DownloadError(f"{url}: the server did not answer within {timeout:g} s. "
+                                f"Try again later, or download {file_name} by hand into "
+                                f"{folder}/.") from None
         raise DownloadError(f"Could not download {url}: {reason}. There seems to be no network "
                             f"access; download {file_name} by hand into {folder}/, or upload it "
                             "on the Data page.") from None
-    partial.replace(target)
-    return target
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return part
+
+
+def _receive(response, out, file_name, started, deadline, max_bytes):
+    """Copy a response into ``out``, checking its type, size, start and the deadline."""
+    content_type = response.headers.get("Content-Type", "") or ""
+    if "html" in content_type.lower():
+        raise _BadDownload(f"the server sent a web page ({content_type}), not the data file")
+    announced = response.headers.get("Content-Length")
+    try:
+        announced = int(announced) if announced is not None else None
+    except ValueError:
+        announced = None
+    if announced is not None and announced > max_bytes:
+        raise _BadDownload(f"the file has {announced:,} bytes, more than the limit of "
+                           f"{max_bytes:,}")
+    read = getattr(response, "read1", response.read)
+    size, head = 0, b""
+    while chunk := read(1 << 16):
+        size += len(chunk)
+        if size > max_bytes:
+            raise _BadDownload(f"the file is larger than the limit of {max_bytes:,} bytes")
+        if time.monotonic() - started > deadline:
+            raise _BadDownload(f"the download took longer than {deadline:g} s "
+                               f"({size:,} bytes received)")
+        if len(head) < 512:
+            head += chunk[:512 - len(head)]
+        out.write(chunk)
+    if announced is not None and size != announced:
+        raise _BadDownload(f"the server sent {size:,} of the {announced:,} bytes it announced "
+                           "(the connection broke)")
+    if size == 0:
+        raise _BadDownload("the server sent an empty file")
+    start = head.lstrip().lower()
+    if start.startswith((b"<!doctype", b"<html", b"<head", b"<?xml", b"<body")):
+        raise _BadDownload("the server sent a web page, not the data file")
+    if file_name.endswith(".bz2") and not head.startswith(b"BZh"):
+        raise _BadDownload("the file is not bz2-compressed data")
 
 
 # ---------------------------------------------------------------------------- split and scale
@@ -669,27 +1110,30 @@ def split_dataset(dataset, *, test_size=0.3, scaling="standard", random_state=0,
         if np.unique(y_train).shape[0] < 2:
             raise ValueError(f"{dataset.name}: the training part has a single class; use a "
                              "smaller test fraction or more data.")
-    X_train, X_test = _scale(X_train, X_test, scaling)
+    X_train, X_test, scaler = _scale(X_train, X_test, scaling)
+    preprocessing = () if scaler is None else (scaler,)
     names, projection = dataset.feature_names, None
     if project_2d and X_train.shape[1] > 2:
-        X_train, X_test, explained = _project_2d(X_train, X_test, random_state)
+        X_train, X_test, model = _project_2d(X_train, X_test, random_state)
+        preprocessing += (model,)
         names = ("PC 1", "PC 2")
         projection = (f"2-D PCA projection of {dataset.n_features} features "
-                      f"({explained:.0%} of the variance)")
-    return Split(X_train, y_train, X_test, y_test, dataset.name, names, projection)
+                      f"({model.explained_variance_ratio_.sum():.0%} of the variance)")
+    return Split(X_train, y_train, X_test, y_test, dataset.name, names, projection,
+                 preprocessing)
 
 
 def _scale(X_train, X_test, scaling):
     from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
     if scaling == "none":
-        return X_train, X_test
+        return X_train, X_test, None
     sparse = sp.issparse(X_train)
     if scaling == "standard":
         scaler = StandardScaler(with_mean=not sparse)
     else:
         scaler = MaxAbsScaler() if sparse else MinMaxScaler(feature_range=(-1, 1))
-    return scaler.fit_transform(X_train), scaler.transform(X_test)
+    return scaler.fit_transform(X_train), scaler.transform(X_test), scaler
 
 
 def _project_2d(X_train, X_test, random_state):
@@ -700,8 +1144,7 @@ def _project_2d(X_train, X_test, random_state):
     else:
         model = PCA(2, random_state=random_state)
     train = model.fit_transform(X_train)
-    return (np.ascontiguousarray(train), np.ascontiguousarray(model.transform(X_test)),
-            float(model.explained_variance_ratio_.sum()))
+    return (np.ascontiguousarray(train), np.ascontiguousarray(model.transform(X_test)), model)
 
 
 def fingerprint(raw: bytes) -> str:

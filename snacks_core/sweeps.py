@@ -131,7 +131,9 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     column an n_train × m embedding.  Locally, options are tried in this order: the
     requested precision with all jobs, then (for ``dtype='auto'``) float32 with all jobs,
     then fewer jobs; the first that fits is returned, with ``notes`` saying what changed.
-    On a Dask cluster the need of one worker (a wave's kernel blocks and one embedding per
+    Locally, "fits" means at most half the tighter of the process's limit (physical memory,
+    cgroup limit, ``RLIMIT_AS`` headroom: :func:`snacks_core.validation.memory_limit`) and
+    the memory free on the machine now (``MemAvailable``).  On a Dask cluster the need of one worker (a wave's kernel blocks and one embedding per
     worker thread) is compared with the smallest worker's memory, and only the precision
     can change.
 
@@ -164,18 +166,27 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     ------
     ValueError
         When even float32 with one job does not fit: the message says how much is needed
-        and what to change.
+        and what to change; when ``n_jobs`` is not a positive integer, or (locally) more
+        than four jobs per core and more than 32.
     """
     m_values = list(m)
     m_max = max(m_values)
     n_columns = n_groups * len(m_values)
+    on_dask = backend == "dask"
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive number of jobs, got {n_jobs!r}.")
+    # Beyond a few processes per core, local jobs only add memory and start-up time.
+    most_jobs = max(32, 4 * effective_n_jobs(-1))
+    if not on_dask and n_jobs > most_jobs:
+        raise ValueError(f"n_jobs={n_jobs} is more parallel jobs than this machine can run "
+                         f"({effective_n_jobs(-1)} cores): use n_jobs=-1 (one job per core) "
+                         f"or at most {most_jobs}.")
     if dtype == "auto":
         dtypes = (np.dtype(np.float64), np.dtype(np.float32))
     elif dtype in (np.float64, np.float32, "float64", "float32"):
         dtypes = (np.dtype(dtype),)
     else:
         raise ValueError(f"dtype must be 'auto', 'float64' or 'float32', got {dtype!r}.")
-    on_dask = backend == "dask"
     if on_dask:
         options = [(candidate, n_jobs) for candidate in dtypes]
     else:
@@ -204,15 +215,16 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
             f"rows × m_max = {m_max} landmarks, in {dtypes[-1].name}"
             + (")" if on_dask else " with one job)"))
     if not on_dask:
-        check_fits_in_memory(needed, what, advice)
+        check_fits_in_memory(needed, what, advice, now=True)
     raise ValueError(f"{what} would need {_gib(needed)} GiB per Dask worker, more than the "
                      f"{_gib(memory_limit)} GiB of the smallest one. {advice}")
 
 
 def _fits(n_bytes) -> bool:
-    """Whether this machine can spare ``n_bytes`` (the rule of check_fits_in_memory)."""
+    """Whether this process can spare ``n_bytes`` now (the rule of check_fits_in_memory: half
+    the tighter of the process's limit and the memory free on the machine)."""
     try:
-        check_fits_in_memory(n_bytes, "", "")
+        check_fits_in_memory(n_bytes, "", "", now=True)
     except ValueError:
         return False
     return True

@@ -138,9 +138,36 @@ def available_memory() -> int:
     return memory_limit()
 
 
-def check_fits_in_memory(n_bytes: int, what: str, advice: str) -> None:
-    """Refuse, before allocating, an array larger than half the memory this process can use."""
-    limit = _MEMORY_FRACTION * available_memory()
+def free_memory(meminfo="/proc/meminfo") -> int | None:
+    """Bytes the machine can give right now without swapping (``MemAvailable``), or None.
+
+    Other processes hold part of the physical memory: a plan that fits the process's limit
+    can still fail when the machine is busy, so long jobs compare their plan with this too.
+    """
+    try:
+        with open(meminfo, encoding="ascii") as file:
+            for line in file:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def spare_memory() -> int:
+    """The tighter of :func:`available_memory` (the process's limit) and :func:`free_memory`."""
+    limit = available_memory()
+    free = free_memory()
+    return limit if free is None else min(limit, free)
+
+
+def check_fits_in_memory(n_bytes: int, what: str, advice: str, *, now=False) -> None:
+    """Refuse, before allocating, an array larger than half the memory this process can use.
+
+    With ``now=True`` the memory free on the machine at this moment counts too
+    (:func:`spare_memory`): for plans that allocate much at once, such as a grid.
+    """
+    limit = _MEMORY_FRACTION * (spare_memory() if now else available_memory())
     if n_bytes > limit:
         raise ValueError(
             f"{what} would need {n_bytes / 2**30:.1f} GiB, more than the "
