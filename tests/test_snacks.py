@@ -439,6 +439,27 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
         snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=0, validation=(p.Z, p.y))
 
 
+
+def test_early_stopping_measures_f_only_at_stage_ends_and_at_the_returned_point(moons_problem):
+    """Inside a stage early stopping reads the held-out error only (F and gap NaN); the
+    stage ends (epochs 1, 3, 7, ... with T doubling) and the point returned have F, and the
+    returned point's certified gap still bounds its true excess."""
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    Z, y = p.Z[train], p.y[train]
+    result = snacks.solve(Z, y, p.lam, tol=0.0, max_epochs=60, random_state=1, polish=False,
+                          validation=(p.Z[held], p.y[held]), n_iter_no_change=20)
+    h = result.history
+    inner = ~np.isin(h["epoch"][:-1], [0, 1, 3, 7, 15, 31])
+    assert inner.any() and (~inner).sum() >= 4
+    assert np.all(np.isnan(h["objective"][:-1][inner]) & np.isnan(h["gap"][:-1][inner]))
+    assert np.all(np.isfinite(h["objective"][:-1][~inner]))
+    F = reference.objective(result.coef, Z, y, p.lam)
+    assert h["objective"][-1] == pytest.approx(F, rel=1e-9)
+    f_star, _ = reference.optimal_objective(Z, y, p.lam)
+    assert F - f_star <= h["gap"][-1] * (1 + 1e-9) + 1e-12
+
+
 # ------------------------------------------------------------- embeddings in a store
 
 

@@ -94,6 +94,11 @@ class HistoryRecorder:
         self._excluded += time.perf_counter() - now
         return float(objective)
 
+    def complete_last(self, objective, gap) -> None:
+        """Fill in F and the gap of the last checkpoint (recorded without them)."""
+        self.rows["objective"][-1] = float(objective)
+        self.rows["gap"][-1] = float(gap)
+
     def exclude_since(self, t0: float) -> None:
         """Remove the time since ``t0`` (a ``time.perf_counter()`` value) from the clock."""
         self._excluded += time.perf_counter() - t0

@@ -194,7 +194,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         monotone; checkpoints are the stage averages and the running stage average once
         per epoch, then the start of each polishing sweep, recorded when the sweep that
         certifies it ends); after early stopping, the checkpoint with the lowest held-out
-        error.  The history ends with it.  ``stop_reason`` is
+        error.  The history ends with it.  Under early stopping
+        (``n_iter_no_change``) the checkpoints inside a stage measure the held-out error
+        only and record F and the gap as NaN; the stage ends and the returned point
+        have them.  ``stop_reason`` is
         ``'tol_gap'``, ``'early_stopping'``, ``'tol_objective'`` (pure ASSG: no decrease
         of F over two stages, the stochastic noise floor) or ``'max_epochs'``.
         ``info`` holds ``assg_epochs`` and ``polish_epochs`` (the epochs of each phase)
@@ -261,9 +264,14 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
                 done += chunk
                 steps += chunk
                 w = stages.average()
-                # The dual point only at a stage's end; within a stage the gap uses the
-                # best dual so far (half the pass).
-                objective, gap = stages.certificate(w, with_dual=done == T)
+                if done < T and n_iter_no_change is not None:
+                    # Within a stage early stopping reads the held-out error only: F of the
+                    # running average is left unknown (NaN) rather than paid a full pass.
+                    objective = gap = np.nan
+                else:
+                    # The dual point only at a stage's end; within a stage the gap uses the
+                    # best dual so far (half the pass).
+                    objective, gap = stages.certificate(w, with_dual=done == T)
                 run.checkpoint(w, steps, steps / n, objective, gap)
             # No decrease over two whole stages: the sampling noise floor is reached.
             if objective < stage_best * (1.0 - tol):
@@ -276,10 +284,17 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
             eta /= omega
             radius /= omega
     best_w, best_objective = run.result()
+    unmeasured = np.isnan(best_objective)
+    if unmeasured:
+        # Early stopping chose a point inside a stage: one pass measures its F.
+        with _numba_threads(n_jobs):
+            best_objective, _ = stages.certificate(best_w, with_dual=False)
+    gap = max(best_objective - run.best_dual, 0.0)
     if best_w is not run.last_w:
         # The history ends with the point returned.
-        recorder.record(best_w, steps, steps / n, objective=best_objective,
-                        gap=max(best_objective - run.best_dual, 0.0))
+        recorder.record(best_w, steps, steps / n, objective=best_objective, gap=gap)
+    elif unmeasured:
+        recorder.complete_last(objective=best_objective, gap=gap)
     history = recorder.as_arrays()
     assg_steps = min(steps, stages.assg_steps)
     return SolverResult(coef=best_w, history=history, n_iter=steps, n_epochs=steps / n,
