@@ -9,13 +9,19 @@
 
 DATA is a built-in name — a synthetic generator, a scikit-learn bundled dataset,
 ``a9a_like`` (the a9a-shaped generator) or a public LIBSVM dataset (downloaded once into
-the cache) — or the path of a CSV or LIBSVM file.  Mistakes give one line on stderr and
-exit status 2 (bad arguments) or 1 (bad data, failed download, impossible run).
+the cache), a file of ``sample_data/`` by its name, or the path of a CSV or LIBSVM file.
+Mistakes give one line on stderr and exit status 2 (bad arguments) or 1 (bad data, failed
+download, impossible run); a heatmap stopped by Ctrl-C writes its finished cells and exits
+with status 3 (130 when a second Ctrl-C aborts it: the cells finished so far stay in the
+output file, which gets each cell as it finishes).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import math
+import os
 import signal
 import sys
 import time
@@ -33,9 +39,19 @@ from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
 from .objective import lam_to_C, primal_objective
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
-from .sweeps import BACKENDS, PAPER_LAMBDAS, PAPER_M, robustness_grid, summarize_grid
+from .sweeps import (BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid,
+                     summarize_grid)
 
 A9A_LIKE = "a9a_like"
+
+# Exit status of a heatmap stopped before its last cell (its finished cells are written).
+STOPPED = 3
+
+# Why `compare` shows no primal objective F(w) for a solver.
+NO_OBJECTIVE = {
+    "libsvm": "the exact kernel SVM has no Nyström weights w",
+    "admm": "ADMM solves the dual on the whole kernel, not on the Nyström embedding",
+}
 
 # The exact kernel SVM (LIBSVM) needs the n × n kernel: `compare` skips it above this size.
 EXACT_MAX_ROWS = 20_000
@@ -80,6 +96,46 @@ def _gamma_value(text):
             f"--gamma takes positive numbers, 'scale' or 'auto', got {text!r}") from None
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive whole number, got {text!r}")
+    return value
+
+
+def _positive_finite(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a positive finite number, got {text!r}")
+    return value
+
+
+def _class_weight(text):
+    if text in ("balanced", "none"):
+        return None if text == "none" else text
+    weights = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        label, sep, weight = part.rpartition("=")
+        try:
+            value = float(weight)
+        except ValueError:
+            value = math.nan
+        if not sep or not label or not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(
+                f"takes 'balanced', 'none' or LABEL=WEIGHT pairs separated by commas with "
+                f"positive weights, got {part!r}")
+        weights[label] = value
+    if not weights:
+        raise argparse.ArgumentTypeError("takes 'balanced', 'none' or LABEL=WEIGHT pairs")
+    return weights
+
+
 def _gamma_list(text):
     return [_gamma_value(part) for part in filter(None, (p.strip() for p in text.split(",")))]
 
@@ -101,7 +157,7 @@ def _add_data_arguments(parser):
     parser.add_argument("--scaling", choices=datasets.SCALINGS, default="standard", help=(
         "feature scaling fitted on the training part (default standard; sparse data is "
         "scaled without centring)"))
-    parser.add_argument("--n-samples", type=int, metavar="N", help=(
+    parser.add_argument("--n-samples", type=_positive_int, metavar="N", help=(
         "rows of a generated dataset (synthetic default 1000; a9a_like default 32561 "
         "training + half as many test rows)"))
 
@@ -122,8 +178,12 @@ def _add_model_arguments(parser, *, grid):
                         help="polynomial offset c₀ (default 1)")
     parser.add_argument("--sampling", choices=SAMPLINGS, default="uniform",
                         help="landmark selection (default uniform)")
-    parser.add_argument("--max-epochs", type=float, default=50, metavar="EPOCHS",
+    parser.add_argument("--max-epochs", type=_positive_finite, default=50, metavar="EPOCHS",
                         help="solver budget in passes over the data (default 50)")
+    if not grid:
+        parser.add_argument("--class-weight", type=_class_weight, metavar="WEIGHTS", help=(
+            "'balanced' (weights inversely proportional to class frequencies), or "
+            "LABEL=WEIGHT pairs such as 'fraud=9,ok=1' (default: every row weighs 1)"))
     parser.add_argument("--tol", type=float, default=1e-3,
                         help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
     parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
@@ -171,8 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fill a robustness grid (the paper's Fig. 2) with "
                     "snacks_core.sweeps.robustness_grid: landmarks and kernel blocks shared "
                     "across m, warm starts along λ, columns in parallel.  Writes one CSV row "
-                    "per cell and seed; a progress bar goes to stderr.  Ctrl-C stops after "
-                    "the columns in progress and still writes the finished cells.",
+                    "per cell and seed, each cell as soon as it finishes; a progress bar goes "
+                    "to stderr.  Ctrl-C stops after the columns in progress, writes the "
+                    f"finished cells and exits with status {STOPPED}.",
         epilog="'--m paper --lam paper' is the 12 × 13 grid of the paper's Fig. 2 "
                "(m from 10 to 2000, λ from 1e-9 to 1e-3).\n"
                "On a Dask cluster: --backend dask --scheduler tcp://HOST:8786 (workers need "
@@ -222,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser(
         "datasets", help="list the built-in datasets; download public LIBSVM ones",
-        description="List every DATA name and which public LIBSVM datasets are in the cache "
+        description="List every DATA name (generators, bundled sets, the files of "
+                    "sample_data/) and which public LIBSVM datasets are in the cache "
                     "($SNACKS_DATA_HOME, default ~/.cache/snacks_explorer); --download fetches "
                     "them.")
     listing.add_argument("--download", nargs="+", metavar="NAME",
@@ -232,13 +294,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_data(spec, *, label_column=None, n_samples=None, seed=0) -> datasets.Dataset:
-    """The dataset DATA names: a built-in name, or a CSV/LIBSVM file path."""
+    """The dataset DATA names: a built-in name, a file of sample_data/, or a file path."""
+    generated = spec in datasets.SYNTHETIC or spec == A9A_LIKE
+    if n_samples is not None and not generated:
+        raise ValueError(f"--n-samples sets the size of a generated dataset "
+                         f"({', '.join(datasets.SYNTHETIC)}, {A9A_LIKE}); {spec!r} is not one.")
+    built_in = generated or spec in datasets.BUNDLED or spec in datasets.LIBSVM_DATASETS
+    if label_column is not None and built_in:
+        raise ValueError(f"--label-column chooses the label of a CSV file; {spec!r} is a "
+                         "built-in dataset with its own labels.")
     if spec in datasets.SYNTHETIC:
-        return datasets.make_synthetic(spec, n_samples or 1000, random_state=seed)
+        return datasets.make_synthetic(spec, 1000 if n_samples is None else n_samples,
+                                       random_state=seed)
     if spec in datasets.BUNDLED:
         return datasets.load_bundled(spec)
     if spec == A9A_LIKE:
-        n_train = n_samples or 32561
+        n_train = 32561 if n_samples is None else n_samples
         X, y, X_test, y_test = datasets.make_a9a_like(n_train, max(1, n_train // 2),
                                                       random_state=seed)
         return datasets.make_dataset(X, y, A9A_LIKE, X_test=X_test, y_test=y_test,
@@ -246,19 +317,34 @@ def load_data(spec, *, label_column=None, n_samples=None, seed=0) -> datasets.Da
     if spec in datasets.LIBSVM_DATASETS:
         return datasets.fetch_libsvm(spec)
     path = Path(spec)
+    if not path.is_file() and spec in datasets.sample_files():
+        path = datasets.sample_data_dir() / spec
     if not path.is_file():
         raise ValueError(f"DATA {spec!r} is neither a built-in dataset nor a file; see "
                          "'snacks datasets' for the names.")
-    if label_column is not None and label_column.isdigit():
+    return _load_file(path, label_column)
+
+
+def _load_file(path, label_column):
+    """A data file; for a CSV, errors about its columns say how to choose the label."""
+    if label_column is not None and label_column.lstrip("-").isdigit():
         label_column = int(label_column)
-    return datasets.load_file(path, label_column=label_column)
+    try:
+        return datasets.load_file(path, label_column=label_column)
+    except ValueError as exc:
+        message = str(exc)
+        if Path(path).suffix.lower() in (".csv", ".tsv") or ".csv." in Path(path).name.lower():
+            if "label" in message or "not a number" in message:
+                message += (" Choose the label column with --label-column NAME_OR_INDEX "
+                            "(default: the last column).")
+        raise ValueError(message) from None
 
 
 def _split(args):
     dataset = load_data(args.data, label_column=args.label_column, n_samples=args.n_samples,
                         seed=getattr(args, "seed", 0))
     if args.test:
-        test = datasets.load_file(args.test, label_column=args.label_column)
+        test = _load_file(args.test, args.label_column)
         width = max(dataset.n_features, test.n_features)
         dataset = datasets.make_dataset(_widen(dataset.X, width), dataset.y, dataset.name,
                                         X_test=_widen(test.X, width), y_test=test.y)
@@ -274,11 +360,24 @@ def _widen(X, n_features):
     return X
 
 
-def _model(args, solver, n_components, lam, seed):
+def _model(args, solver, n_components, lam, seed, classes):
     return SnacksClassifier(kernel=args.kernel, gamma=args.gamma, degree=args.degree,
                             coef0=args.coef0, n_components=n_components, lam=lam,
                             solver=solver, sampling=args.sampling, max_epochs=args.max_epochs,
-                            tol=args.tol, dtype=args.dtype, random_state=seed)
+                            tol=args.tol, dtype=args.dtype, random_state=seed,
+                            class_weight=_class_weights(args.class_weight, classes))
+
+
+def _class_weights(weights, classes):
+    """--class-weight for the estimator: 'balanced', None, or {class: weight} by label text."""
+    if not isinstance(weights, dict):
+        return weights
+    by_text = {str(c): c for c in classes}
+    unknown = [label for label in weights if label not in by_text]
+    if unknown:
+        raise ValueError(f"--class-weight names {', '.join(map(repr, unknown))}, not a label "
+                         f"of the data; the labels are {', '.join(by_text)}.")
+    return {by_text[label]: weight for label, weight in weights.items()}
 
 
 def _metrics(model, split, lam):
@@ -290,7 +389,7 @@ def _metrics(model, split, lam):
     else:
         f1 = f1_score(split.y_test, test_pred, labels=model.classes_, average="macro",
                       zero_division=0.0)
-    objective = np.nan
+    objective = None
     if model.solver in EMBEDDED_SOLVERS:
         Z = model.embedding_.transform(split.X_train)
         objective = np.mean([
@@ -300,7 +399,7 @@ def _metrics(model, split, lam):
         "train error": 1.0 - model.score(split.X_train, split.y_train),
         "test error": float(np.mean(test_pred != split.y_test)),
         "F1": float(f1),
-        "objective": float(objective),
+        "objective": None if objective is None else float(objective),
         "embedding time (s)": model.embedding_time_,
         "training time (s)": model.training_time_,
         "iterations": model.n_iter_,
@@ -310,8 +409,8 @@ def _metrics(model, split, lam):
 
 def _fit(args):
     split = _split(args)
-    model = _model(args, args.solver, args.m, args.lam, args.seed).fit(split.X_train,
-                                                                      split.y_train)
+    model = _model(args, args.solver, args.m, args.lam, args.seed,
+                   np.unique(split.y_train)).fit(split.X_train, split.y_train)
     n_train = split.X_train.shape[0]
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features")
@@ -319,6 +418,8 @@ def _fit(args):
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
     for name, value in _metrics(model, split, args.lam).items():
+        if value is None:
+            value = f"— ({NO_OBJECTIVE.get(args.solver, 'not computed')})"
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
     return 0
@@ -327,11 +428,13 @@ def _fit(args):
 class _ProgressBar:
     """``[#####.....] 57/156 cells, 12 s, ~9 s left`` redrawn in place on stderr."""
 
-    def __init__(self, stream, width=30):
-        self.stream, self.width = stream, width
+    def __init__(self, stream, on_row=None, width=30):
+        self.stream, self.width, self.on_row = stream, width, on_row
         self.start = time.perf_counter()
 
     def __call__(self, done, total, row):
+        if self.on_row is not None:
+            self.on_row(row)
         elapsed = time.perf_counter() - self.start
         filled = int(self.width * done / total)
         left = elapsed / done * (total - done)
@@ -350,6 +453,54 @@ def _heatmap(args):
                          "single γ (the CSV can hold any grid).")
     if args.scheduler and args.backend != "dask":
         raise ValueError("--scheduler needs --backend dask.")
+    # The output paths are checked (and the table started) before any work.
+    out = _RowWriter(args.out)
+    if args.plot:
+        _check_writable(args.plot)
+    try:
+        return _run_heatmap(args, out, m_values, lams, gammas, seeds)
+    finally:
+        out.close()
+
+
+def _check_writable(path):
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror or exc}.") from None
+
+
+class _RowWriter:
+    """The heatmap table on disk: each finished cell appended and flushed as it comes, the
+    whole sorted table written in its place at the end."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            self._file = open(path, "w", newline="")
+        except OSError as exc:
+            raise ValueError(f"cannot write {path}: {exc.strerror or exc}.") from None
+        self._writer = csv.DictWriter(self._file, fieldnames=list(GRID_COLUMNS))
+        self._writer.writeheader()
+        self._file.flush()
+
+    def append(self, row):
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def replace(self, table):
+        self.close()
+        temporary = f"{self.path}.part"
+        table.to_csv(temporary, index=False)
+        os.replace(temporary, self.path)
+
+    def close(self):
+        if not self._file.closed:
+            self._file.close()
+
+
+def _run_heatmap(args, out, m_values, lams, gammas, seeds):
     split = _split(args)
     client = None
     if args.backend == "dask":
@@ -371,24 +522,31 @@ def _heatmap(args):
             coef0=args.coef0, sampling=args.sampling, solver=args.solver,
             max_epochs=args.max_epochs, tol=args.tol, warm_start=not args.cold,
             dtype=args.dtype, n_jobs=args.n_jobs, backend=args.backend, client=client,
-            progress=_ProgressBar(sys.stderr), should_stop=lambda: stop["requested"])
+            progress=_ProgressBar(sys.stderr, out.append),
+            should_stop=lambda: stop["requested"])
     finally:
         signal.signal(signal.SIGINT, previous)
         if client is not None and not isinstance(client, str):
             client.close()
-    table.to_csv(args.out, index=False)
+    out.replace(table)
     plan = table.attrs["plan"]
     print(f"{len(table)} of {plan['n_cells']} cells in {table.attrs['wall_time']:.1f} s "
           f"({plan['n_jobs']} jobs, {plan['dtype']}): {args.out}")
+    status = 0
+    if table.attrs.get("stopped") and len(table) < plan["n_cells"]:
+        sys.stderr.write(f"snacks heatmap: stopped: {len(table)} of {plan['n_cells']} cells "
+                         f"written to {args.out}\n")
+        status = STOPPED
     if table.empty:
-        return 0
+        return status
     cells = table.groupby(["m", "gamma", "lam"])["test_error"].mean()
     m, gamma, lam = cells.idxmin()
     print(f"best mean test error {cells.min():.4f} at m = {m}, γ = {gamma:.4g}, λ = {lam:g}")
     if args.plot:
         _write_plot(table, args.plot, by_gamma=len(set(gammas)) > 1)
         print(f"heatmap: {args.plot}")
-    return 0
+    return status
+
 
 
 def _local_dask_client():
@@ -423,10 +581,13 @@ def _compare(args):
     if "libsvm" not in solvers and not args.solvers:
         print(f"(libsvm skipped: {n_train} training rows; name it in --solvers to run the "
               "exact kernel SVM anyway)")
+    if args.out:
+        _check_writable(args.out)
+    classes = np.unique(split.y_train)
     rows = []
     for solver in solvers:
-        model = _model(args, solver, args.m, args.lam, args.seed).fit(split.X_train,
-                                                                     split.y_train)
+        model = _model(args, solver, args.m, args.lam, args.seed, classes).fit(split.X_train,
+                                                                              split.y_train)
         metrics = _metrics(model, split, args.lam)
         rows.append({"solver": solver,
                      "time (s)": metrics["embedding time (s)"] + metrics["training time (s)"],
@@ -434,7 +595,14 @@ def _compare(args):
     table = pd.DataFrame(rows)
     print(f"{split.name}, m = {args.m}, λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g}), "
           f"{n_train} training rows")
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    shown = table.astype({"objective": object})
+    shown["objective"] = [("—" if value is None or value != value else f"{value:.4g}")
+                          for value in table["objective"]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    for solver in dict.fromkeys(s for s, o in zip(table.solver, table.objective)
+                                if o is None or o != o):
+        print(f"objective —: {solver}: {NO_OBJECTIVE.get(solver, 'not computed')} "
+              "(F(w) is the primal objective on the Nyström embedding).")
     if args.out:
         table.to_csv(args.out, index=False)
     return 0
@@ -457,6 +625,8 @@ def _datasets(args):
     print("synthetic (--n-samples rows):  " + ", ".join(datasets.SYNTHETIC))
     print(f"a9a-shaped generator:          {A9A_LIKE}")
     print("bundled with scikit-learn:     " + ", ".join(datasets.BUNDLED))
+    print(f"sample files ({datasets.sample_data_dir()}):")
+    print("                               " + ", ".join(datasets.sample_files()))
     print(f"public LIBSVM datasets (cache: {datasets.libsvm_cache_dir(args.cache_dir)}):")
     for name, source in datasets.LIBSVM_DATASETS.items():
         mark = "cached" if name in cached else "      "

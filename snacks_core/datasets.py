@@ -153,7 +153,7 @@ def _check_labels(y, n_rows, name, min_classes=2):
     if y.dtype.kind == "O":
         y = y.astype(str)
     if np.unique(y).shape[0] < min_classes:
-        raise ValueError(f"{name}: all rows have the same label ({y[0]!r}); a classifier needs "
+        raise ValueError(f"{name}: all rows have the same label ({y[0].item()!r}); a classifier needs "
                          "at least two classes. Check the label column.")
     return y
 

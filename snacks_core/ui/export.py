@@ -1,23 +1,89 @@
-"""A fitted SnacksClassifier to and from a ``.npz`` file: plain arrays, never pickle.
+"""A fitted SnacksClassifier and its preprocessing to and from a ``.npz`` file (plain arrays,
+never pickle), and the Python code that reproduces a run end to end.
 
 The file holds the estimator's parameters (as JSON text), the classes, ``coef_``,
 ``intercept_``, the feature map (landmarks and ``components_`` of the Nyström embedding,
-or the support vectors of the exact model) and the convergence history.  Loading uses
-``np.load(..., allow_pickle=False)``, so a file cannot run code.
+or the support vectors of the exact model), the convergence history and, when given, the
+split's fitted scaling and 2-D projection.  Loading reads each entry's declared shape and
+type before reading its data, refuses anything larger than :data:`MAX_MODEL_BYTES` or the
+memory this process can spare, and checks every entry (names, kernel, map, γ, shapes,
+finite values) so that a damaged or crafted file fails on load with a ``ValueError``, never
+at ``predict``; ``allow_pickle=False`` throughout, so a file cannot run code.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
+import zipfile
+import zlib
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.decomposition import PCA, TruncatedSVD
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
 from ..estimator import SnacksClassifier, SupportVectorMap
+from ..kernels import KERNELS, check_kernel_params
 from ..nystrom import NystromEmbedding
+from ..solvers import SOLVERS
+from ..validation import check_fits_in_memory
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Largest model file accepted, counted as the arrays it declares (after decompression).
+MAX_MODEL_BYTES = 256 * 2**20
+_MAX_ENTRIES = 100
+_FIXED_ENTRIES = {
+    "format_version", "params", "classes", "coef", "intercept", "n_features_in", "map",
+    "gamma", "landmark_indices", "components", "triangular", "eigenvalues", "landmarks",
+    "landmarks_data", "landmarks_indices", "landmarks_indptr", "landmarks_shape",
+    "scaling", "scaling_offset", "scaling_factor", "projection_mean", "projection_components",
+}
+_REQUIRED = ("params", "map", "classes", "coef", "intercept", "n_features_in", "gamma",
+             "landmark_indices")
+_SCALINGS = ("standard", "minmax", "maxabs")
+
+
+class FeatureScaling(TransformerMixin, BaseEstimator):
+    """The fitted scaling of a split, from plain arrays: ``standard`` (x − offset) / factor,
+    ``minmax`` x · factor + offset, ``maxabs`` x / factor (sparse rows stay sparse)."""
+
+    def __init__(self, kind="standard", offset=None, factor=None):
+        self.kind, self.offset, self.factor = kind, offset, factor
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        if sp.issparse(X):
+            if self.kind == "minmax" or (self.kind == "standard" and np.any(self.offset)):
+                raise ValueError("this scaling centres the data, so it needs dense rows.")
+            X = sp.csr_matrix(X, dtype=np.float64)
+            return sp.csr_matrix(X.multiply(1.0 / self.factor if self.kind != "minmax"
+                                            else self.factor))
+        X = np.asarray(X, dtype=np.float64)
+        if self.kind == "standard":
+            return (X - self.offset) / self.factor
+        if self.kind == "minmax":
+            return X * self.factor + self.offset
+        return X / self.factor
+
+
+class LinearProjection(TransformerMixin, BaseEstimator):
+    """The 2-D projection of a split (PCA or truncated SVD): (X − mean) Cᵀ, from arrays."""
+
+    def __init__(self, mean=None, components=None):
+        self.mean, self.components = mean, components
+
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        Z = np.asarray(X @ self.components.T)
+        return Z - self.mean @ self.components.T
 
 
 def _params_json(model) -> str:
@@ -42,15 +108,36 @@ def _put_matrix(arrays, name, A):
         arrays[name] = np.asarray(A)
 
 
-def _get_matrix(data, name):
-    if f"{name}_data" in data:
-        return sp.csr_matrix((data[f"{name}_data"], data[f"{name}_indices"],
-                              data[f"{name}_indptr"]), shape=tuple(data[f"{name}_shape"]))
-    return data[name]
+def _put_preprocessing(arrays, preprocessing):
+    """The fitted scaler and projection of a split as arrays (see FeatureScaling)."""
+    for step in preprocessing:
+        if isinstance(step, StandardScaler):
+            offset = step.mean_ if step.mean_ is not None else np.zeros_like(step.scale_)
+            arrays.update(scaling=np.array("standard"), scaling_offset=offset,
+                          scaling_factor=step.scale_)
+        elif isinstance(step, MinMaxScaler):
+            arrays.update(scaling=np.array("minmax"), scaling_offset=step.min_,
+                          scaling_factor=step.scale_)
+        elif isinstance(step, MaxAbsScaler):
+            arrays.update(scaling=np.array("maxabs"), scaling_offset=np.zeros_like(step.scale_),
+                          scaling_factor=step.scale_)
+        elif isinstance(step, (PCA, TruncatedSVD)):
+            mean = getattr(step, "mean_", None)
+            arrays.update(projection_components=step.components_,
+                          projection_mean=np.zeros(step.components_.shape[1])
+                          if mean is None else mean)
+        else:
+            raise ValueError(f"a {type(step).__name__} step cannot be exported; scalings "
+                             "(standard, minmax, maxabs) and PCA/SVD projections can.")
 
 
-def model_to_npz(model) -> bytes:
-    """The bytes of a ``.npz`` file holding a fitted :class:`SnacksClassifier`."""
+def model_to_npz(model, preprocessing=()) -> bytes:
+    """The bytes of a ``.npz`` file holding a fitted :class:`SnacksClassifier`.
+
+    ``preprocessing`` is the split's fitted scaler and projection
+    (:attr:`snacks_core.datasets.Split.preprocessing`): :func:`pipeline_from_npz` then gives
+    a pipeline that predicts on raw rows.
+    """
     classes = np.asarray(model.classes_)
     if classes.dtype.kind == "O":
         classes = classes.astype(str)
@@ -73,46 +160,302 @@ def model_to_npz(model) -> bytes:
     _put_matrix(arrays, "landmarks", embedding.landmarks_)
     for name, values in model.history_.items():
         arrays[f"history_{name}"] = values
+    _put_preprocessing(arrays, preprocessing)
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     return buffer.getvalue()
 
 
 def model_from_npz(source) -> SnacksClassifier:
-    """A :class:`SnacksClassifier` ready to predict, from :func:`model_to_npz` output."""
+    """The :class:`SnacksClassifier` of a :func:`model_to_npz` file, ready to predict on rows
+    preprocessed as at training time (:func:`pipeline_from_npz` includes that step).
+
+    Raises
+    ------
+    ValueError
+        For anything but a valid model file: not a .npz archive, damaged, too large,
+        missing or unknown entries, or entries of the wrong type, shape or value.
+    """
+    return _load(source)[1]
+
+
+def pipeline_from_npz(source) -> Pipeline:
+    """A scikit-learn pipeline that predicts on raw rows: the stored scaling and projection
+    (when the file has them), then the classifier."""
+    steps, model = _load(source)
+    return Pipeline(steps + [("model", model)])
+
+
+def _load(source):
+    arrays = _read_arrays(source)
+    missing = [key for key in _REQUIRED if key not in arrays]
+    if "landmarks" not in arrays and "landmarks_data" not in arrays:
+        missing.append("landmarks")
+    if missing:
+        raise ValueError(f"not a Snacks model file: the entries {missing} are missing.")
+    try:
+        return _build(arrays)
+    except (TypeError, KeyError, IndexError, OverflowError) as exc:
+        raise ValueError(f"not a valid Snacks model file ({type(exc).__name__}: {exc}).") from None
+
+
+def _read_arrays(source) -> dict:
+    """Every entry of a .npz archive, each declared shape and type checked before reading."""
     if isinstance(source, (bytes, bytearray)):
         source = io.BytesIO(source)
     try:
-        data = np.load(source, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise ValueError(f"not a Snacks model file ({exc}).") from None
-    if "params" not in data or "map" not in data:
-        raise ValueError("not a Snacks model file: the 'params' and 'map' entries are missing.")
-    params = json.loads(str(data["params"]))
-    params["dtype"] = np.dtype(params["dtype"])
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"not a Snacks model file: not a .npz archive ({exc}).") from None
+    arrays, total = {}, 0
+    with archive:
+        entries = archive.infolist()
+        if len(entries) > _MAX_ENTRIES:
+            raise ValueError(f"not a Snacks model file: {len(entries)} entries.")
+        for entry in entries:
+            key = entry.filename.removesuffix(".npy")
+            if (key == entry.filename or key in arrays
+                    or not (key in _FIXED_ENTRIES or key.startswith("history_"))):
+                raise ValueError(f"not a Snacks model file: unexpected entry {entry.filename!r}.")
+            try:
+                with archive.open(entry) as member:
+                    shape, dtype = _declared(member, entry.filename)
+                    n_bytes = math.prod(shape) * dtype.itemsize
+                    total += n_bytes
+                    if total > MAX_MODEL_BYTES or entry.file_size > MAX_MODEL_BYTES:
+                        raise ValueError(f"the model file declares more than "
+                                         f"{MAX_MODEL_BYTES / 2**20:.0f} MiB of arrays "
+                                         f"(snacks_core.ui.export.MAX_MODEL_BYTES).")
+                    check_fits_in_memory(total, "The model's arrays", "Use a smaller model.")
+                with archive.open(entry) as member:
+                    arrays[key] = np.lib.format.read_array(member, allow_pickle=False)
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error,
+                    NotImplementedError) as exc:
+                raise ValueError(f"the model file is damaged: entry {entry.filename!r} cannot "
+                                 f"be read ({exc}).") from None
+    return arrays
+
+
+def _declared(member, name):
+    """(shape, dtype) from a .npy header, refusing object arrays and odd types."""
+    try:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"unknown .npy version {version}")
+    except ValueError as exc:
+        raise ValueError(f"the model file is damaged: entry {name!r} is not a NumPy array "
+                         f"({exc}).") from None
+    if dtype.hasobject or dtype.kind not in "biufU" or dtype.fields is not None:
+        raise ValueError(f"not a Snacks model file: entry {name!r} holds {dtype} values.")
+    return shape, dtype
+
+
+def _scalar(arrays, key, kinds):
+    value = arrays[key]
+    if value.shape != () or value.dtype.kind not in kinds:
+        raise ValueError(f"not a valid Snacks model file: {key!r} must be a single value of "
+                         f"kind {kinds!r}, got shape {value.shape} and type {value.dtype}.")
+    return value.item()
+
+
+def _array(arrays, key, ndim, kinds, shape=None, finite=True):
+    value = arrays[key]
+    if value.ndim != ndim or value.dtype.kind not in kinds:
+        raise ValueError(f"not a valid Snacks model file: {key!r} must be a {ndim}-D array of "
+                         f"kind {kinds!r}, got shape {value.shape} and type {value.dtype}.")
+    if shape is not None and any(s is not None and s != t for s, t in zip(shape, value.shape)):
+        expected = tuple("any" if s is None else s for s in shape)
+        raise ValueError(f"not a valid Snacks model file: {key!r} has shape {value.shape}, "
+                         f"expected {expected}.")
+    if finite and value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+        raise ValueError(f"not a valid Snacks model file: {key!r} has NaN or infinite values.")
+    return value
+
+
+def _params(arrays):
+    try:
+        params = json.loads(_scalar(arrays, "params", "U"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a valid Snacks model file: 'params' is not JSON ({exc}).") from None
+    if not isinstance(params, dict):
+        raise ValueError("not a valid Snacks model file: 'params' is not a JSON object.")
+    known = SnacksClassifier().get_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(f"not a valid Snacks model file: unknown parameters {unknown}.")
+    for key, value in params.items():
+        if key != "class_weight" and not (value is None or isinstance(value, (str, int, float))):
+            raise ValueError(f"not a valid Snacks model file: parameter {key!r} is {value!r}.")
+    if params.get("dtype", "float64") not in ("float32", "float64"):
+        raise ValueError(f"not a valid Snacks model file: dtype {params['dtype']!r}.")
+    params["dtype"] = np.dtype(params.get("dtype", "float64"))
     model = SnacksClassifier(**params)
-    model.classes_ = data["classes"]
-    model.coef_ = data["coef"]
-    model.intercept_ = data["intercept"]
-    model.n_features_in_ = int(data["n_features_in"])
-    landmarks = _get_matrix(data, "landmarks")
-    gamma = float(data["gamma"])
-    if str(data["map"]) == "nystrom":
+    if model.solver not in SOLVERS:
+        raise ValueError(f"not a valid Snacks model file: unknown solver {model.solver!r}.")
+    if model.kernel not in KERNELS:
+        raise ValueError(f"not a valid Snacks model file: unknown kernel {model.kernel!r}.")
+    check_kernel_params(model.kernel, None, model.degree, model.coef0)
+    return model
+
+
+def _build(arrays):
+    version = _scalar(arrays, "format_version", "iu") if "format_version" in arrays else 1
+    if version not in (1, FORMAT_VERSION):
+        raise ValueError(f"not a Snacks model file this version reads (format {version}).")
+    model = _params(arrays)
+    feature_map = _scalar(arrays, "map", "U")
+    if feature_map not in ("nystrom", "exact"):
+        raise ValueError(f"not a valid Snacks model file: unknown feature map {feature_map!r}.")
+    gamma = float(_scalar(arrays, "gamma", "iuf"))
+    if not math.isfinite(gamma) or (gamma <= 0 and model.kernel != "linear"):
+        raise ValueError(f"not a valid Snacks model file: γ = {gamma!r} is not a positive "
+                         "finite number.")
+    classes = _array(arrays, "classes", 1, "biufU")
+    if classes.shape[0] < 2 or np.unique(classes).shape[0] != classes.shape[0]:
+        raise ValueError("not a valid Snacks model file: 'classes' must hold two or more "
+                         "different labels.")
+    n_features = _scalar(arrays, "n_features_in", "iu")
+    if n_features < 1:
+        raise ValueError(f"not a valid Snacks model file: n_features_in = {n_features}.")
+    landmarks = _landmarks(arrays, n_features)
+    m = landmarks.shape[0]
+    indices = _array(arrays, "landmark_indices", 1, "iu", (m,))
+    n_problems = 1 if classes.shape[0] == 2 else classes.shape[0]
+    if feature_map == "nystrom":
+        components = _array(arrays, "components", 2, "f", (m, None))
+        triangular = _scalar(arrays, "triangular", "b")
+        if components.shape[1] < 1 or (triangular and components.shape[1] != m):
+            raise ValueError(f"not a valid Snacks model file: components of shape "
+                             f"{components.shape} for {m} landmarks.")
+        eigenvalues = _array(arrays, "eigenvalues", 1, "f")
+        width = components.shape[1]
+    else:
+        width = m
+    coef = _array(arrays, "coef", 2, "f", (n_problems, width))
+    intercept = _array(arrays, "intercept", 1, "f", (n_problems,))
+    history = {key[len("history_"):]: _array(arrays, key, 1, "biuf", finite=False)
+               for key in arrays if key.startswith("history_")}
+    if len({values.shape[0] for values in history.values()}) > 1:
+        raise ValueError("not a valid Snacks model file: history columns of different lengths.")
+    steps = _preprocessing(arrays, n_features)
+
+    model.classes_, model.coef_, model.intercept_ = classes, coef, intercept
+    model.n_features_in_ = int(n_features)
+    if feature_map == "nystrom":
         embedding = NystromEmbedding(kernel=model.kernel, gamma=gamma, degree=model.degree,
                                      coef0=model.coef0, dtype=model.dtype)
         embedding.gamma_ = gamma
         embedding.landmarks_ = landmarks
-        embedding.landmark_indices_ = data["landmark_indices"]
-        embedding.components_ = data["components"]
+        embedding.landmark_indices_ = indices
+        embedding.components_ = components
         # Whether components_ is the Cholesky factor (applied as a triangular product).
-        embedding.triangular_ = bool(data["triangular"])
-        embedding.eigenvalues_ = data["eigenvalues"]
-        embedding.n_components_ = embedding.components_.shape[1]
+        embedding.triangular_ = bool(triangular)
+        embedding.eigenvalues_ = eigenvalues
+        embedding.n_components_ = width
         embedding.n_features_in_ = model.n_features_in_
     else:
-        embedding = SupportVectorMap(landmarks, data["landmark_indices"], kernel=model.kernel,
-                                     gamma=gamma, degree=model.degree, coef0=model.coef0)
+        embedding = SupportVectorMap(landmarks, indices, kernel=model.kernel, gamma=gamma,
+                                     degree=model.degree, coef0=model.coef0)
     model.embedding_ = embedding
-    model.history_ = {key[len("history_"):]: data[key] for key in data.files
-                      if key.startswith("history_")}
-    return model
+    model.history_ = history
+    return steps, model
+
+
+def _landmarks(arrays, n_features):
+    if "landmarks" in arrays:
+        landmarks = _array(arrays, "landmarks", 2, "f", (None, n_features))
+    else:
+        shape = tuple(int(s) for s in _array(arrays, "landmarks_shape", 1, "iu", (2,)))
+        data = _array(arrays, "landmarks_data", 1, "f")
+        indices = _array(arrays, "landmarks_indices", 1, "iu", (data.shape[0],))
+        indptr = _array(arrays, "landmarks_indptr", 1, "iu", (shape[0] + 1,))
+        if shape[1] != n_features or indptr[0] != 0 or indptr[-1] != data.shape[0] \
+                or np.any(np.diff(indptr.astype(np.int64)) < 0) \
+                or (indices.size and int(indices.max()) >= shape[1]):
+            raise ValueError("not a valid Snacks model file: the sparse landmarks are "
+                             "inconsistent (shape, indices or row pointers).")
+        landmarks = sp.csr_matrix((data, indices, indptr), shape=shape)
+    if landmarks.shape[0] < 1:
+        raise ValueError("not a valid Snacks model file: no landmarks.")
+    return landmarks
+
+
+def _preprocessing(arrays, n_features):
+    steps = []
+    if "scaling" in arrays:
+        kind = _scalar(arrays, "scaling", "U")
+        if kind not in _SCALINGS:
+            raise ValueError(f"not a valid Snacks model file: unknown scaling {kind!r}.")
+        offset = _array(arrays, "scaling_offset", 1, "f")
+        factor = _array(arrays, "scaling_factor", 1, "f", offset.shape)
+        if kind != "minmax" and np.any(factor == 0):
+            raise ValueError("not a valid Snacks model file: a scaling factor is zero.")
+        steps.append(("scaling", FeatureScaling(kind, offset, factor)))
+    if "projection_components" in arrays:
+        components = _array(arrays, "projection_components", 2, "f", (n_features, None))
+        mean = _array(arrays, "projection_mean", 1, "f", (components.shape[1],))
+        steps.append(("projection", LinearProjection(mean, components)))
+    raw_width = steps[0][1].offset.shape[0] if steps and steps[0][0] == "scaling" else None
+    if raw_width is not None and "projection_components" in arrays \
+            and arrays["projection_components"].shape[1] != raw_width:
+        raise ValueError("not a valid Snacks model file: the scaling and the projection have "
+                         "different widths.")
+    if raw_width is not None and "projection_components" not in arrays \
+            and raw_width != n_features:
+        raise ValueError("not a valid Snacks model file: the scaling's width is not the "
+                         "model's.")
+    return steps
+
+
+def dataset_code(request, dataset) -> str:
+    """The lines of Python that build a request's dataset (a file keeps its label column)."""
+    kind, name = request.kind, request.name
+    if kind == "synthetic":
+        extra = ""
+        if name == "classification":
+            extra = (f", n_features={request.n_features}, "
+                     f"positive_fraction={request.positive_fraction}")
+        return (f"from snacks_core.datasets import make_synthetic\n"
+                f"dataset = make_synthetic({name!r}, {request.n_samples}, noise={request.noise}, "
+                f"random_state={request.seed}{extra})")
+    if kind == "bundled":
+        return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
+    if kind == "libsvm":
+        return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
+    if kind == "sample":
+        path, imports = f"sample_data_dir() / {name!r}", "sample_data_dir, "
+    else:
+        path, imports = repr(name.split(":", 1)[-1]), ""
+    if dataset.file_format == "csv":
+        label = "" if dataset.label_column is None else f", label_column={dataset.label_column!r}"
+        return (f"from snacks_core.datasets import {imports}load_csv\n"
+                f"dataset = load_csv({path}{label})")
+    return f"from snacks_core.datasets import {imports}load_libsvm\ndataset = load_libsvm({path})"
+
+
+def run_code(request, dataset, params) -> str:
+    """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
+    and the whole pipeline (scaling included) saved as ``snacks_model.npz``."""
+    split_args = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
+                  f"random_state={request.seed}, project_2d={request.pca2d}")
+    args = ",\n    ".join(f"{key}={value!r}" for key, value in params.items())
+    note = ("# The file you uploaded, in the current folder.\n"
+            if request.kind == "upload" else "")
+    return (
+        "from pathlib import Path\n\n"
+        "from snacks_core import SnacksClassifier\n"
+        "from snacks_core.datasets import split_dataset\n"
+        "from snacks_core.ui.export import model_to_npz, pipeline_from_npz\n"
+        f"{note}{dataset_code(request, dataset)}\n"
+        f"split = split_dataset(dataset, {split_args})\n\n"
+        f"model = SnacksClassifier(\n    {args},\n)\n"
+        "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"
+        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n\n"
+        "# The model with the split's scaling: predicts on rows as they are in the file.\n"
+        "Path('snacks_model.npz').write_bytes(model_to_npz(model, split.preprocessing))\n"
+        "pipeline = pipeline_from_npz(Path('snacks_model.npz').read_bytes())\n"
+    )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
+import scipy.sparse as sp
 import streamlit as st
 
 from ..datasets import DownloadError
@@ -14,11 +16,11 @@ from ..objective import lam_to_C
 from . import cached, pipeline
 from .export import model_to_npz
 from .state import (EPOCH_OPTIONS, GAMMA_OPTIONS, LAM_OPTIONS, M_OPTIONS, N_OPTIONS, SETTINGS,
-                    Keys, apply, current)
-from .text import HELP, LESSONS, solver_label
+                    Keys, apply, current, lesson_values)
+from .text import HELP, LESSONS, solver_label, try_this
 
 # Errors a user can cause (bad data, bad parameters, no network) and that we show in place.
-USER_ERRORS = (ValueError, DownloadError, MemoryError)
+USER_ERRORS = (ValueError, DownloadError, MemoryError, OSError)
 # Live training pauses above this many embedding entries (n × m, 160 MB in float64) or this
 # many training rows for the exact solver (its kernel matrix grows as n²).
 LIVE_MAX_ENTRIES = 2 * 10**7
@@ -45,7 +47,8 @@ def require_entry_point(page_name):
 
 def _start_lesson(name):
     lesson = LESSONS[name]
-    apply(lesson.settings)
+    apply(lesson_values(lesson.settings))
+    st.session_state[Keys.DATA_DEFAULTS] = lesson.settings.get("dataset")
     st.session_state[Keys.LESSON] = name
     st.session_state[Keys.GOTO] = lesson.page
 
@@ -80,10 +83,11 @@ def sidebar():
     """The shared sidebar: lessons, data, kernel and landmarks, solver."""
     options = cached.dataset_options()
     if current("dataset") not in options:
+        asked = current("dataset")
         st.session_state["dataset"] = SETTINGS["dataset"].default
         st.session_state[Keys.URL_PROBLEMS] = [
-            *st.session_state.get(Keys.URL_PROBLEMS, []),
-            "the dataset of the link is not available here (uploads are not shared by links)"]
+            *st.session_state.get(Keys.URL_PROBLEMS, []), unavailable_dataset(asked, options)]
+    data_aware_defaults()
     with st.sidebar:
         with st.expander("Lessons", icon=":material/school:"):
             st.caption("One click sets up a small experiment and says what to look at.")
@@ -93,6 +97,54 @@ def sidebar():
         _data_controls(options)
         _kernel_controls()
         _solver_controls()
+
+
+def unavailable_dataset(option, options) -> str:
+    """Why a dataset named in a link cannot be shown, and what to do instead."""
+    kind, _, name = str(option).partition(":")
+    if kind == "upload":
+        return (f"dataset={option!r}: uploads are not shared by links; upload the file again "
+                "on the Data page")
+    if kind == "libsvm":
+        return (f"dataset={option!r}: this LIBSVM dataset is not downloaded on this server; "
+                "fetch it on the Data page")
+    same_kind = [o.split(":", 1)[1] for o in options if o.startswith(f"{kind}:")]
+    if same_kind:
+        return (f"dataset={option!r}: no {kind} dataset is called {name!r}; choose one of "
+                + ", ".join(same_kind))
+    return (f"dataset={option!r}: unknown dataset; write it as kind:name with kind one of "
+            "synthetic, bundled, sample, libsvm")
+
+
+def data_aware_defaults():
+    """Defaults that fit the data, applied when a dataset is first shown.
+
+    Sparse binary data (one-hot rows such as a9a) are used as they are, without scaling
+    (standardising them inflates rare columns) and with a λ that shrinks with n (≈ 0.02/n,
+    the scale at which such data needs its hinge terms to outweigh the norm); other data
+    get the standard scaling.  A link that sets λ or the scaling keeps its values.
+    """
+    option = current("dataset")
+    if st.session_state.get(Keys.DATA_DEFAULTS) == option:
+        return
+    st.session_state[Keys.DATA_DEFAULTS] = option
+    try:
+        dataset = cached.load_dataset(cached.data_request())
+    except USER_ERRORS:
+        return
+    apply(defaults_for(dataset, current("test_size")))
+
+
+def defaults_for(dataset, test_size) -> dict:
+    """The data-aware settings of :func:`data_aware_defaults` for a dataset."""
+    X = dataset.X
+    binary = sp.issparse(X) and X.nnz > 0 and bool(np.all(X.data == 1))
+    if not binary:
+        return {"scaling": "standard"}
+    n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
+    target = 0.02 / max(n_train, 1)
+    lam = min(LAM_OPTIONS, key=lambda v: abs(math.log(v / target)))
+    return {"scaling": "none", "lam": lam}
 
 
 def _data_controls(options):
@@ -134,9 +186,36 @@ def _kernel_controls():
             left, right = st.columns(2)
             left.number_input("Degree p", 1, 10, step=1, key="degree", help=HELP["degree"])
             right.number_input("c₀", -10.0, 10.0, step=0.5, key="coef0", help=HELP["coef0"])
-        st.select_slider("Landmarks m", M_OPTIONS, key="m", help=HELP["m"])
+        _landmark_slider()
         st.selectbox("Landmark sampling", SETTINGS["sampling"].choices, key="sampling",
                      help=HELP["sampling"])
+
+
+def m_choices(n_train, m):
+    """The slider's values of m: M_OPTIONS up to the training rows, n itself, and the
+    current m (a link may ask for any m)."""
+    values = {v for v in M_OPTIONS if n_train is None or v <= n_train}
+    if n_train is not None:
+        values.add(int(n_train))
+    values.add(int(m))
+    return sorted(values)
+
+
+def _landmark_slider():
+    """m, clamped to the training rows; disabled for the solvers that use no landmarks."""
+    n = _n_train()
+    if n is not None and current("m") > n:
+        st.session_state["m"] = int(n)
+    solver = current("solver")
+    unused = {"libsvm": "LIBSVM solves the exact kernel SVM: it uses no landmarks.",
+              "admm": "ADMM works on an HSS compression of the whole kernel matrix: it uses "
+                      "no landmarks."}.get(solver)
+    st.select_slider("Landmarks m", m_choices(n, current("m")), key="m", help=HELP["m"],
+                     disabled=unused is not None)
+    if unused:
+        st.caption(unused)
+    elif n is not None and current("m") == n:
+        st.caption(f"m = n: every one of the {n:,} training rows is a landmark.")
 
 
 def _scale_gamma():
@@ -202,21 +281,24 @@ def training_gate(key, split, params, solvers=None) -> bool:
     Train, or unchanged settings since the last click (the cached result shows at once)."""
     snapshot = (cached.data_request().key(), repr(sorted(params.items())), key,
                 tuple(solvers or ()))
-    clicked = st.button("Train", type="primary", key=f"train_{key}", icon=":material/play_arrow:")
-    if clicked:
-        st.session_state[Keys.TRAINED] = snapshot
-    if clicked or st.session_state.get(Keys.TRAINED) == snapshot:
-        return True
+    reason = None
     if current("live"):
         reason = _too_large_for_live(
             split, params, (params["solver"],) if solvers is None else solvers)
         if reason is None:
             return True
+    # The Train button exists only when a click is needed: live training off or paused.
+    clicked = st.button("Train", type="primary", key=f"train_{key}", icon=":material/play_arrow:")
+    if clicked:
+        st.session_state[Keys.TRAINED] = snapshot
+    if clicked or st.session_state.get(Keys.TRAINED) == snapshot:
+        return True
+    if reason is not None:
         st.info(f"Live training paused: {reason}. Click **Train** to run it.",
                 icon=":material/hourglass_top:")
-        return False
-    st.info("Settings changed since the last training: click **Train** (or turn on live "
-            "training in the sidebar).")
+    else:
+        st.info("Settings changed since the last training: click **Train** (or turn on live "
+                "training in the sidebar).")
     return False
 
 
@@ -238,22 +320,46 @@ def _seconds(x):
     return f"{1000 * x:.0f} ms" if x < 1 else f"{x:.2f} s"
 
 
+def from_cache(run) -> bool:
+    """Whether a run was trained before this script run (its times are not from now)."""
+    return run.created < st.session_state.get(Keys.RUN_STARTED, time.time())
+
+
+CACHE_HELP = (" 'from cache': these settings were trained before and the time is the one "
+              "measured then.")
+
+
 def metrics_row(run, split):
+    """Errors beside the majority-class baseline, F1, times, objective, epochs; warnings."""
     m = run.metrics
+    baseline = _percent(m["majority_error"])
     cols = st.columns(7)
-    cols[0].metric("Test error", _percent(m["test_error"]),
-                   help="Share of held-out points misclassified.")
+    cols[0].metric("Test error", _percent(m["test_error"]), delta=f"majority {baseline}",
+                   delta_color="off", delta_arrow="off",
+                   help="Share of held-out points misclassified. Below it: the error of always "
+                        "predicting the most frequent training class.")
     cols[1].metric("Train error", _percent(m["train_error"]),
                    help="Training error far below test error means overfitting.")
-    cols[2].metric("F1 (test)", f"{m['f1']:.3f}",
-                   help="Harmonic mean of precision and recall of the positive class (macro "
-                        "average for multiclass): the score to read on imbalanced data.")
-    cols[3].metric("Embedding", _seconds(m["embedding_time"]),
-                   help="Landmark selection, K_mm eigendecomposition and Z = K_nm K_mm^{-1/2}.")
-    cols[4].metric("Training", _seconds(m["training_time"]), help="Time in the solver.")
-    cols[5].metric("Objective F(w)", f"{m['objective']:.4g}",
-                   help="(1/n) Σ hinge + λ‖w‖² at the end (mean over one-vs-rest problems).")
-    cols[6].metric("Epochs", f"{m['epochs']:.3g}", help=f"Stopped by: {m['stop']}.")
+    f1_label = "F1 (test, macro)" if m["f1_label"] is None else f"F1 (test, class {m['f1_label']})"
+    cols[2].metric(f1_label, f"{m['f1']:.3f}", help=HELP["f1"])
+    cached_note = dict(delta="from cache", delta_color="off", delta_arrow="off") \
+        if from_cache(run) else {}
+    cols[3].metric("Embedding", _seconds(m["embedding_time"]), help=HELP["embedding_time"]
+                   + CACHE_HELP, **cached_note)
+    cols[4].metric("Training", _seconds(m["training_time"]), help="Time in the solver."
+                   + CACHE_HELP, **cached_note)
+    cols[5].metric("Objective F(w)", f"{m['objective']:.4g}", help=HELP["objective"])
+    if m["epochs"] is not None:
+        cols[6].metric("Epochs", f"{m['epochs']:.3g}", help=f"Stopped by: {m['stop']}.")
+    else:
+        cols[6].metric("Iterations", f"{m['iterations']:,}",
+                       help=f"This solver does not pass over the data in epochs. Stopped by: "
+                            f"{m['stop']}.")
+    if m["predicted_classes"] == 1 and len(class_names(split)) > 1:
+        st.warning(f"The model predicts one class for every test point: its error "
+                   f"{_percent(m['test_error'])} is the majority-class rate, so it has learned "
+                   "nothing. Lower λ, change γ, or set class weight 'balanced'.",
+                   icon=":material/warning:")
     for note in run.notes:
         st.warning(note, icon=":material/warning:")
 
@@ -266,16 +372,30 @@ def run_facts(run, split):
     gamma = getattr(model.embedding_, "gamma_", None)
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
              f"- λ = {model.lam:g}, so C = 1/(2nλ) = {m['C']:.4g}"]
-    if isinstance(model.embedding_, NystromEmbedding):
-        lines.append(f"- m = {m['n_components']} embedding dimensions "
-                     f"({model.sampling} landmarks)")
+    if m["n_landmarks"] is not None:
+        lines.append(f"- m = {m['n_landmarks']} {model.sampling} landmarks")
+        dropped = m["n_landmarks"] - m["n_components"]
+        if dropped > 0:
+            lines.append(f"- {m['n_components']} embedding dimensions: {dropped} eigenvalues of "
+                         "K_mm are below 10⁻¹⁰ × the largest (round-off, no information), so "
+                         "their directions are dropped")
+    elif model.solver == "libsvm":
+        lines.append(f"- exact kernel SVM: f(x) = Σ αᵢyᵢ k(xᵢ, x) + b over its "
+                     f"{m['n_components']} support vectors (no landmarks)")
     else:
-        lines.append(f"- kernel expansion on {m['n_components']} training points "
-                     "(no Nyström embedding)")
+        lines.append("- the whole n × n kernel, HSS-compressed (no landmarks)")
     if gamma is not None and model.kernel != "linear":
         lines.append(f"- γ = {gamma:.3g}")
-    lines.append(f"- stopped by: {m['stop']} after {m['epochs']:.3g} epochs")
+    if m["epochs"] is not None:
+        lines.append(f"- stopped by: {m['stop']} after {m['epochs']:.3g} epochs")
+    else:
+        lines.append(f"- stopped by: {m['stop']} after {m['iterations']:,} iterations")
     st.markdown("\n".join(lines))
+
+
+def try_this_hints():
+    """The Playground's suggestions for the current settings."""
+    st.markdown(try_this({name: current(name) for name in SETTINGS}))
 
 
 def dataset_code(request) -> str:
@@ -317,6 +437,17 @@ def export_section(request, params, run):
                            mime="application/octet-stream", icon=":material/save:",
                            help="Plain arrays (weights, landmarks, parameters as JSON): load "
                                 "with snacks_core.ui.export.model_from_npz. No pickle.")
+
+
+# The Playground's figure fits under the metrics in a 1280 × 800 window.
+BOUNDARY_HEIGHT = 560
+
+
+def landmarks_of(run):
+    """The Nyström landmarks of a run, or None (LIBSVM's support vectors and ADMM's HSS
+    skeletons are not landmarks)."""
+    embedding = run.model.embedding_
+    return embedding.landmarks_ if isinstance(embedding, NystromEmbedding) else None
 
 
 def first_problem(history):
