@@ -11,6 +11,10 @@ with optional sample weights s_i (class weights).  Its Lagrange dual, with β_i 
 
 so that F(w) − D(β) ≥ F(w) − F* ≥ 0 for any w and any β in the box: a certificate.
 It is the problem of LIBLINEAR/LIBSVM with C = 1/(2nλ).
+
+**λ against the Snacks paper.**  The paper's subgradient (its eq. (8), λw − y_i z_i) and
+its reference code minimise hinge + (λ_paper/2)‖w‖², so its λ grids and tables (Fig. 2,
+Tables III–VII) are in that convention: λ here = λ_paper / 2 (:func:`paper_lam_to_lam`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,11 @@ import numpy as np
 def lam_to_C(lam: float, n_samples: int) -> float:
     """LIBSVM/LIBLINEAR's C for the same problem: C = 1/(2 n λ)."""
     return 1.0 / (2.0 * n_samples * lam)
+
+
+def paper_lam_to_lam(lam_paper: float) -> float:
+    """Our λ for the Snacks paper's λ (hinge + (λ_paper/2)‖w‖², its eq. (8)): λ_paper / 2."""
+    return lam_paper / 2.0
 
 
 def C_to_lam(C: float, n_samples: int) -> float:

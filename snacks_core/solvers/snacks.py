@@ -21,6 +21,17 @@ stopping on a validation set (``'early_stopping'``: its error did not improve fo
 ``n_iter_no_change`` checkpoints), ASSG's noise floor (``'tol_objective'``, pure ASSG
 only) and the budget (``'max_epochs'``).
 
+**Against the paper's Algorithm 1.**  The paper runs K stages of a fixed length T from
+fixed η₀ and D₀ and returns the last stage's average; its subgradient λw − y_i z_i
+minimises hinge + (λ/2)‖w‖², half our λ's penalty (see :mod:`snacks_core.objective`).
+Here, as in ASSG-r of Xu, Lin & Yang (2017): T grows by ``stage_growth`` (default ω)
+after each stage, so that η·T stays constant as η shrinks; η₀ and D₀ come from the data
+(:func:`default_step_and_radius`; fixed values that suit one scaling of the data diverge
+on another); the fit returns the best checkpoint, not the last; it stops on the rules
+above rather than after K stages; and the polish above follows ASSG.  The paper's
+schedule is ``stage_growth=1`` with ``max_epochs`` = K·``stage_epochs`` and
+``polish=False`` (pass ``eta0``/``radius0`` for its fixed starts).
+
 The inner loop keeps w = a·v + b·c (scaled-vector trick): the shrink w ← (1 − 2ηλ) w
 and the projection onto B(c, D) are O(1) updates of (a, b); ‖w − c‖ follows from the
 running ‖v‖², ⟨v, c⟩ and the per-stage table ⟨z_i, c⟩.  The running average
