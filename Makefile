@@ -7,9 +7,11 @@ STAMP := $(VENV)/.installed
 $(PY):
 	python3 -m venv $(VENV)
 
+# The library alone needs no extra; the app needs the `app` extra (Streamlit) and the tests
+# need both, so one install serves `make run` and `make test`.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[app,test]"
 	touch $(STAMP)
 
 install: $(STAMP)

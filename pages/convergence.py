@@ -33,16 +33,25 @@ classes = widgets.class_names(split)
 if len(classes) > 2:
     st.caption(f"{len(classes)} classes: curves of the first one-vs-rest problem "
                f"({classes[0]} against the rest).")
-figure = figures.convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch")
+figure = figures.convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch",
+                                    labels={solver: solver_label(solver) for solver in runs})
 st.plotly_chart(figure, width="stretch", key="convergence")
 st.caption(CAPTIONS["convergence"])
+single = [solver_label(s) for s, history in histories.items() if len(history["objective"]) == 1]
+if single:
+    st.caption(f"{', '.join(single)}: one checkpoint only (the solver records no history "
+               "along the way), drawn as a single diamond at its end.")
 
 cols = st.columns(len(runs))
 for col, (solver, run) in zip(cols, runs.items()):
     m = run.metrics
+    length = (f"{m['epochs']:.3g} epochs" if m["epochs"] is not None
+              else f"{m['iterations']:,} iterations")
     col.metric(solver_label(solver), f"F = {m['objective']:.5g}",
-               help=f"{m['epochs']:.3g} epochs, stopped by {m['stop']}; "
-                    f"training time {m['training_time']:.3f} s")
+               delta=f"{length}, stopped by {m['stop']}", delta_color="off", delta_arrow="off",
+               help=f"Training time {m['training_time']:.3f} s"
+                    + (" (from cache: measured when first trained)."
+                       if widgets.from_cache(run) else "."))
 
 animated = [s for s, run in runs.items() if run.checkpoints]
 if split.n_features == 2 and animated:
@@ -55,6 +64,6 @@ if split.n_features == 2 and animated:
     frames = pipeline.animation_frames(run, xs, ys)
     st.plotly_chart(figures.boundary_animation_figure(
         xs, ys, frames, split.X_train, split.y_train, classes=classes,
-        landmarks=run.model.embedding_.landmarks_, axis_titles=split.feature_names[:2]),
+        landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2]),
         width="stretch", key="animation")
     st.caption(CAPTIONS["animation"])

@@ -4,7 +4,7 @@ import streamlit as st
 
 from snacks_core import figures
 from snacks_core.ui import cached, widgets
-from snacks_core.ui.text import CAPTIONS, TRY_THIS
+from snacks_core.ui.text import CAPTIONS
 
 widgets.require_entry_point("playground")
 st.title("Playground")
@@ -20,15 +20,18 @@ run = widgets.train_or_stop(request, split, params)
 widgets.metrics_row(run, split)
 
 classes = widgets.class_names(split)
-picture, notes = st.columns([5, 3], gap="large")
+picture, notes = st.columns([7, 3], gap="medium")
 with picture:
     if split.n_features == 2:
+        if split.projection:
+            # Above the figure rather than in it: a figure title would run into the legend.
+            st.markdown(f"**{split.projection}**")
         surface = cached.surface(request, split, params, run)
         figure = figures.decision_boundary_figure(
             surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
             train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-            landmarks=run.model.embedding_.landmarks_, axis_titles=split.feature_names[:2],
-            title=split.projection)
+            landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2],
+            height=widgets.BOUNDARY_HEIGHT)
         st.plotly_chart(figure, width="stretch", key="boundary")
     else:
         st.info(f"{split.name} has {split.n_features} features, so there is no boundary to "
@@ -47,6 +50,6 @@ with notes:
         st.caption(CAPTIONS["boundary_multiclass"])
     widgets.run_facts(run, split)
     st.markdown("**Try this**")
-    st.markdown(TRY_THIS)
+    widgets.try_this_hints()
 
 widgets.export_section(request, params, run)

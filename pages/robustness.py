@@ -1,6 +1,7 @@
 """Robustness heatmap: test error over an (m, λ) or (γ, λ) grid, several seeds per cell."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from snacks_core import figures
@@ -19,7 +20,8 @@ widgets.lesson_banner()
 request, split = widgets.load_split_or_stop()
 params = cached.model_params()
 a, b, c = st.columns(3)
-a.segmented_control("Grid", state.GRIDS, key="rob_grid", help=HELP["rob_grid"])
+a.segmented_control("Grid", state.GRIDS, key="rob_grid", format_func=state.GRID_LABELS.get,
+                    help=HELP["rob_grid"])
 b.slider("Values per axis", 2, 8, key="rob_size", help=HELP["rob_size"])
 c.slider("Seeds per cell", 1, 5, key="rob_seeds", help=HELP["rob_seeds"])
 kind = state.current("rob_grid") or state.GRIDS[0]
@@ -38,27 +40,57 @@ notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seeds = {n_fi
          f"{solver_label(solver)}; the other sidebar settings stay fixed. Cells share "
          "landmarks and kernel blocks, and each λ starts from the previous one's solution."]
 if solver != params["solver"]:
-    notes.append("The exact solver has no landmarks to vary: the grid uses Snacks.")
+    notes.append(f"{solver_label(params['solver'])} has no landmarks to vary: the grid uses "
+                 "Snacks.")
 if params["class_weight"]:
     notes.append("Class weights are not applied in the grid.")
-st.caption(" ".join(notes) + " Stop a long sweep with the Stop button at the top right.")
+st.caption(" ".join(notes) + " While a sweep runs, **Stop sweep** ends it after the columns "
+           "in progress and keeps the finished cells.")
 
-if st.button("Run sweep", type="primary", icon=":material/grid_on:", key="run_sweep"):
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        table = pipeline.robustness(
-            split, params, axis, axis_values, lams, seeds,
-            progress=lambda fraction, text: bar.progress(fraction, text=text))
-    except widgets.USER_ERRORS as exc:
-        widgets.show_error(exc)
-        st.stop()
-    bar.empty()
-    st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis}
+run_col, stop_col, _ = st.columns([1, 1, 3])
+run_clicked = run_col.button("Run sweep", type="primary", icon=":material/grid_on:",
+                             key="run_sweep")
+stopped = st.session_state.pop(Keys.SWEEP_ROWS, None)
+if stopped is not None and stopped["key"] == key:
+    # The Stop button's click interrupted the sweep's run; this rerun keeps what finished.
+    table = pd.DataFrame(stopped["rows"])
+    if len(table):
+        st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis,
+                                              "stopped": (len(table), stopped["total"])}
+if run_clicked:
+    stop_col.button("Stop sweep", icon=":material/stop_circle:", key="stop_sweep")
+    partial = {"key": key, "rows": [], "total": n_fits}
+    st.session_state[Keys.SWEEP_ROWS] = partial
+
+    with st.status(f"Sweep running: {n_fits} fits…", expanded=True) as status:
+        bar = st.progress(0.0, text=f"0 of {n_fits} fits done")
+
+        def report(done, total, row):
+            partial["rows"].append(dict(row))
+            bar.progress(done / total, text=pipeline.progress_text(done, total, axis, row))
+
+        try:
+            table = pipeline.robustness(split, params, axis, axis_values, lams, seeds,
+                                        progress=report)
+        except widgets.USER_ERRORS as exc:
+            st.session_state.pop(Keys.SWEEP_ROWS, None)
+            status.update(label="Sweep failed", state="error")
+            widgets.show_error(exc)
+            st.stop()
+        status.update(label=f"Sweep done: {n_fits} fits", state="complete", expanded=False)
+    st.session_state.pop(Keys.SWEEP_ROWS, None)
+    st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis,
+                                          "stopped": None}
+    st.rerun()
 
 result = st.session_state.get(Keys.GRID_RESULT)
 if not result or result["key"] != key:
     st.info("Click **Run sweep** to fill the grid.", icon=":material/info:")
     st.stop()
+if result.get("stopped"):
+    done, total = result["stopped"]
+    st.warning(f"Sweep stopped after {done} of {total} fits: empty cells were not computed.",
+               icon=":material/stop_circle:")
 
 LABELS = {"m": "landmarks m", "lam": "λ", "gamma": "γ"}
 table = result["table"]
@@ -72,7 +104,7 @@ n_train = split.X_train.shape[0]
 st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j]:g} "
            f"(C = {lam_to_C(cols_v[j], n_train):.3g}): test error "
            f"{100 * mean[i, j]:.1f} % ± {100 * std[i, j]:.1f}.", icon=":material/star:")
-st.caption(CAPTIONS["heatmap"])
+st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"])
 
 left, middle, _ = st.columns([1, 1, 2])
 left.download_button("Download CSV", table.to_csv(index=False), file_name="robustness.csv",

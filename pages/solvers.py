@@ -25,11 +25,28 @@ if not solvers:
 if not widgets.training_gate("solvers", split, params, solvers):
     st.stop()
 
-rows = []
-for solver in solvers:
-    run = widgets.train_or_stop(request, split, {**params, "solver": solver})
-    rows.append(pipeline.solver_row(solver_label(solver), run.metrics))
+runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
+        for solver in solvers}
+shared = pipeline.shared_embedding_time(runs)
+rows = [pipeline.solver_row(solver_label(solver), run.metrics, shared)
+        for solver, run in runs.items()]
 table = pd.DataFrame(rows)
+notes = []
+if shared is not None:
+    notes.append(f"The embedded solvers share one Nyström embedding (same landmarks, same Z): "
+                 f"it takes {shared:.4f} s and is shown once for all of them.")
+if any(widgets.from_cache(run) for run in runs.values()):
+    notes.append("Some rows come from the cache: their times were measured when those "
+                 "settings were first trained.")
+majority = next(iter(runs.values())).metrics["majority_error"]
+notes.append(f"Always predicting the majority class gives a test error of {majority:.1%}.")
+one_class = [solver_label(s) for s, run in runs.items()
+             if run.metrics["predicted_classes"] == 1]
+if one_class:
+    st.warning(f"{', '.join(one_class)} predict{'s' if len(one_class) == 1 else ''} one class "
+               "for every test point: an error equal to the majority rate, nothing learned. "
+               "Lower λ or change γ.", icon=":material/warning:")
+st.caption(" ".join(notes))
 st.dataframe(table, hide_index=True, width="stretch", column_config={
     "embedding time (s)": st.column_config.NumberColumn(format="%.4f"),
     "training time (s)": st.column_config.NumberColumn(format="%.4f"),
@@ -40,7 +57,8 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "epochs": st.column_config.NumberColumn(format="%.3g"),
 })
 chart, notes = st.columns([3, 1], gap="large")
-chart.plotly_chart(figures.solver_bar_figure(rows), width="stretch", key="solver_bars")
+chart.plotly_chart(figures.solver_bar_figure(rows, majority_error=majority), width="stretch",
+                   key="solver_bars")
 with notes:
     st.caption(CAPTIONS["solvers"])
     st.download_button("Download CSV", table.to_csv(index=False), file_name="solvers.csv",

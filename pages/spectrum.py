@@ -23,7 +23,8 @@ if params["kernel"] == "linear":
             icon=":material/info:")
     st.stop()
 left, right = st.columns([3, 2])
-left.multiselect("Bandwidths (factors of the sidebar γ)", state.GAMMA_FACTORS,
+left.multiselect("Bandwidths (factors of the sidebar γ)" if params["kernel"] != "polynomial"
+                 else "Values of γ (factors of the sidebar γ)", state.GAMMA_FACTORS,
                  key="spec_factors", format_func=lambda f: f"γ × {f:g}", help=HELP["spec_factors"])
 right.select_slider("Landmarks for the spectrum (and largest m below)",
                     state.SETTINGS["spec_max_m"].choices, key="spec_max_m",
@@ -57,7 +58,8 @@ with col_spectrum:
     a.metric("Effective dimension d_eff(λ)", f"{d_eff:.1f}", help=HELP["d_eff"])
     b.metric("Landmarks m in the sidebar", f"{state.current('m')}",
              delta=f"{state.current('m') / max(d_eff, 1e-9):.1f} × d_eff", delta_color="off")
-    st.caption(CAPTIONS["spectrum"])
+    st.caption(CAPTIONS["spectrum_polynomial" if params["kernel"] == "polynomial"
+                        else "spectrum"])
 
 with col_error:
     st.subheader("Approximation error against m")
@@ -70,7 +72,8 @@ with col_error:
         st.stop()
     st.plotly_chart(figures.approximation_error_figure(m_used, errors), width="stretch",
                     key="approximation")
-    st.caption(CAPTIONS["approximation"])
+    st.caption(CAPTIONS["approximation_polynomial" if params["kernel"] == "polynomial"
+                        else "approximation"])
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

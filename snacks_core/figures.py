@@ -87,8 +87,8 @@ def _surface_traces(surface, classes):
         fill = go.Contour(
             x=surface.xs, y=surface.ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
             colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0, opacity=0.85,
-            colorbar=dict(title=dict(text="f(x)", side="top"), orientation="h", thickness=10,
-                          len=0.45, x=0.0, xanchor="left", y=-0.13, yanchor="top"),
+            colorbar=dict(title=dict(text="f(x)", side="top"), orientation="v", thickness=10,
+                          len=0.3, x=1.02, xanchor="left", y=0, yanchor="bottom"),
             hovertemplate="x₁=%{x:.2f}<br>x₂=%{y:.2f}<br>f(x)=%{z:.2f}<extra></extra>",
             name="f(x)", showlegend=False)
         boundary = go.Contour(
@@ -114,14 +114,22 @@ def _surface_traces(surface, classes):
     return [regions]
 
 
-def _points_trace(X, labels, classes, colors, *, name, symbol, size, outline, hover, opacity=1.0):
+def _points_trace(X, labels, classes, colors, *, name, symbol, size, outline, hover, opacity=1.0,
+                  totals=None):
+    """One trace per class; ``totals`` (all the labels, when ``labels`` is a sample) puts
+    the class's full count beside the number drawn in the legend."""
     traces = []
     for label in classes:
         rows = labels == label
         if not np.any(rows):
             continue
+        legend = f"{name} · {label}"
+        if totals is not None:
+            total = int(np.sum(np.asarray(totals) == label))
+            if total != int(np.sum(rows)):
+                legend += f" ({_shown(total, int(np.sum(rows)))})"
         traces.append(go.Scattergl(
-            x=X[rows, 0], y=X[rows, 1], mode="markers", name=f"{name} · {label}",
+            x=X[rows, 0], y=X[rows, 1], mode="markers", name=legend,
             legendgroup=name,
             marker=dict(color=colors[label], symbol=symbol, size=size, opacity=opacity,
                         line=dict(color=outline, width=1)),
@@ -129,47 +137,95 @@ def _points_trace(X, labels, classes, colors, *, name, symbol, size, outline, ho
     return traces
 
 
+# Beyond these counts a scatter hides the decision function under a blob of points: a
+# class-stratified sample is drawn instead, and its size is said in the legend.
+MAX_TRAIN_POINTS = 1500
+MAX_TEST_POINTS = 600
+MAX_CROSSES = 200
+
+
+def stratified_sample(labels, max_points, random_state=0):
+    """Row indices of at most ``max_points`` rows, each class keeping its share (at least
+    one row per class), in increasing order; every row when there are few enough."""
+    labels = np.asarray(labels)
+    if labels.shape[0] <= max_points:
+        return np.arange(labels.shape[0])
+    rng = np.random.default_rng(random_state)
+    keep = []
+    for label in np.unique(labels):
+        rows = np.flatnonzero(labels == label)
+        count = max(1, round(max_points * rows.shape[0] / labels.shape[0]))
+        keep.append(rng.choice(rows, min(count, rows.shape[0]), replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def _shown(total, shown):
+    return f"{total:,}" if shown == total else f"{shown:,} of {total:,} shown"
+
+
 def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None, *,
                              classes, train_pred=None, test_pred=None, landmarks=None,
-                             axis_titles=("x₁", "x₂"), title=None, height=680):
+                             axis_titles=("x₁", "x₂"), title=None, height=680,
+                             max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS,
+                             max_crosses=MAX_CROSSES):
     """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
 
     For more than two classes the regions of the predicted class replace the contour.
+    Large data is drawn as a class-stratified sample of ``max_train`` training and
+    ``max_test`` test points and at most ``max_crosses`` crosses, with the counts in the
+    legend; the landmarks are always all drawn, on top.
     """
     dense = [None if A is None else (A.toarray() if sp.issparse(A) else np.asarray(A))
              for A in (X_train, X_test, landmarks)]
     X_train, X_test, landmarks = dense
+    y_train = np.asarray(y_train)
     colors = class_colors(classes)
     fig = go.Figure(_surface_traces(surface, classes))
-    for trace in _points_trace(X_train, y_train, classes, colors, name="train", symbol="circle",
-                               size=7, outline="white", hover="train"):
+    large = X_train.shape[0] > max_train or (X_test is not None and len(X_test) > max_test)
+    size = 5 if large else 7
+    train_rows = stratified_sample(y_train, max_train)
+    for trace in _points_trace(X_train[train_rows], y_train[train_rows], classes, colors,
+                               name="train", symbol="circle", size=size, outline="white",
+                               hover="train", totals=y_train):
         fig.add_trace(trace)
     if X_test is not None and len(X_test):
-        for trace in _points_trace(X_test, y_test, classes, colors, name="test",
-                                   symbol="diamond", size=8, outline="#222222", hover="test"):
+        y_test = np.asarray(y_test)
+        test_rows = stratified_sample(y_test, max_test, random_state=1)
+        for trace in _points_trace(X_test[test_rows], y_test[test_rows], classes, colors,
+                                   name="test", symbol="diamond", size=size + 1,
+                                   outline="#222222", hover="test", totals=y_test):
             fig.add_trace(trace)
     wrong = []
     if train_pred is not None:
-        wrong.append(X_train[train_pred != y_train])
+        wrong.append(X_train[np.asarray(train_pred) != y_train])
     if test_pred is not None and X_test is not None:
-        wrong.append(X_test[test_pred != y_test])
+        wrong.append(X_test[np.asarray(test_pred) != y_test])
     if wrong:
         wrong = np.vstack(wrong)
+        total = wrong.shape[0]
+        if total > max_crosses:
+            wrong = wrong[np.sort(np.random.default_rng(2).choice(total, max_crosses,
+                                                                   replace=False))]
         fig.add_trace(go.Scattergl(
-            x=wrong[:, 0], y=wrong[:, 1], mode="markers", name=f"misclassified ({len(wrong)})",
-            marker=dict(symbol="x-thin-open", size=11, color="#111111", line=dict(width=2.2)),
+            x=wrong[:, 0], y=wrong[:, 1], mode="markers",
+            name=f"misclassified ({_shown(total, wrong.shape[0])})",
+            marker=dict(symbol="x-thin-open", size=9 if large else 11, color="#111111",
+                        line=dict(width=1.8 if large else 2.2)),
             hoverinfo="skip"))
     if landmarks is not None and len(landmarks):
         fig.add_trace(go.Scattergl(
             x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
             name=f"landmarks (m = {len(landmarks)})",
-            marker=dict(symbol="star", size=12, color=LANDMARK_COLOR,
-                        line=dict(color="#111111", width=1)),
+            marker=dict(symbol="star", size=14 if large else 12, color=LANDMARK_COLOR,
+                        line=dict(color="#111111", width=1.2)),
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
     fig = _layout(fig, title, height)
-    fig.update_layout(margin=dict(l=50, r=10, t=80 if title else 60, b=110),
-                      legend=dict(font=dict(size=12)))
+    # Legend and colour bar beside the square plot (whose width is free anyway, the axes
+    # having equal scales), so the whole figure fits under the metrics of a 1280 × 800 window.
+    fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
+                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
+                                  font=dict(size=12)))
     # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
     fig.update_xaxes(title=axis_titles[0], range=[surface.xs[0], surface.xs[-1]],
                      showgrid=False, zeroline=False, constrain="domain")
@@ -242,50 +298,70 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
 # ---------------------------------------------------------------------------- convergence
 
 AXIS_TITLES = {"iteration": "iterations", "epoch": "epochs (passes over the data)",
-               "time": "wall time (s)"}
+               "time": "wall time (s, log scale)"}
 
 
-def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
+def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, height=720):
     """Objective, gap to the best value found (log scale) and test error against
-    iterations, epochs or wall time, one colour per solver.
+    iterations, epochs or wall time (log scale), one colour per solver.
 
     ``histories`` maps a solver name to its history dict (columns iteration, epoch, time,
-    objective, gap, validation_error).  ``best`` defaults to the smallest objective seen.
+    objective, gap, validation_error); ``labels`` maps it to its display name.  ``best``
+    defaults to the smallest objective seen.  A solver with a single checkpoint is drawn
+    as one marker, named so in the legend.
     """
     if x_axis not in AXIS_TITLES:
         raise ValueError(f"x_axis must be one of {tuple(AXIS_TITLES)}, got {x_axis!r}.")
+    labels = labels or {}
     if best is None:
-        best = min(float(np.min(h["objective"])) for h in histories.values())
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=("Primal objective F(w)",
-                                        "F(w) − F_best (log scale)",
-                                        "Test error"))
+        # NaN objectives (checkpoints inside a Snacks stage under early stopping) are skipped.
+        best = min(float(np.nanmin(h["objective"])) for h in histories.values())
+    # Panel names are the y-axis titles: subplot titles would sit under the legend.
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.04)
+    largest_error = 0.0
     for k, (name, history) in enumerate(histories.items()):
         color = SOLVER_COLORS.get(name, PALETTE[k % len(PALETTE)])
-        x = history[x_axis]
-        common = dict(x=x, mode="lines+markers", marker=dict(size=4), legendgroup=name,
-                      line=dict(color=color, width=2))
-        fig.add_trace(go.Scatter(y=history["objective"], name=name, **common), row=1, col=1)
+        label = labels.get(name, name)
+        x = np.asarray(history[x_axis], dtype=np.float64)
+        if x_axis == "time":
+            # The first checkpoint (w = 0, t = 0) has no place on a log axis.
+            x = np.where(x > 0, x, np.nan)
+        single = len(x) == 1
+        if single:
+            label += " (1 checkpoint)"
+        common = dict(x=x, mode="markers" if single else "lines+markers",
+                      marker=dict(size=11 if single else 4, symbol="diamond" if single
+                                  else "circle"),
+                      legendgroup=name, line=dict(color=color, width=2), connectgaps=True)
+        fig.add_trace(go.Scatter(y=history["objective"], name=label, **common), row=1, col=1)
         excess = np.asarray(history["objective"]) - best
         # The best point itself has no excess: nothing to draw on a log axis.
         excess = np.where(excess > 1e-12 * max(abs(best), 1e-300), excess, np.nan)
-        fig.add_trace(go.Scatter(y=excess, name=name, showlegend=False, **common), row=2, col=1)
+        fig.add_trace(go.Scatter(y=excess, name=label, showlegend=False, **common), row=2, col=1)
         gap = np.asarray(history["gap"])
         if np.any(np.isfinite(gap)):
             fig.add_trace(go.Scatter(x=x, y=np.where(gap > 0, gap, np.nan), mode="lines",
-                                     name=f"{name}: certified duality gap", legendgroup=name,
+                                     name=f"{labels.get(name, name)}: certified duality gap",
+                                     legendgroup=name,
                                      line=dict(color=color, width=1.5, dash="dot")),
                           row=2, col=1)
         # At w = 0 every prediction is 0, so the error there says nothing: leave it out.
         errors = np.where(np.asarray(history["iteration"]) > 0,
-                          np.asarray(history["validation_error"]), np.nan)
+                          np.asarray(history["validation_error"], dtype=np.float64), np.nan)
         if np.any(np.isfinite(errors)):
-            fig.add_trace(go.Scatter(y=errors, name=name, showlegend=False, **common),
+            largest_error = max(largest_error, float(np.nanmax(errors)))
+            fig.add_trace(go.Scatter(y=errors, name=label, showlegend=False, **common),
                           row=3, col=1)
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power")
-    fig.update_yaxes(tickformat=".1%", row=3, col=1)
+    fig.update_yaxes(title="F(w)", row=1, col=1)
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power",
+                     title="F(w) − F_best")
+    # From 0 to a little above the largest error: a flat line stays a flat line at its value.
+    fig.update_yaxes(tickformat=".0%", row=3, col=1, title="test error",
+                     range=[0, min(1.0, 1.15 * largest_error + 0.01)])
     fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)
-    if x_axis != "time":
+    if x_axis == "time":
+        fig.update_xaxes(type="log", exponentformat="power")
+    else:
         fig.update_xaxes(rangemode="tozero")
     return _layout(fig, None, height)
 
@@ -293,25 +369,31 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, height=720):
 # ---------------------------------------------------------------------------- spectrum
 
 
-def spectrum_figure(curves, *, threshold=None, threshold_label=None, height=460):
-    """Normalized eigenvalue decay λᵢ/λ₁ (log scale) of K_mm, one curve per bandwidth.
+# Eigenvalues of K_mm below this fraction of the largest are at the level of float64
+# round-off in an eigensolver (≈ m · 1e-16 · μ₁).
+ROUND_OFF = 1e-13
 
-    ``threshold`` draws a horizontal line (e.g. nλ/μ₁: eigenvalues below it are
-    regularised away).
+
+def spectrum_figure(curves, *, threshold=None, threshold_label=None, height=460):
+    """Normalized eigenvalue decay μᵢ/μ₁ (log scale) of K_mm, one curve per bandwidth.
+
+    Values below ``ROUND_OFF`` times the largest are round-off of the eigensolver, not
+    properties of the kernel: they are left out.  ``threshold`` draws a horizontal line
+    (e.g. mλ/μ₁: eigenvalues below it are regularised away).
     """
     fig = go.Figure()
     for k, (label, values) in enumerate(curves.items()):
         values = np.asarray(values, dtype=np.float64)
         normalized = values / values[0] if values[0] > 0 else values
-        normalized = np.where(normalized > 0, normalized, np.nan)
+        normalized = np.where(normalized > ROUND_OFF, normalized, np.nan)
         fig.add_trace(go.Scatter(
             x=np.arange(1, len(values) + 1), y=normalized, mode="lines", name=label,
             line=dict(color=PALETTE[k % len(PALETTE)], width=2.2),
-            hovertemplate="i = %{x}<br>λᵢ/λ₁ = %{y:.2e}<extra>" + label + "</extra>"))
+            hovertemplate="i = %{x}<br>μᵢ/μ₁ = %{y:.2e}<extra>" + label + "</extra>"))
     if threshold is not None and threshold > 0:
         fig.add_hline(y=threshold, line=dict(color="#555555", dash="dash", width=1.2),
                       annotation_text=threshold_label or "", annotation_position="top right")
-    fig.update_yaxes(type="log", title="λᵢ / λ₁", exponentformat="power")
+    fig.update_yaxes(type="log", title="μᵢ / μ₁", exponentformat="power")
     fig.update_xaxes(title="index i of the eigenvalue of K_mm")
     return _layout(fig, None, height)
 
@@ -334,7 +416,8 @@ def approximation_error_figure(m_values, errors, *, height=460):
             hovertemplate="m = %{x}<br>error = %{y:.3g}<extra>" + name + "</extra>"))
     fig.update_xaxes(type="log", title="number of landmarks / features m",
                      tickvals=list(m_values), ticktext=[str(m) for m in m_values])
-    fig.update_yaxes(type="log", title="‖K − ZZᵀ‖_F / ‖K‖_F", exponentformat="power")
+    fig.update_yaxes(type="log", title="relative kernel error (Frobenius)",
+                     exponentformat="power")
     return _layout(fig, None, height)
 
 
@@ -343,6 +426,24 @@ def approximation_error_figure(m_values, errors, *, height=460):
 
 def _tick(value):
     return f"{value:g}"
+
+
+def robust_color_range(values):
+    """(low, high) of a colour scale that one outlying cell does not flatten: up to the
+    upper Tukey fence q₃ + 1.5 (q₃ − q₁) of the finite values (cells above it take the
+    darkest colour; their text still gives their value)."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = float(finite.min()), float(finite.max())
+    q1, q3 = np.percentile(finite, [25, 75])
+    fence = q3 + 1.5 * (q3 - q1)
+    if fence < high:
+        high = max(float(fence), float(np.max(finite[finite <= fence])))
+    if high - low < 1e-9:
+        high = low + 1.0
+    return low, high
 
 
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
@@ -358,10 +459,13 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
         text[best] = "★ " + text[best]
     custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
+    zmin, zmax = robust_color_range(100 * mean)
+    capped = np.nanmax(100 * mean) > zmax if np.any(np.isfinite(mean)) else False
+    color_title = "test error (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
-        textfont=dict(size=12), customdata=custom,
-        colorscale="Viridis_r", colorbar=dict(title=dict(text="test error (%)", side="right"),
+        textfont=dict(size=12), customdata=custom, zmin=zmin, zmax=zmax,
+        colorscale="Viridis_r", colorbar=dict(title=dict(text=color_title, side="right"),
                                               thickness=12),
         hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
                        "test error = %{z:.2f} % ± %{customdata[0]:.2f}<br>"
@@ -375,8 +479,9 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
 # ---------------------------------------------------------------------------- solvers
 
 
-def solver_bar_figure(rows, *, height=420):
-    """Test error and time (embedding + training, stacked) per solver, as horizontal bars."""
+def solver_bar_figure(rows, *, majority_error=None, height=420):
+    """Test error and time (embedding + training, stacked) per solver, as horizontal bars;
+    ``majority_error`` (always predicting the most frequent class) as a dashed line."""
     solvers = [r["solver"] for r in rows][::-1]
     rows = rows[::-1]
     colors = [PALETTE[k % len(PALETTE)] for k in range(len(rows))][::-1]
@@ -393,7 +498,14 @@ def solver_bar_figure(rows, *, height=420):
                          name="training", marker_color=colors,
                          hovertemplate="%{y}: training %{x:.4f} s<extra></extra>"), row=1, col=2)
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(tickformat=".0%", row=1, col=1, rangemode="tozero")
+    # Room beyond the longest bar for its "23.3%" label, inside the panel.
+    largest = max([r["test error"] for r in rows] + [majority_error or 0.0, 0.01])
+    fig.update_xaxes(tickformat=".0%", row=1, col=1, range=[0, 1.35 * largest])
+    if majority_error is not None:
+        fig.add_vline(x=majority_error, row=1, col=1,
+                      line=dict(color="#555555", dash="dash", width=1.2),
+                      annotation_text=f"majority class {majority_error:.1%}",
+                      annotation_position="bottom right", annotation_font_size=11)
     fig = _layout(fig, None, height)
     fig.update_layout(legend=dict(orientation="h", x=1, xanchor="right", y=-0.12,
                                   yanchor="top"), margin=dict(t=40, l=10))

@@ -135,7 +135,7 @@ def test_convergence_overlays_solvers_and_animates():
     charts = at.get("plotly_chart")
     assert len(charts) == 2
     names = {trace.get("name") for trace in figure_data(charts[0])}
-    assert {"snacks", "pegasos"} <= names
+    assert {"Snacks (ASSG)", "Pegasos"} <= names
     assert json.loads(charts[1].proto.spec).get("frames")
     at.segmented_control(key="conv_axis").set_value("time").run()
     assert_clean(at)
@@ -161,7 +161,7 @@ def test_robustness_sweep_fills_the_heatmap():
     assert heatmap["type"] == "heatmap"
     assert heatmap["z"]["shape"] == "2, 2"
     assert at.success and "Best cell" in at.success[0].value
-    at.segmented_control(key="rob_grid").set_value("γ × λ").run()
+    at.segmented_control(key="rob_grid").set_value("gamma").run()
     assert_clean(at)
     assert not at.get("plotly_chart")
 
@@ -274,4 +274,4 @@ def test_lesson_opens_its_page():
     assert at.session_state["lam"] == 1e-5
     assert at.query_params["dataset"] == "synthetic:classification"
     names = {trace.get("name") for trace in figure_data(at.get("plotly_chart")[0])}
-    assert {"snacks", "pegasos"} <= names
+    assert {"Snacks (ASSG)", "Pegasos"} <= names

@@ -48,20 +48,20 @@ def test_train_reports_clipped_m_as_a_note(moons):
 
 
 def test_robustness_grid_axes_and_sweep(moons):
-    axis, ms, lams = pipeline.grid_axes("m × λ", PARAMS, moons.X_train, 2)
+    axis, ms, lams = pipeline.grid_axes("m", PARAMS, moons.X_train, 2)
     assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
     seen = []
     table = pipeline.robustness(moons, PARAMS, axis, ms, lams, [0, 1],
                                 progress=lambda fraction, text: seen.append((fraction, text)))
     assert len(table) == 8 and seen[-1][0] == 1.0 and "λ = " in seen[-1][1]
     assert set(table["m"]) == set(ms) and set(table["lam"]) == set(lams)
-    assert pipeline.grid_axes("γ × λ", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
+    assert pipeline.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
     gammas = pipeline.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
                                  [1e-3], [0])
     assert list(gammas["gamma"]) == [0.1, 10.0] and set(gammas["m"]) == {20}
     assert pipeline.grid_solver({"solver": "libsvm"}) == "snacks"
     with pytest.raises(ValueError, match="linear kernel has no γ"):
-        pipeline.grid_axes("γ × λ", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
+        pipeline.grid_axes("gamma", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
 
 
 def test_spectrum_and_effective_dimension(moons):

@@ -152,6 +152,13 @@ def model_params() -> dict:
     return params
 
 
+@st.cache_resource(show_spinner="Loading the compiled solvers (once per server)…")
+def warm_up() -> bool:
+    """Every solver trained once in this process (see :func:`pipeline.warm_up`)."""
+    pipeline.warm_up()
+    return True
+
+
 def _params_key(params) -> str:
     return repr(sorted(params.items()))
 

@@ -7,19 +7,21 @@ and a dict of estimator parameters, so the same code serves the app, the tests a
 
 from __future__ import annotations
 
+import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from sklearn.metrics import f1_score
+import scipy.sparse as sp
 
+from ..analysis import evaluate
+from ..datasets import make_synthetic, split_dataset
 from ..estimator import SnacksClassifier
 from ..kernels import kernel_matrix, resolve_gamma
 from ..landmarks import select_landmarks
 from ..nystrom import NystromEmbedding
-from ..objective import lam_to_C
 from ..random_features import RFF_KERNELS, RandomFourierFeatures
-from ..solvers import EMBEDDED_SOLVERS
+from ..solvers import EMBEDDED_SOLVERS, SOLVERS
 from ..sweeps import robustness_grid
 
 # Estimator parameters the explorer sets; everything else keeps the estimator's default.
@@ -27,76 +29,78 @@ MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "so
                 "sampling", "max_epochs", "class_weight", "random_state")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Run:
     """A trained model with its metrics, the warnings it raised and optional checkpoints.
 
     ``checkpoints`` holds (history record, weights) pairs of a two-class embedded solver,
-    for replaying the decision boundary as it converged.
+    for replaying the decision boundary as it converged.  ``created`` is the
+    ``time.time()`` at the end of training: a page tells a run from the cache by it.
+    Nothing changes a run (or its model) after it is made: the app caches and shares it.
     """
 
     model: SnacksClassifier
     metrics: dict
     notes: list = field(default_factory=list)
     checkpoints: list = field(default_factory=list)
+    created: float = 0.0
 
 
-def make_model(params) -> SnacksClassifier:
+class CheckpointRecorder:
+    """A solver callback that keeps a copy of the weights at every checkpoint."""
+
+    def __init__(self):
+        self.checkpoints = []
+
+    def __call__(self, record, w):
+        self.checkpoints.append((dict(record), np.array(w)))
+
+
+def make_model(params, solver_options=None) -> SnacksClassifier:
     """A SnacksClassifier from the explorer's parameter dict (unknown keys rejected)."""
     unknown = set(params) - set(MODEL_PARAMS)
     if unknown:
         raise ValueError(f"unknown model parameters {sorted(unknown)}; known: {MODEL_PARAMS}.")
-    return SnacksClassifier(**params)
+    return SnacksClassifier(**params, solver_options=solver_options)
 
 
-def train(split, params, *, keep_checkpoints=False) -> Run:
+def train(split, params, *, keep_checkpoints=False, pos_label=None) -> Run:
     """Fit on the training part with the test part as ``eval_set`` and measure the result.
 
-    Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.
+    Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.  The model is
+    built with its final parameters (the checkpoint recorder included) and never modified
+    after ``fit``.
     """
-    model = make_model(params)
-    checkpoints = []
     binary = np.unique(split.y_train).shape[0] == 2
+    recorder = None
     if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
-        model.set_params(solver_options={
-            "callback": lambda record, w: checkpoints.append((dict(record), np.array(w)))})
+        recorder = CheckpointRecorder()
+    model = make_model(params, None if recorder is None else {"callback": recorder})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
-    # The callback served this fit only; the stored model stays plain data.
-    model.set_params(solver_options=None)
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, UserWarning)))
-    return Run(model, evaluate(model, split), notes, checkpoints)
+    return Run(model, evaluate(model, split, pos_label=pos_label), notes,
+               [] if recorder is None else recorder.checkpoints, time.time())
 
 
-def evaluate(model, split) -> dict:
-    """Errors, F1, times, objective and sizes of a fitted model on a split."""
-    train_pred = model.predict(split.X_train)
-    test_pred = model.predict(split.X_test)
-    classes = model.classes_
-    if classes.shape[0] == 2:
-        f1 = f1_score(split.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
-    else:
-        f1 = f1_score(split.y_test, test_pred, average="macro", zero_division=0.0)
-    history = model.history_
-    last = [np.flatnonzero(history["problem"] == k)[-1]
-            for k in np.unique(history["problem"]).astype(int)]
-    n = split.X_train.shape[0]
-    return {
-        "train_error": float(np.mean(train_pred != split.y_train)),
-        "test_error": float(np.mean(test_pred != split.y_test)),
-        "f1": float(f1),
-        "embedding_time": float(model.embedding_time_),
-        "training_time": float(model.training_time_),
-        "objective": float(np.mean(history["objective"][last])),
-        "epochs": float(np.max(history["epoch"][last])),
-        "n_components": int(model.coef_.shape[1]),
-        "C": lam_to_C(model.lam, n),
-        "stop": ", ".join(sorted(set(model.stop_reasons_))),
-        "train_pred": train_pred,
-        "test_pred": test_pred,
-    }
+def warm_up() -> None:
+    """Train every solver once on a few rows, dense and sparse, so that numba's compiled
+    code is loaded before a user's first click (it costs ~0.5 s per path the first time in
+    a process) and no time shown in the app includes it."""
+    split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
+                          random_state=0)
+    sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
+                     X_test=sp.csr_matrix(np.abs(split.X_test)))
+    params = {"kernel": "rbf", "gamma": "scale", "n_components": 10, "lam": 1e-3,
+              "sampling": "uniform", "max_epochs": 3, "class_weight": None, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for solver in SOLVERS:
+            train(split, {**params, "solver": solver}, keep_checkpoints=True)
+        for solver in EMBEDDED_SOLVERS:
+            train(sparse, {**params, "solver": solver})
 
 
 def animation_frames(run, xs, ys, max_frames=30) -> list:
@@ -116,13 +120,27 @@ def animation_frames(run, xs, ys, max_frames=30) -> list:
     return frames
 
 
-def solver_row(label, metrics) -> dict:
-    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics."""
-    return {"solver": label, "embedding time (s)": metrics["embedding_time"],
+def shared_embedding_time(runs):
+    """One time for the Nyström embedding the embedded solvers of ``runs`` (solver → Run)
+    share: the same landmarks and Z computed once per run, so the median of their times
+    (None when no embedded solver is there)."""
+    times = [run.metrics["embedding_time"] for solver, run in runs.items()
+             if solver in EMBEDDED_SOLVERS]
+    return float(np.median(times)) if times else None
+
+
+def solver_row(label, metrics, shared_embedding=None) -> dict:
+    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics;
+    ``shared_embedding`` replaces the embedding time of a Nyström-embedded run."""
+    embedding = metrics["embedding_time"]
+    if shared_embedding is not None and metrics["n_landmarks"] is not None:
+        embedding = shared_embedding
+    return {"solver": label, "embedding time (s)": embedding,
             "training time (s)": metrics["training_time"],
             "train error": metrics["train_error"], "test error": metrics["test_error"],
             "F1": metrics["f1"], "objective": metrics["objective"],
-            "epochs": metrics["epochs"], "stopped by": metrics["stop"]}
+            "epochs": metrics["epochs"], "iterations": metrics["iterations"],
+            "stopped by": metrics["stop"]}
 
 
 def grid_solver(params) -> str:
@@ -131,21 +149,17 @@ def grid_solver(params) -> str:
     return params["solver"] if params["solver"] in EMBEDDED_SOLVERS else "snacks"
 
 
-def robustness(split, params, axis, axis_values, lams, seeds, progress=None):
+def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
+               should_stop=None):
     """Test error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
 
     ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
-    (the solver through :func:`grid_solver`).  ``progress(fraction, text)`` is called after
-    each cell.  Returns the sweep's table (one row per cell and seed).
+    (the solver through :func:`grid_solver`).  ``progress(done, total, row)`` is called after
+    each fit (one cell and seed) and ``should_stop()`` is polled between columns.  Returns
+    the sweep's table (one row per finished cell and seed).
     """
     grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
     grid[axis] = list(axis_values)
-
-    def report(done, total, row):
-        if progress is not None:
-            progress(done / total, f"{axis} = {row[axis]:g}, λ = {row['lam']:g}, "
-                                   f"seed {row['seed']}: {100 * row['test_error']:.1f} %")
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return robustness_grid(
@@ -153,15 +167,22 @@ def robustness(split, params, axis, axis_values, lams, seeds, progress=None):
             gamma=grid["gamma"], seeds=list(seeds), kernel=params["kernel"],
             degree=params.get("degree", 3), coef0=params.get("coef0", 1.0),
             sampling=params["sampling"], solver=grid_solver(params),
-            max_epochs=params["max_epochs"],
-            progress=report)
+            max_epochs=params["max_epochs"], progress=progress, should_stop=should_stop)
+
+
+def progress_text(done, total, axis, row) -> str:
+    """A sweep's progress as a fraction of the whole sweep, and the last fit's result."""
+    name = {"m": "m", "gamma": "γ"}[axis]
+    return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
+            f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
+            f"{100 * row['test_error']:.1f} %")
 
 
 def grid_axes(kind, params, X_train, size):
     """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
     values, ``size`` values each, log-spaced."""
     lams = _round_log(np.logspace(-6, -1, size))
-    if kind == "m × λ":
+    if kind == "m":
         n_train = X_train.shape[0]
         ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
         return "m", [int(m) for m in ms], lams

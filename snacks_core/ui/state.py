@@ -35,7 +35,11 @@ EPOCH_OPTIONS = (1, 2, 5, 10, 20, 50, 100, 200)
 GAMMA_FACTORS = (0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 CLASS_WEIGHTS = ("none", "balanced")
 CONVERGENCE_AXES = ("epoch", "iteration", "time")
-GRIDS = ("m × λ", "γ × λ")
+# Robustness grids by the axis varied against λ (the URL value), with their display labels.
+GRIDS = ("m", "gamma")
+GRID_LABELS = {"m": "m × λ", "gamma": "γ × λ"}
+# Any m from a link is accepted; the slider offers M_OPTIONS up to the training rows.
+M_BOUNDS = (1, 100_000)
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ SETTINGS = {
     "gamma": Setting(1.0, "choice", GAMMA_OPTIONS),
     "degree": Setting(3, "int", bounds=(1, 10)),
     "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),
-    "m": Setting(50, "choice", M_OPTIONS),
+    "m": Setting(50, "int", bounds=M_BOUNDS),
     "sampling": Setting("uniform", "choice", SAMPLINGS),
     "lam": Setting(1e-3, "choice", LAM_OPTIONS),
     "solver": Setting("snacks", "choice", SOLVERS),
@@ -81,7 +85,7 @@ SETTINGS = {
     "conv_axis": Setting("epoch", "choice", CONVERGENCE_AXES),
     "spec_factors": Setting((0.1, 1.0, 10.0), "multi", GAMMA_FACTORS),
     "spec_max_m": Setting(200, "choice", (50, 100, 200, 400)),
-    "rob_grid": Setting("m × λ", "choice", GRIDS),
+    "rob_grid": Setting("m", "choice", GRIDS),
     "rob_size": Setting(5, "int", bounds=(2, 8)),
     "rob_seeds": Setting(2, "int", bounds=(1, 5)),
     "cmp_solvers": Setting(tuple(SOLVERS), "multi", tuple(SOLVERS)),
@@ -104,6 +108,9 @@ class Keys:
     PENDING_DATASET = "_pending_dataset"  # dataset to select at the start of the next run
     LIBSVM_NAME = "libsvm_name"    # public dataset chosen on the Data page
     CONV_REPLAY = "conv_replay"    # solver whose boundary the Convergence page replays
+    RUN_STARTED = "_run_started"   # time.time() at the start of this script run
+    SWEEP_ROWS = "_sweep_rows"     # finished fits of the sweep in progress (kept by Stop)
+    DATA_DEFAULTS = "_data_defaults"  # dataset whose data-aware defaults were applied
 
 
 def _matching_choice(value, choices):
@@ -174,6 +181,9 @@ def init_session(query_params) -> None:
                 problems.append(f"{name}={query_params[name]!r} ({exc})")
         state[name] = list(value) if setting.kind == "multi" else value
     state[Keys.URL_PROBLEMS] = problems
+    if "lam" in query_params or "scaling" in query_params:
+        # The link chose for itself: no data-aware defaults over it.
+        state[Keys.DATA_DEFAULTS] = state["dataset"]
     state.setdefault(Keys.UPLOADS, {})
     state[Keys.INITIALIZED] = True
 
@@ -219,6 +229,19 @@ def apply_pending() -> None:
     option = st.session_state.pop(Keys.PENDING_DATASET, None)
     if option is not None:
         st.session_state["dataset"] = option
+
+
+# Settings a lesson leaves to the user: everything else is reset to its default first.
+LESSON_KEEPS = ("live",)
+
+
+def lesson_values(settings) -> dict:
+    """Every setting a lesson determines: its own values over the defaults of the rest, so
+    that nothing of the previous lesson or exploration changes what the lesson shows."""
+    values = {name: setting.default for name, setting in SETTINGS.items()
+              if name not in LESSON_KEEPS}
+    values.update(settings)
+    return values
 
 
 def apply(values) -> None:

@@ -61,12 +61,21 @@ HELP = {
     "upload": "Up to 50 MB. CSV: comma, semicolon or tab separated, optional header, one "
               "label column (numbers or words). LIBSVM: 'label index:value …' per line.",
     "upload_label": "The column holding the class labels; every other column must be numeric.",
+    "f1": "Harmonic mean of precision and recall of one class: by default the minority class "
+          "of the training labels (F1 of a 90 % majority class says little); the macro "
+          "average over classes for multiclass data.",
+    "embedding_time": "Landmark selection, K_mm eigendecomposition and Z = K_nm K_mm^{-1/2} "
+                      "(for ADMM: compressing and factorising the kernel).",
+    "objective": "F(w) = (1/n) Σ hinge + λ‖w‖² of the weights the solver returns (mean over "
+                 "one-vs-rest problems); LIBSVM and ADMM report their own kernel problem's "
+                 "value, with a bias.",
     "live": "Retrain on every change (results are cached, so going back is instant). Turn off "
             "for large data and click Train instead.",
 }
 
 SOLVER_LABELS = {"snacks": "Snacks (ASSG)", "pegasos": "Pegasos", "liblinear": "LIBLINEAR",
-                 "smoothed_newton": "SmSVM (smoothed Newton)", "libsvm": "LIBSVM (exact)"}
+                 "smoothed_newton": "SmSVM (smoothed Newton)", "admm": "ADMM (HSS kernel)",
+                 "libsvm": "LIBSVM (exact)"}
 
 
 def solver_label(name) -> str:
@@ -93,9 +102,9 @@ LESSONS = {
          "sampling": "uniform"},
         "playground",
         "With m = 10 landmarks the model can only combine 10 kernel bumps (the gold stars), "
-        "far too few for 16 squares: the boundary is blurry and the error high. Raise m to "
-        "100 in the sidebar and watch the checkerboard appear; the Robustness page shows "
-        "the whole trade-off.",
+        "far too few for 16 squares: the boundary misses most squares and the error is high. "
+        "Raise m to 100 in the sidebar and watch the checkerboard appear (the test error "
+        "drops); the Robustness page shows the whole trade-off.",
     ),
     "large_lambda": Lesson(
         "λ too large",
@@ -104,8 +113,9 @@ LESSONS = {
          "lam": 0.2, "solver": "snacks", "kernel": "rbf", "pca2d": False},
         "playground",
         "λ = 0.2 (C ≈ 0.009) makes the norm penalty dominate the hinge loss: the decision "
-        "function stays close to zero, the margins f = ±1 swallow most points and the "
-        "boundary underfits. Lower λ step by step and watch the margins tighten.",
+        "function f(x) stays between −1 and +1 everywhere, so no margin line f = ±1 appears "
+        "and every point pays a hinge loss; the colours are pale and the boundary underfits. "
+        "Lower λ step by step: the colours deepen and the dashed margins f = ±1 appear.",
     ),
     "race": Lesson(
         "Snacks vs Pegasos race",
@@ -114,8 +124,10 @@ LESSONS = {
          "conv_solvers": ("snacks", "pegasos"), "max_epochs": 50, "pca2d": False},
         "convergence",
         "The paper's Fig. 1: with a small λ Pegasos' step 1/(λt) starts huge and decays slowly, "
-        "so its objective wanders; Snacks restarts from averaged iterates with a step and a "
-        "ball that shrink geometrically, and reaches a small gap in a few epochs.",
+        "so its objective comes down slowly and wanders; Snacks restarts from averaged "
+        "iterates with a step and a ball that shrink geometrically: by epoch 5 its objective "
+        "is below Pegasos', and it ends lower. The metrics under the figure say what "
+        "stopped each solver.",
     ),
     "bandwidth": Lesson(
         "Bandwidth and spectrum",
@@ -124,18 +136,42 @@ LESSONS = {
          "m": 100, "kernel": "rbf", "spec_factors": (0.1, 1.0, 10.0), "pca2d": False},
         "spectrum",
         "A wide kernel (small γ) has a fast-decaying spectrum: a few landmarks capture it. A "
-        "narrow kernel (large γ) spreads its energy over many eigenvalues, so the Nyström "
-        "error falls slowly with m. The effective dimension at your λ is the number of "
-        "landmarks worth paying for.",
+        "narrow kernel (large γ) spreads its energy over many eigenvalues, so its curve stays "
+        "high. The effective dimension at λ = 0.001 is the number of landmarks worth paying "
+        "for.",
     ),
 }
 
-TRY_THIS = """- Slide **m** down to 5: the boundary can only bend around a few landmarks.
-- Raise **λ** (smaller C): wider margins, smoother boundary, more training error.
-- Raise **γ** by hand: narrow kernels follow every point, then overfit.
-- Switch the **solver** to LIBSVM: the exact kernel SVM, the target Nyström approximates.
-- Open **Lessons** in the sidebar for guided experiments.
-"""
+def try_this(settings) -> str:
+    """Suggestions for the Playground that make sense from the current settings."""
+    hints = []
+    solver = settings["solver"]
+    if solver in ("libsvm", "admm"):
+        hints.append("Switch the **solver** back to Snacks: the Nyström model with m landmarks "
+                     "this one is the reference for.")
+    elif settings["m"] > 10:
+        hints.append("Slide **m** down to 5: the boundary can only bend around a few "
+                     "landmarks.")
+    else:
+        hints.append("Raise **m** to 100: with more landmarks the boundary can follow the data.")
+    if settings["lam"] < 0.05:
+        hints.append("Raise **λ** (smaller C): wider margins, smoother boundary, more training "
+                     "error.")
+    else:
+        hints.append("Lower **λ** (larger C): the margins tighten and the boundary follows the "
+                     "data.")
+    if settings["kernel"] != "linear":
+        if settings["gamma_scale"]:
+            hints.append("Turn off **γ from the data** and raise γ by hand: narrow kernels "
+                         "follow every point, then overfit.")
+        else:
+            hints.append("Raise **γ** further: narrow kernels follow every point, then overfit.")
+    if solver not in ("libsvm", "admm"):
+        hints.append("Switch the **solver** to LIBSVM: the exact kernel SVM, the target Nyström "
+                     "approximates.")
+    hints.append("Open **Lessons** in the sidebar for guided experiments.")
+    return "\n".join(f"- {hint}" for hint in hints)
+
 
 CAPTIONS = {
     "margins": "Decision values f(x) of the test points by true class: a good model puts "
@@ -144,18 +180,38 @@ CAPTIONS = {
     "heatmap": "Colour and text: mean test error (%) ± standard deviation over seeds; hover "
                "for the fit time. ★ marks the best cell. A broad bright (yellow) region means "
                "the method is robust to its settings; with too few landmarks no λ helps.",
+    "heatmap_gamma": "Colour and text: mean test error (%) ± standard deviation over seeds; "
+                     "hover for the fit time. ★ marks the best cell. Too large a γ (a narrow "
+                     "kernel) memorises the training points and too small a γ cannot bend; "
+                     "λ trades the two off. A broad bright (yellow) region means the method is "
+                     "robust to its settings.",
     "solvers": "Times are one run in this app's process, not a benchmark (see BENCHMARKS.md "
                "for side-by-side ratios). The embedded solvers share the embedding, so their "
                "objectives are comparable; LIBSVM's objective is the exact kernel problem's "
                "(with a bias), a reference the embedded ones approach as m grows.",
-    "spectrum": "Eigenvalues λᵢ of K_mm divided by the largest, on a log scale, for the same "
+    "spectrum": "Eigenvalues μᵢ of K_mm divided by the largest, on a log scale, for the same "
                 "landmarks at several bandwidths (the HSS paper's Fig. 1). Wide kernels "
                 "(small γ) decay fast: a low-rank approximation is accurate. Eigenvalues "
-                "below the dashed line mλ are damped away by the regularization.",
-    "approximation": "Relative error ‖K − ZZᵀ‖_F / ‖K‖_F on up to 600 training rows, mean and "
-                     "spread over 3 seeds (the tutorial paper's comparison). Nyström adapts "
-                     "to the data and its error falls with the spectrum; random Fourier "
-                     "features ignore the data and fall like 1/√m.",
+                "below the dashed line mλ are damped away by the regularization; below about "
+                "10⁻¹³ of the largest the computed values are round-off, not the kernel's, and "
+                "are not drawn.",
+    "spectrum_polynomial": "Eigenvalues μᵢ of K_mm divided by the largest, on a log scale, "
+                           "for the same landmarks at several values of γ (the scale of "
+                           "⟨x, x'⟩). A polynomial kernel of degree p on d features has rank "
+                           "at most C(d + p, p), so the curve ends in round-off (below about "
+                           "10⁻¹³ of the largest, not drawn) after that many eigenvalues. "
+                           "Eigenvalues below the dashed line mλ are damped away by the "
+                           "regularization.",
+    "approximation": "Relative error ‖K − ZZᵀ‖_F / ‖K‖_F (Frobenius norms) on up to 600 "
+                     "training rows, mean and spread over 3 seeds (the tutorial paper's "
+                     "comparison). Nyström adapts to the data and its error falls with the "
+                     "spectrum; random Fourier features ignore the data and fall like 1/√m.",
+    "approximation_polynomial": "Relative error ‖K − ZZᵀ‖_F / ‖K‖_F (Frobenius norms) on up "
+                                "to 600 training rows, mean and spread over 3 seeds, for "
+                                "Nyström with three landmark choices (random Fourier features "
+                                "exist only for shift-invariant kernels, not the polynomial "
+                                "one). Once m exceeds the kernel's rank the error is "
+                                "round-off.",
     "convergence": "Top: the primal objective. Middle: its excess over the best value any "
                    "solver reached, on a log scale (dotted: Snacks' certified duality gap, "
                    "an upper bound on the excess over the optimum). Bottom: test error. "
