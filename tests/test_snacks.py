@@ -390,7 +390,10 @@ def test_dual_ascent_sweep_certifies_its_starting_point(weighted_problem):
     assert after > before
 
 
-def test_checkpoint_pass_against_numpy(weighted_problem):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_checkpoint_pass_against_numpy(weighted_problem, monkeypatch, parallel):
+    if parallel:  # the threaded pass, which large blocks take
+        monkeypatch.setattr(kernels, "PARALLEL_MIN_ENTRIES", 0)
     p = weighted_problem
     n, m = p.Z.shape
     rng = np.random.default_rng(1)
@@ -411,12 +414,18 @@ def test_checkpoint_pass_against_numpy(weighted_problem):
                                rtol=1e-10)
 
 
-def test_same_result_for_any_thread_count(moons_problem):
+def test_same_result_for_any_thread_count(moons_problem, monkeypatch):
+    """Serial passes (small blocks), and parallel ones on 1 or 2 threads: the same bits."""
     p = moons_problem
-    one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=1)
-    two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=2)
-    np.testing.assert_array_equal(one.coef, two.coef)
-    np.testing.assert_array_equal(one.history["objective"], two.history["objective"])
+    held = {"validation": (p.Z[:100], p.y[:100]), "n_iter_no_change": 3}
+    serial = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, **held)
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_ENTRIES", 0)
+    one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=1, **held)
+    two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=2, **held)
+    for result in (one, two):
+        np.testing.assert_array_equal(serial.coef, result.coef)
+        np.testing.assert_array_equal(serial.history["objective"], result.history["objective"])
+        np.testing.assert_array_equal(serial.history["gap"], result.history["gap"])
 
 
 # ------------------------------------------------------------------- early stopping

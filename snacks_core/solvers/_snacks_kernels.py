@@ -9,6 +9,7 @@ global.  Accumulation is in float64 whatever the dtype of ``Z``.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -170,65 +171,126 @@ def assg_l1_steps(Z, offset, y, sw, rows, c, zc, lam, eta, radius, v, total, sta
     state[L1_STEPS] += rows.shape[0]
 
 
-# Cached although parallel: numba 0.68 reloads it (measured: first call in a new process
-# 0.13 s instead of 1.3–2.4 s of compilation), and the app calls it at every fit.
-@njit(cache=True, nogil=True, parallel=True)
+# Below this many entries of Z a pass runs on the calling thread: waking the worker threads
+# costs more than the pass (measured: 5 ms per parallel pass on moons-sized data, 1,600 × 50,
+# against 0.1 ms of work, which made checkpoints most of the Playground's training time).
+PARALLEL_MIN_ENTRIES = 1 << 20
+
+
+def _parallel(Z):
+    return Z.shape[0] * Z.shape[1] >= PARALLEL_MIN_ENTRIES and numba.get_num_threads() > 1
+
+
 def checkpoint_pass(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts, g_parts,
                     with_dual):
-    """One parallel pass over a block: margins, hinge sums and (``with_dual``) a dual point.
+    """One pass over a block: margins, hinge sums and (``with_dual``) a dual point.
 
     ``margin[i]`` receives y_i⟨w, z_i⟩; β_i is row i's averaged margin-violation
     indicator (violations/hits), or the indicator of its current margin when it was not
     sampled.  Task k (rows ``k·CHECKPOINT_TASK_ROWS`` onwards, within the block) writes
     its hinge sum Σ s_i max(0, 1 − margin_i) to ``hinge_parts[k]`` and its
-    Σ s_i β_i y_i z_i to ``g_parts[k]``.
+    Σ s_i β_i y_i z_i to ``g_parts[k]``.  The tasks run in parallel on large blocks, one
+    after the other on small ones: the same sums either way.
     """
-    n_rows, m = Z.shape
-    n_tasks = (n_rows + CHECKPOINT_TASK_ROWS - 1) // CHECKPOINT_TASK_ROWS
-    for task in prange(n_tasks):
-        g = g_parts[task]
-        g[:] = 0.0
-        hinge = 0.0
-        stop = min(n_rows, (task + 1) * CHECKPOINT_TASK_ROWS)
-        for r in range(task * CHECKPOINT_TASK_ROWS, stop):
-            i = r + offset
-            zi = Z[r]
-            mi = y[i] * dot(w, zi)
-            margin[i] = mi
-            if mi < 1.0:
-                hinge += sw[i] * (1.0 - mi)
-            if not with_dual:
-                continue
-            if hits[i] > 0.0:
-                beta[i] = violations[i] / hits[i]
-            else:
-                beta[i] = 1.0 if mi < 1.0 else 0.0
-            if beta[i] > 0.0:
-                coef = sw[i] * beta[i] * y[i]
-                for j in range(m):
-                    g[j] += coef * zi[j]
-        hinge_parts[task] = hinge
+    run = _checkpoint_pass_parallel if _parallel(Z) else _checkpoint_pass_serial
+    run(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts, g_parts, with_dual)
 
 
-@njit(cache=True, nogil=True, parallel=True)
 def squared_norms(Z, out):
-    """out[i] = ‖z_i‖² in float64, in parallel (numpy's einsum casts float32 slowly)."""
-    for i in prange(Z.shape[0]):
-        zi = Z[i]
-        total = 0.0
-        for j in range(zi.shape[0]):
-            zij = np.float64(zi[j])
-            total += zij * zij
-        out[i] = total
+    """out[i] = ‖z_i‖² in float64 (numpy's einsum casts float32 slowly)."""
+    (_squared_norms_parallel if _parallel(Z) else _squared_norms_serial)(Z, out)
+
+
+def count_errors(Z, w, y):
+    """Σ_i [sign⟨w, z_i⟩ ≠ y_i] (a zero score counts as an error)."""
+    return (_count_errors_parallel if _parallel(Z) else _count_errors_serial)(Z, w, y)
+
+
+@njit(cache=True, nogil=True)
+def _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta, margin, g, start, stop,
+                     with_dual):
+    """Rows ``start … stop`` of the block for :func:`checkpoint_pass`; returns the hinge sum."""
+    g[:] = 0.0
+    hinge = 0.0
+    for r in range(start, stop):
+        i = r + offset
+        zi = Z[r]
+        mi = y[i] * dot(w, zi)
+        margin[i] = mi
+        if mi < 1.0:
+            hinge += sw[i] * (1.0 - mi)
+        if not with_dual:
+            continue
+        if hits[i] > 0.0:
+            beta[i] = violations[i] / hits[i]
+        else:
+            beta[i] = 1.0 if mi < 1.0 else 0.0
+        if beta[i] > 0.0:
+            coef = sw[i] * beta[i] * y[i]
+            for j in range(Z.shape[1]):
+                g[j] += coef * zi[j]
+    return hinge
+
+
+# Cached although parallel: numba 0.68 reloads it (measured: first call in a new process
+# 0.13 s instead of 1.3–2.4 s of compilation), and the app calls it at every fit.
+@njit(cache=True, nogil=True, parallel=True)
+def _checkpoint_pass_parallel(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts,
+                              g_parts, with_dual):
+    n_rows = Z.shape[0]
+    for task in prange(hinge_parts.shape[0]):
+        hinge_parts[task] = _checkpoint_task(
+            Z, offset, y, sw, w, hits, violations, beta, margin, g_parts[task],
+            task * CHECKPOINT_TASK_ROWS, min(n_rows, (task + 1) * CHECKPOINT_TASK_ROWS),
+            with_dual)
+
+
+@njit(cache=True, nogil=True)
+def _checkpoint_pass_serial(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts,
+                            g_parts, with_dual):
+    n_rows = Z.shape[0]
+    for task in range(hinge_parts.shape[0]):
+        hinge_parts[task] = _checkpoint_task(
+            Z, offset, y, sw, w, hits, violations, beta, margin, g_parts[task],
+            task * CHECKPOINT_TASK_ROWS, min(n_rows, (task + 1) * CHECKPOINT_TASK_ROWS),
+            with_dual)
+
+
+@njit(cache=True, nogil=True)
+def _squared_norm(zi):
+    total = 0.0
+    for j in range(zi.shape[0]):
+        zij = np.float64(zi[j])
+        total += zij * zij
+    return total
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def count_errors(Z, w, y):
-    """Σ_i [sign⟨w, z_i⟩ ≠ y_i] (a zero score counts as an error), in parallel."""
+def _squared_norms_parallel(Z, out):
+    for i in prange(Z.shape[0]):
+        out[i] = _squared_norm(Z[i])
+
+
+@njit(cache=True, nogil=True)
+def _squared_norms_serial(Z, out):
+    for i in range(Z.shape[0]):
+        out[i] = _squared_norm(Z[i])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _count_errors_parallel(Z, w, y):
     errors = 0
     for i in prange(Z.shape[0]):
-        score = dot(w, Z[i])
-        if not (score * y[i] > 0.0):
+        if not (dot(w, Z[i]) * y[i] > 0.0):
+            errors += 1
+    return errors
+
+
+@njit(cache=True, nogil=True)
+def _count_errors_serial(Z, w, y):
+    errors = 0
+    for i in range(Z.shape[0]):
+        if not (dot(w, Z[i]) * y[i] > 0.0):
             errors += 1
     return errors
 
