@@ -365,8 +365,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         for k, (indices, dual_coef, _, _) in enumerate(fits):
             dual_coefs[k, indices] = dual_coef
         if representation == "hss":
-            # A model fitted on K̃ is evaluated with K̃ (HSSKernel.model), not the exact kernel.
-            self.embedding_ = operator.model(dual_coefs.T)
+            # The exact kernel only where every subproblem chose it (admm.choose_evaluation).
+            evaluation = ("exact" if all(f[3].info["evaluation"] == "exact" for f in fits)
+                          else "extension")
+            self.embedding_ = operator.model(dual_coefs.T, evaluation)
             self.coef_ = np.ascontiguousarray(self.embedding_.weights.T)
             self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
             return [f[3] for f in fits]

@@ -168,6 +168,30 @@ def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
     assert np.mean(same) >= 0.999
 
 
+def test_crude_hss_models_predict_with_the_extension_of_k_tilde(data):
+    """Issue 12: a converged model fitted on a crude K̃ must not be evaluated with the exact
+    kernel (the paper's Algorithm 3): the fit picks K̃'s extension from the hinge on
+    training rows, and it predicts far better there (oracle: the test labels)."""
+    X, y, X_test, y_test = data
+    crude = admm.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
+                                hss_options={"tol": 0.3, "max_rank": 2, "leaf_size": 32})
+    support, dual_coef, intercept, result = admm.solve(crude, y, 1e-6, max_iter=2000)
+    assert result.stop_reason == "tol_gap" and crude.relative_error > 0.1
+    hinge = result.info["evaluation_hinge"]
+    assert result.info["evaluation"] == "extension" and hinge["extension"] < hinge["exact"]
+    coef = full(support, dual_coef, 1000)
+    errors = {e: np.mean(np.sign(crude.decision(X_test, coef, e) + intercept) != y_test)
+              for e in ("exact", "extension")}
+    assert errors["extension"] <= errors["exact"] - 0.05
+    svc = SVC(C=lam_to_C(1e-6, 1000), gamma=GAMMA).fit(X, y)
+    assert errors["extension"] <= np.mean(svc.predict(X_test) != y_test) + 0.03
+    # The estimator follows the fit's choice.
+    model = SnacksClassifier(solver="admm", gamma=GAMMA, lam=1e-6, random_state=0,
+                             solver_options={"beta": 1.0, "max_iter": 2000, "hss_options": {
+                                 "tol": 0.3, "max_rank": 2, "leaf_size": 32}}).fit(X, y)
+    assert 1 - model.score(X_test, y_test) == pytest.approx(errors["extension"], abs=0.01)
+
+
 class CountingOperator:
     """Wraps an operator and counts its solves and their right-hand sides."""
 

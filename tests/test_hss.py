@@ -153,6 +153,22 @@ def test_model_extends_the_approximation_to_new_rows(basis, moons):
     assert features.getnnz(axis=1).max() <= 64 + 60
 
 
+def test_exact_evaluation_is_the_kernel_expansion(moons):
+    X, _ = moons
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, random_state=0)
+    coef = np.zeros(1000)
+    coef[::5] = np.random.default_rng(4).normal(size=200)
+    X_new = X[:40] + 0.05
+    model = operator.model(coef, "exact")
+    np.testing.assert_allclose(model.decision(X_new), rbf_kernel(X_new, X, gamma=2.0) @ coef,
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(model.landmark_indices_, np.arange(0, 1000, 5))
+    np.testing.assert_allclose(model.transform(X_new) @ model.weights, model.decision(X_new),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="evaluation"):
+        operator.model(coef, "nearest")
+
+
 def test_ranks_meet_the_target_on_the_sampled_entries():
     """The rank kept is the smallest whose interpolation error on the sampled block is at
     most tol·‖F‖_F (oracle: the error of the interpolative decomposition itself)."""

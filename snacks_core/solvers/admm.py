@@ -252,7 +252,8 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=DEFAULT_MAX_ITER, to
         ``epoch`` is NaN (an iteration is a solve, not a pass over the data).
         ``stop_reason`` is ``'tol_gap'`` or ``'max_iter'``.  ``info`` holds ``beta``,
         ``relaxation``, ``solve_time`` and ``checkpoint_time`` (seconds) and, for an
-        HSS operator, its ``compression`` report.
+        HSS operator, its ``compression`` report and the ``evaluation`` of new rows
+        chosen by :func:`choose_evaluation` (pass it to ``operator.model``).
     """
     return solve_path(operator, y, [lam], sample_weight=sample_weight, max_iter=max_iter,
                       tol=tol, relaxation=relaxation, checkpoint_every=checkpoint_every,
@@ -350,13 +351,36 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=DEFAULT_MAX_IT
     for column in range(count):
         support = np.flatnonzero(z[:, column] > 0.0).astype(np.int64)
         dual_coef = y[support] * z[support, column]
+        column_info = dict(info)
+        if hasattr(operator, "compression"):
+            column_info.update(choose_evaluation(operator, y, labels[:, 0] * z[:, column],
+                                                 intercepts[column], sample_weight))
         result = SolverResult(
             coef=dual_coef,
             history={name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()},
             n_iter=int(n_iter[column]), n_epochs=np.nan, stop_reason=stop_reasons[column],
-            info=dict(info))
+            info=column_info)
         results.append((support, dual_coef, float(intercepts[column]), result))
     return results
+
+
+def choose_evaluation(operator, y, coef, intercept, sample_weight=None, rows=1000, seed=0):
+    """How an HSS model should evaluate new rows: ``'exact'`` kernel or K̃'s ``'extension'``.
+
+    Both are evaluated on up to ``rows`` training rows drawn with a fixed seed, where K̃'s
+    own values (K̃c)_i are known: the one with the smaller mean hinge loss
+    (1/|S|) Σ s_i max(0, 1 − y_i f(x_i)) is kept (see :meth:`HSSKernel.model`).  Returns
+    ``{'evaluation': …, 'evaluation_hinge': {'exact': …, 'extension': …}}``; the
+    extension's value is that of K̃ itself, which it reproduces on training rows.
+    """
+    sample = np.random.default_rng(seed).choice(operator.n, min(rows, operator.n), replace=False)
+    weights = np.ones(operator.n) if sample_weight is None else sample_weight
+    values = {"extension": operator.matvec(coef)[sample],
+              "exact": operator.exact_decision(operator.X[sample], coef)}
+    hinge = {name: float(np.mean(weights[sample]
+                                 * np.maximum(0.0, 1.0 - y[sample] * (f + intercept))))
+             for name, f in values.items()}
+    return {"evaluation": min(hinge, key=hinge.get), "evaluation_hinge": hinge}
 
 
 def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="scale", degree=3,
