@@ -22,10 +22,9 @@ import scipy.sparse as sp
 from numba.extending import get_cython_function_address
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
-from .kernels import (KernelBlocks, check_kernel_params, effective_n_threads, for_row_blocks,
-                      kernel_matrix, resolve_gamma)
+from .kernels import (KernelBlocks, _blas_controller, check_kernel_params, effective_n_threads,
+                      for_row_blocks, kernel_matrix, resolve_gamma)
 from .landmarks import SAMPLINGS, distinct_rows, select_landmarks
 from .validation import check_data, check_fits_in_memory, clip_n_components
 
@@ -286,7 +285,9 @@ def _landmark_factor(K_mm, eigen_tol, rank):
     LAPACK drivers spin-wait and run many times slower, for little gain when idle.
     """
     m = K_mm.shape[0]
-    with threadpool_limits(1, user_api="blas"):
+    # The cached controller: threadpool_limits would inspect the loaded libraries anew
+    # (8 ms, more than a Playground-sized embedding).
+    with _blas_controller().limit(limits=1):
         # The spectrum alone first: eigenvectors are needed only if some are dropped.
         eigenvalues = np.maximum(scipy.linalg.eigvalsh(K_mm)[::-1], 0.0)
         top = eigenvalues[0]
