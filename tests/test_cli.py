@@ -192,3 +192,88 @@ def test_download_without_network_gives_one_line(capsys, tmp_path, monkeypatch):
                        str(tmp_path / "cache"))
     assert code == 1
     assert one_line(err) and "by hand" in err
+
+
+def test_sample_files_by_name_with_class_weights(capsys):
+    status, out, _ = run(capsys, "datasets")
+    assert status == 0
+    for name in ("two_spirals.csv", "imbalanced_blobs.csv", "a9a_small.svm"):
+        assert name in out
+    status, out, err = run(capsys, "fit", "two_spirals.csv", "--m", "30", "--max-epochs", "5")
+    assert status == 0, err
+    assert "two_spirals.csv: 420 training rows" in out
+    for weights in ("balanced", "fraud=9,ok=1"):
+        status, out, err = run(capsys, "fit", "imbalanced_blobs.csv", "--m", "20",
+                               "--class-weight", weights, "--max-epochs", "5")
+        assert status == 0, err
+    status, _, err = run(capsys, "fit", "imbalanced_blobs.csv", "--class-weight", "spam=2")
+    assert status == 1 and one_line(err) and "'spam', not a label" in err
+    status, _, err = run(capsys, "fit", "moons", "--class-weight", "x=-1")
+    assert status == 2 and one_line(err)
+
+
+def test_class_weight_reaches_the_estimator(monkeypatch):
+    seen = {}
+    real = cli.SnacksClassifier
+
+    def record(**params):
+        seen.update(params)
+        return real(**params)
+
+    monkeypatch.setattr(cli, "SnacksClassifier", record)
+    assert cli.main(["fit", "imbalanced_blobs.csv", "--m", "20", "--max-epochs", "2",
+                     "--class-weight", "fraud=9,ok=1"]) == 0
+    assert seen["class_weight"] == {"fraud": 9.0, "ok": 1.0}
+
+
+def test_compare_says_why_there_is_no_objective(capsys, tmp_path):
+    status, out, err = run(capsys, "compare", "breast_cancer", "--m", "30", "--lam", "1e-3",
+                           "--solvers", "snacks,libsvm", "--out", str(tmp_path / "c.csv"))
+    assert status == 0, err
+    assert "NaN" not in out and "nan" not in out
+    libsvm_row = next(line for line in out.splitlines() if line.strip().startswith("libsvm"))
+    assert "—" in libsvm_row
+    assert "objective —: libsvm: the exact kernel SVM has no Nyström weights" in out
+    table = pd.read_csv(tmp_path / "c.csv")
+    assert np.isfinite(table.objective[0]) and np.isnan(table.objective[1])
+
+
+def test_csv_label_errors_name_the_option(capsys, tmp_path):
+    path = tmp_path / "first.csv"
+    path.write_text("grade,a,b\nA,1,2\nB,3,4\nA,5,6\n")
+    status, _, err = run(capsys, "fit", str(path))
+    assert status == 1 and one_line(err)
+    assert "line 2, column 'grade'" in err and "--label-column" in err
+    status, _, err = run(capsys, "fit", str(path), "--label-column", "nope")
+    assert status == 1 and "no label column 'nope'" in err and "--label-column" in err
+
+
+def test_n_samples_and_label_column_only_where_they_apply(capsys):
+    for argv in (["fit", "moons", "--n-samples", "0"], ["fit", "moons", "--n-samples", "-5"]):
+        status, _, err = run(capsys, *argv)
+        assert status == 2 and one_line(err) and "--n-samples" in err
+    status, _, err = run(capsys, "fit", "iris", "--n-samples", "50")
+    assert status == 1 and "generated dataset" in err
+    status, _, err = run(capsys, "fit", "breast_cancer", "--label-column", "99")
+    assert status == 1 and "built-in dataset" in err
+
+
+def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
+    out = tmp_path / "grid.csv"
+    lengths = []
+    real = cli.robustness_grid
+
+    def watch(*args, progress, **kwargs):
+        def report(done, total, row):
+            progress(done, total, row)
+            lengths.append(len(pd.read_csv(out)))
+        return real(*args, progress=report, **kwargs)
+
+    monkeypatch.setattr(cli, "robustness_grid", watch)
+    status, _, err = run(capsys, "heatmap", "moons", "--n-samples", "200", "--m", "5,10",
+                         "--lam", "1e-2,1e-3", "--n-jobs", "1", "--max-epochs", "5",
+                         "--out", str(out))
+    assert status == 0, err
+    assert lengths == [1, 2, 3, 4]
+    table = pd.read_csv(out)
+    assert len(table) == 4 and list(table.m) == sorted(table.m)

@@ -300,3 +300,103 @@ def test_susy_like_shape_labels_seed_and_balance():
     assert not np.array_equal(datasets.make_susy_like(4000, random_state=4)[0], X)
     with pytest.raises(ValueError, match="positive integer"):
         datasets.make_susy_like(0)
+
+
+def test_gzip_and_xz_files_are_read_in_a_stream(tmp_path):
+    import gzip
+    import lzma
+
+    for suffix, compress in ((".gz", gzip.compress), (".xz", lzma.compress)):
+        path = tmp_path / f"small.svm{suffix}"
+        path.write_bytes(compress(LIBSVM_TEXT))
+        assert load_file(path).X.shape == (3, 3)
+        csv_path = tmp_path / f"people.csv{suffix}"
+        csv_path.write_bytes(compress(b"age,label\n30,yes\n40,no\n"))
+        assert list(load_file(csv_path, label_column="label").y) == ["yes", "no"]
+
+
+def test_a_large_text_within_the_limits_is_read_exactly():
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 50, density=0.1, random_state=0, format="csr")
+    y = rng.choice([-1, 1], size=3000)
+    lines = "".join(f"{label:+d} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in
+                                              zip(X[i].indices, X[i].data)) + "\n"
+                    for i, label in enumerate(y))
+    data = load_libsvm(bz2.compress(lines.encode()), n_features=50)
+    np.testing.assert_array_equal(data.X.toarray(), X.toarray())
+    np.testing.assert_array_equal(data.y, y)
+    with pytest.raises(ValueError, match="more than the limit of 100 rows"):
+        load_libsvm(lines.encode(), max_rows=100)
+    with pytest.raises(ValueError, match="larger than 0 MiB"):
+        load_libsvm(lines.encode(), max_bytes=1000)
+    with pytest.raises(ValueError, match="beyond the limit of 10 features"):
+        load_libsvm(lines.encode(), max_features=10)
+
+
+# ---------------------------------------------------------------------------- export
+
+
+class _Request:
+    """The fields of the app's DataRequest that the exported code reads."""
+
+    def __init__(self, dataset, **fields):
+        self.kind, self.name = dataset.split(":", 1)
+        self.test_size, self.scaling, self.seed, self.pca2d = 0.3, "standard", 0, False
+        self.__dict__.update(fields)
+
+
+PARAMS = {"kernel": "rbf", "gamma": "scale", "n_components": 20, "lam": 1e-3,
+          "solver": "snacks", "max_epochs": 5, "random_state": 0}
+
+
+def test_exported_code_of_an_uploaded_csv_runs_and_saves_the_whole_pipeline(tmp_path,
+                                                                            monkeypatch):
+    from snacks_core import SnacksClassifier
+    from snacks_core.ui.export import run_code
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(loc=50, scale=20, size=(150, 2))
+    grade = np.where(X[:, 0] + X[:, 1] > 100, "pass", "fail")
+    raw = "grade,hours,score\n" + "".join(f"{g},{a:.3f},{b:.3f}\n" for g, (a, b) in zip(grade, X))
+    # As the app reads an upload: bytes, the file's name and the chosen label column.
+    dataset = load_csv(raw.encode(), label_column="grade", name="students.csv")
+    request = _Request("upload:0123abcd:students.csv")
+    code = run_code(request, dataset, PARAMS)
+    assert "load_csv('students.csv', label_column='grade')" in code
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "students.csv").write_text(raw)
+    namespace = {}
+    exec(compile(code, "exported", "exec"), namespace)
+    split = split_dataset(dataset, test_size=0.3, scaling="standard", random_state=0)
+    model = SnacksClassifier(**PARAMS).fit(split.X_train, split.y_train)
+    np.testing.assert_allclose(namespace["model"].coef_, model.coef_)
+    # The saved pipeline scales raw rows itself: it predicts as the model on scaled rows.
+    raw_split = split_dataset(dataset, test_size=0.3, scaling="none", random_state=0)
+    np.testing.assert_allclose(namespace["pipeline"].decision_function(raw_split.X_test),
+                               model.decision_function(split.X_test), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("source, scaling, pca2d", [
+    ("bundled:breast_cancer", "minmax", True),
+    ("bundled:wine", "standard", False),
+    ("sparse", "standard", True),
+    ("sparse", "minmax", False),
+])
+def test_npz_pipeline_predicts_on_raw_rows(source, scaling, pca2d):
+    from snacks_core import SnacksClassifier
+    from snacks_core.ui.export import model_from_npz, model_to_npz, pipeline_from_npz
+
+    if source == "sparse":
+        X, y, _, _ = make_a9a_like(300, 1, random_state=0)
+        dataset = datasets.make_dataset(X, y, "a9a_like")
+    else:
+        dataset = load_bundled(source.split(":")[1])
+    split = split_dataset(dataset, scaling=scaling, project_2d=pca2d, random_state=0)
+    raw = split_dataset(dataset, scaling="none", random_state=0)
+    model = SnacksClassifier(**{**PARAMS, "gamma": 0.5}).fit(split.X_train, split.y_train)
+    payload = model_to_npz(model, split.preprocessing)
+    pipeline = pipeline_from_npz(payload)
+    np.testing.assert_allclose(pipeline.decision_function(raw.X_test),
+                               model.decision_function(split.X_test), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(pipeline.predict(raw.X_test), model.predict(split.X_test))
+    assert model_from_npz(payload).n_features_in_ == split.n_features
