@@ -153,8 +153,8 @@ def _check_labels(y, n_rows, name, min_classes=2):
     if y.dtype.kind == "O":
         y = y.astype(str)
     if np.unique(y).shape[0] < min_classes:
-        raise ValueError(f"{name}: all rows have the same label ({y[0].item()!r}); a classifier needs "
-                         "at least two classes. Check the label column.")
+        raise ValueError(f"{name}: all rows have the same label ({y[0].item()!r}); a "
+                         "classifier needs at least two classes. Check the label column.")
     return y
 
 
@@ -528,7 +528,8 @@ def _csv_rows(text, name):
             return
         except csv.Error as exc:
             raise ValueError(f"{name}, line {reader.line_num}: {exc}. Check the separator and "
-                             "the quotes (an unclosed quote swallows the lines after it).") from None
+                             "the quotes (an unclosed quote swallows the lines after it)."
+                             ) from None
         if fields and any(cell.strip() for cell in fields):
             yield reader.line_num, fields
 

@@ -112,7 +112,7 @@ def _put_preprocessing(arrays, preprocessing):
     """The fitted scaler and projection of a split as arrays (see FeatureScaling)."""
     for step in preprocessing:
         if isinstance(step, StandardScaler):
-            offset = step.mean_ if step.mean_ is not None else np.zeros_like(step.scale_)
+            offset = step.mean_ if step.with_mean else np.zeros_like(step.scale_)
             arrays.update(scaling=np.array("standard"), scaling_offset=offset,
                           scaling_factor=step.scale_)
         elif isinstance(step, MinMaxScaler):
