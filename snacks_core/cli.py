@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.metrics import f1_score
 
 from . import datasets
 from .estimator import SnacksClassifier
 from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
-from .objective import lam_to_C, primal_objective
+from .analysis import evaluate
+from .objective import lam_to_C
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import (BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid,
                      summarize_grid)
@@ -47,10 +47,10 @@ A9A_LIKE = "a9a_like"
 # Exit status of a heatmap stopped before its last cell (its finished cells are written).
 STOPPED = 3
 
-# Why `compare` shows no primal objective F(w) for a solver.
-NO_OBJECTIVE = {
-    "libsvm": "the exact kernel SVM has no Nyström weights w",
-    "admm": "ADMM solves the dual on the whole kernel, not on the Nyström embedding",
+# The kernel on which each solver's objective F is measured.
+OBJECTIVE_KERNEL = {
+    "libsvm": "the exact kernel",
+    "admm": "ADMM's kernel approximation K̃",
 }
 
 # The exact kernel SVM (LIBSVM) needs the n × n kernel: `compare` skips it above this size.
@@ -380,30 +380,21 @@ def _class_weights(weights, classes):
     return {by_text[label]: weight for label, weight in weights.items()}
 
 
-def _metrics(model, split, lam):
-    """Errors, F1, objective, times and stop reasons of a fitted model."""
-    binary = model.classes_.shape[0] == 2
-    test_pred = model.predict(split.X_test)
-    if binary:
-        f1 = f1_score(split.y_test, test_pred, pos_label=model.classes_[1], zero_division=0.0)
-    else:
-        f1 = f1_score(split.y_test, test_pred, labels=model.classes_, average="macro",
-                      zero_division=0.0)
-    objective = None
-    if model.solver in EMBEDDED_SOLVERS:
-        Z = model.embedding_.transform(split.X_train)
-        objective = np.mean([
-            primal_objective(w, Z, np.where(split.y_train == c, 1.0, -1.0), lam)
-            for w, c in zip(model.coef_, model.classes_[1:] if binary else model.classes_)])
+def _metrics(model, split):
+    """Errors, F1, objective, times and stop reasons of a fitted model (the app's evaluate)."""
+    metrics = evaluate(model, split)
+    label = metrics["f1_label"]
     return {
-        "train error": 1.0 - model.score(split.X_train, split.y_train),
-        "test error": float(np.mean(test_pred != split.y_test)),
-        "F1": float(f1),
-        "objective": None if objective is None else float(objective),
-        "embedding time (s)": model.embedding_time_,
-        "training time (s)": model.training_time_,
-        "iterations": model.n_iter_,
-        "stopped by": ",".join(dict.fromkeys(model.stop_reasons_)),
+        "train error": metrics["train_error"],
+        "test error": metrics["test_error"],
+        "majority error": metrics["majority_error"],
+        "F1": metrics["f1"],
+        "F1 of": "macro average" if label is None else str(label),
+        "objective": metrics["objective"],
+        "embedding time (s)": metrics["embedding_time"],
+        "training time (s)": metrics["training_time"],
+        "iterations": metrics["iterations"],
+        "stopped by": metrics["stop"],
     }
 
 
@@ -417,11 +408,11 @@ def _fit(args):
     gamma = resolve_gamma(args.gamma, split.X_train)
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
-    for name, value in _metrics(model, split, args.lam).items():
-        if value is None:
-            value = f"— ({NO_OBJECTIVE.get(args.solver, 'not computed')})"
+    for name, value in _metrics(model, split).items():
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
+    print(f"  (objective: F of the returned model on "
+          f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {args.m})')})")
     return 0
 
 
@@ -588,21 +579,18 @@ def _compare(args):
     for solver in solvers:
         model = _model(args, solver, args.m, args.lam, args.seed, classes).fit(split.X_train,
                                                                               split.y_train)
-        metrics = _metrics(model, split, args.lam)
+        metrics = _metrics(model, split)
         rows.append({"solver": solver,
                      "time (s)": metrics["embedding time (s)"] + metrics["training time (s)"],
                      **metrics})
     table = pd.DataFrame(rows)
     print(f"{split.name}, m = {args.m}, λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g}), "
           f"{n_train} training rows")
-    shown = table.astype({"objective": object})
-    shown["objective"] = [("—" if value is None or value != value else f"{value:.4g}")
-                          for value in table["objective"]]
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    for solver in dict.fromkeys(s for s, o in zip(table.solver, table.objective)
-                                if o is None or o != o):
-        print(f"objective —: {solver}: {NO_OBJECTIVE.get(solver, 'not computed')} "
-              "(F(w) is the primal objective on the Nyström embedding).")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    exact = [s for s in solvers if s in OBJECTIVE_KERNEL]
+    print(f"objective: F = (1/n) Σ max(0, 1 − y_i f(x_i)) + λ‖f‖² of the returned model, on "
+          f"the Nyström embedding (m = {args.m})"
+          + "".join(f"; for {s} on {OBJECTIVE_KERNEL[s]}" for s in exact) + ".")
     if args.out:
         table.to_csv(args.out, index=False)
     return 0
