@@ -488,3 +488,52 @@ def test_app_shows_an_error_box_and_keeps_running(name, content, message):
     at.switch_page("pages/playground.py").run()
     assert not at.exception and not at.error
     assert at.metric
+
+
+def test_plan_grid_also_respects_the_memory_free_now(monkeypatch, tmp_path):
+    from snacks_core import validation
+    from snacks_core.sweeps import plan_grid
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nMemAvailable:     123456 kB\n")
+    assert validation.free_memory(str(meminfo)) == 123456 * 1024
+    assert validation.free_memory(str(tmp_path / "missing")) is None
+    need = plan_grid(10_000, 5_000, [1000], n_jobs=1, dtype="float64").bytes_needed
+    # The process may use plenty, but the machine has little free: float32, then refusal.
+    monkeypatch.setattr(validation, "free_memory", lambda: 2 * need - 2)
+    assert plan_grid(10_000, 5_000, [1000], n_jobs=1).dtype == "float32"
+    monkeypatch.setattr(validation, "free_memory", lambda: need // 4)
+    with pytest.raises(ValueError, match="would need"):
+        plan_grid(10_000, 5_000, [1000], n_jobs=1)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"max_epochs": float("inf")}, "max_epochs"),
+    ({"n_jobs": 10**6}, "n_jobs=1000000 is more parallel jobs"),
+])
+def test_robustness_grid_refuses_absurd_budgets(kwargs, message):
+    from snacks_core.sweeps import robustness_grid
+
+    data = datasets.make_synthetic("moons", 100)
+    with pytest.raises(ValueError, match=message):
+        robustness_grid(data.X, data.y, m=5, lam=1e-2, **kwargs)
+
+
+def test_second_ctrl_c_keeps_the_cells_already_written(capsys, tmp_path, monkeypatch):
+    out = tmp_path / "grid.csv"
+    real = cli.robustness_grid
+
+    def interrupted(*args, progress, **kwargs):
+        def report(finished, total, row):
+            progress(finished, total, row)
+            if finished == 2:
+                raise KeyboardInterrupt
+        return real(*args, progress=report, **kwargs)
+
+    monkeypatch.setattr(cli, "robustness_grid", interrupted)
+    code, _, err = run_cli(capsys, "heatmap", "moons", "--n-samples", "200", "--m", "5,10,20",
+                           "--lam", "1e-2,1e-3", "--n-jobs", "1", "--max-epochs", "5",
+                           "--out", str(out))
+    assert code == 130 and "interrupted" in err
+    import pandas as pd
+    assert len(pd.read_csv(out)) == 2
