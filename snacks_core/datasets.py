@@ -312,6 +312,8 @@ _READ_CHUNK = 1 << 20
 _PLAN_EVERY = 1 << 16
 _MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
 _SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
+# Bytes counted in a text before parsing: lines, LIBSVM pairs, CSV separators.
+_COUNTED = (b"\n", b":", b",", b";", b"\t")
 
 
 class FeatureNames(Sequence):
@@ -384,13 +386,14 @@ class _TextFile:
     def __init__(self, source, max_bytes=MAX_TEXT_BYTES, name=None):
         binary, self.name, owned = _binary_stream(source, max_bytes)
         self.name = name or self.name
+        self._counts = dict.fromkeys(_COUNTED, 0)
         try:
-            self._data = self._decompress(binary, max_bytes, owned)
+            text, ends_line = self._decompress(binary, max_bytes, owned)
         finally:
             for stream in owned:
                 stream.close()
-        self.n_lines = self._data.count(b"\n") + (not self._data.endswith(b"\n"))
-        self._text = io.TextIOWrapper(io.BytesIO(self._data), encoding="utf-8-sig", newline="")
+        self.n_lines = self._counts[b"\n"] + (not ends_line)
+        self._text = io.TextIOWrapper(text, encoding="utf-8-sig", newline="")
         self.line = 0
 
     def _decompress(self, binary, max_bytes, owned):
@@ -411,20 +414,26 @@ class _TextFile:
         if inner is not binary:
             owned.insert(0, inner)
         reader = _CappedReader(inner, compression, max_bytes)
-        data = bytearray()
+        # The text is kept (at most max_bytes) and counted as it comes: the counts bound
+        # what the readers will allocate before they parse anything.
+        text, last = io.BytesIO(), b"\n"
         while True:
             try:
                 chunk = reader.read(_READ_CHUNK)
             except _ReadError as exc:
-                line = data.count(b"\n") + 1
+                line = self._counts[b"\n"] + 1
                 raise ValueError(f"{self.name}, line {line:,}: {exc}.") from None
             if not chunk:
-                return bytes(data)
-            data += chunk
+                text.seek(0)
+                return text, last == b"\n"
+            for pattern in self._counts:
+                self._counts[pattern] += chunk.count(pattern)
+            text.write(chunk)
+            last = chunk[-1:]
 
     def count(self, pattern: bytes) -> int:
-        """Occurrences of ``pattern`` in the text (a bound on fields, pairs, rows)."""
-        return self._data.count(pattern)
+        """Occurrences of ``pattern`` (one of ``_COUNTED``) in the text."""
+        return self._counts[pattern]
 
     def check_rows(self, max_rows):
         """Refuse, before parsing, text with more lines than ``max_rows`` (+ a header)."""
@@ -475,8 +484,8 @@ class _Prefixed(io.RawIOBase):
     def read(self, size=-1):
         if size is None or size < 0:
             return self.readall()
-        buffer = bytearray(size)
-        return bytes(buffer[:self.readinto(buffer)])
+        head, self._head = self._head[:size], self._head[size:]
+        return head + self._stream.read(size - len(head)) if size > len(head) else head
 
 
 def _binary_stream(source, max_bytes):
