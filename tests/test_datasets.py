@@ -400,3 +400,20 @@ def test_npz_pipeline_predicts_on_raw_rows(source, scaling, pca2d):
                                model.decision_function(split.X_test), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(pipeline.predict(raw.X_test), model.predict(split.X_test))
     assert model_from_npz(payload).n_features_in_ == split.n_features
+
+
+@pytest.mark.parametrize("option", ["sample:two_spirals.csv", "sample:a9a_small.svm",
+                                    "synthetic:moons"])
+def test_exported_code_runs_for_sample_files_and_generators(option, tmp_path, monkeypatch):
+    from snacks_core.ui.export import run_code
+
+    request = _Request(option, n_samples=200, noise=0.2)
+    if request.kind == "sample":
+        dataset = load_file(datasets.sample_data_dir() / request.name)
+    else:
+        dataset = make_synthetic("moons", 200, noise=0.2, random_state=0)
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(compile(run_code(request, dataset, {**PARAMS, "max_epochs": 2}), "exported", "exec"),
+         namespace)
+    assert namespace["pipeline"].predict(dataset.X[:5]).shape == (5,)
