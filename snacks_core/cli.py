@@ -455,28 +455,34 @@ def _heatmap(args):
 
 
 def _check_writable(path):
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror or exc}.") from None
+    """Refuse an output path that cannot be written, before any work (nothing is created)."""
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        problem = "it is a folder"
+    elif not folder.is_dir():
+        problem = f"there is no folder {folder}"
+    elif not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise ValueError(f"cannot write {path}: {problem}.")
 
 
 class _RowWriter:
-    """The heatmap table on disk: each finished cell appended and flushed as it comes, the
-    whole sorted table written in its place at the end."""
+    """The heatmap table on disk: from the first finished cell on, each cell is appended and
+    flushed as it comes (a crash or a second Ctrl-C keeps them); at the end the whole sorted
+    table takes its place.  A grid that fails before its first cell leaves the path as it was."""
 
     def __init__(self, path):
-        self.path = path
-        try:
-            self._file = open(path, "w", newline="")
-        except OSError as exc:
-            raise ValueError(f"cannot write {path}: {exc.strerror or exc}.") from None
-        self._writer = csv.DictWriter(self._file, fieldnames=list(GRID_COLUMNS))
-        self._writer.writeheader()
-        self._file.flush()
+        _check_writable(path)
+        self.path, self._file, self._writer = path, None, None
 
     def append(self, row):
+        if self._file is None:
+            self._file = open(self.path, "w", newline="")
+            self._writer = csv.DictWriter(self._file, fieldnames=list(GRID_COLUMNS))
+            self._writer.writeheader()
         self._writer.writerow(row)
         self._file.flush()
 
@@ -487,7 +493,7 @@ class _RowWriter:
         os.replace(temporary, self.path)
 
     def close(self):
-        if not self._file.closed:
+        if self._file is not None and not self._file.closed:
             self._file.close()
 
 

@@ -279,3 +279,15 @@ def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
     assert lengths == [1, 2, 3, 4]
     table = pd.read_csv(out)
     assert len(table) == 4 and list(table.m) == sorted(table.m)
+
+
+def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(capsys, tmp_path):
+    out = tmp_path / "results.csv"
+    out.write_text("precious\n")
+    status, _, err = run(capsys, "heatmap", "moons", "--n-samples", "100", "--m", "5000",
+                         "--lam", "1e-3", "--out", str(out))
+    assert status == 1 and one_line(err)
+    assert out.read_text() == "precious\n"
+    status, _, err = run(capsys, "heatmap", "moons", "--m", "5", "--lam", "1e-3", "--out",
+                         str(tmp_path))
+    assert status == 1 and "it is a folder" in err
