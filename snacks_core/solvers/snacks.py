@@ -389,7 +389,10 @@ def _polish(stages, run, steps, max_steps, rng):
     with g from the last checkpoint pass.  Restricted sweeps over the rows near the
     kink refine the estimate first; then every full sweep certifies the point it starts
     from: F(w_start) from the hinge measured during the sweep, and
-    D(α_start) = 2λ Σ α_i − λ‖w_start‖².  Returns the number of steps (rows visited).
+    D(α_start) = 2λ Σ α_i − λ‖w_start‖².  Between full sweeps, restricted sweeps over
+    the rows with α_i > 0 (shrinking, as LIBLINEAR's: a row left at α_i = 0 by a sweep
+    had a margin ≥ 1 and mostly keeps it) cost about one full sweep in all; the next full
+    sweep brings back any row that needs it.  Returns the number of steps (rows visited).
     """
     blocks, lam = stages.blocks, stages.lam
     n = blocks.shape[0]
@@ -398,15 +401,8 @@ def _polish(stages, run, steps, max_steps, rng):
     alpha = upper * stages.beta
     w = C * stages.g
     near = np.flatnonzero(np.abs(stages.margin - 1.0) < _REFINE_BAND)
-    sweeps = min(_REFINE_SWEEPS, int(_REFINE_EPOCHS * n // max(near.size, 1)))
-    if steps + sweeps * near.size + n > max_steps:
-        sweeps = 0
-    for _ in range(sweeps):
-        for block in blocks.shuffled(rng):
-            rows = near[(near >= block.start) & (near < block.stop)]
-            kernels.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
-                                      rng.permutation(rows), alpha, w)
-        steps += near.size
+    steps = _restricted_sweeps(stages, near, _REFINE_SWEEPS, _REFINE_EPOCHS, upper, alpha, w,
+                               rng, steps, max_steps)
     stages.zc = None
     order = np.arange(n)
     while run.stop_reason is None and steps + n <= max_steps:
@@ -425,6 +421,29 @@ def _polish(stages, run, steps, max_steps, rng):
         # Recorded once the sweep that certifies it is done: the history's iteration, epoch
         # and time count the work spent to know F and the gap of this point.
         run.checkpoint(w_start, steps, steps / n, objective, max(objective - dual, 0.0))
+        if run.stop_reason is None:
+            active = np.flatnonzero(alpha > 0.0)
+            if active.size <= n // 2:
+                steps = _restricted_sweeps(stages, active, _REFINE_SWEEPS, 1.0, upper, alpha,
+                                           w, rng, steps, max_steps)
+    return steps
+
+
+def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, steps,
+                       max_steps):
+    """Up to ``max_sweeps`` dual-ascent sweeps over ``rows`` (global indices, increasing),
+    visiting at most ``epochs`` · n rows in all and leaving room for one full sweep
+    within ``max_steps``; returns the updated step count."""
+    n = stages.blocks.shape[0]
+    sweeps = min(max_sweeps, int(epochs * n // max(rows.size, 1)))
+    if steps + sweeps * rows.size + n > max_steps:
+        return steps
+    for _ in range(sweeps):
+        for block in stages.blocks.shuffled(rng):
+            part = rows[np.searchsorted(rows, block.start):np.searchsorted(rows, block.stop)]
+            kernels.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
+                                      rng.permutation(part), alpha, w)
+        steps += rows.size
     return steps
 
 
