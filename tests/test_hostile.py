@@ -8,12 +8,8 @@ in one line with a non-zero status; the app shows an error box and keeps running
 from __future__ import annotations
 
 import bz2
-import functools
-import gzip
 import http.server
 import io
-import json
-import os
 import subprocess
 import sys
 import textwrap
