@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import http.server
 import io
+import re
 import subprocess
 import sys
 import textwrap
@@ -99,7 +100,7 @@ UNIT = 'bz2.compress(b"1 1:1\\n" * (1 << 20))'
 def test_crafted_files_give_a_clear_error_within_the_caps(code, message):
     outcome = run_capped(code)
     assert outcome.startswith("ValueError:"), outcome
-    assert __import__("re").search(message, outcome), outcome
+    assert re.search(message, outcome), outcome
 
 
 def test_a_file_within_the_limits_still_reads_under_the_cap():
