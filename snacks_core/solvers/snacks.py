@@ -392,7 +392,8 @@ def _polish(stages, run, steps, max_steps, rng):
     D(α_start) = 2λ Σ α_i − λ‖w_start‖².  Between full sweeps, restricted sweeps over
     the rows with α_i > 0 (shrinking, as LIBLINEAR's: a row left at α_i = 0 by a sweep
     had a margin ≥ 1 and mostly keeps it) cost about one full sweep in all; the next full
-    sweep brings back any row that needs it.  Returns the number of steps (rows visited).
+    sweep brings back any row that needs it (not under early stopping, whose patience
+    counts full sweeps).  Returns the number of steps (rows visited).
     """
     blocks, lam = stages.blocks, stages.lam
     n = blocks.shape[0]
@@ -421,7 +422,9 @@ def _polish(stages, run, steps, max_steps, rng):
         # Recorded once the sweep that certifies it is done: the history's iteration, epoch
         # and time count the work spent to know F and the gap of this point.
         run.checkpoint(w_start, steps, steps / n, objective, max(objective - dual, 0.0))
-        if run.stop_reason is None:
+        # Under early stopping every full sweep is a checkpoint that counts towards the
+        # patience: shrinking sweeps between them would only make each one dearer.
+        if run.stop_reason is None and run.patience is None:
             active = np.flatnonzero(alpha > 0.0)
             if active.size <= n // 2:
                 steps = _restricted_sweeps(stages, active, _REFINE_SWEEPS, 1.0, upper, alpha,
