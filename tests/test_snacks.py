@@ -449,6 +449,23 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
 
 
 
+def test_early_stopping_never_returns_an_untrained_warm_start(moons_problem):
+    """From a point whose held-out error training does not beat (here the optimum itself),
+    the fit still returns a point it trained (not w0), whose F is recorded."""
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    Z, y = p.Z[train], p.y[train]
+    w0 = snacks.solve(Z, y, p.lam, tol=1e-8, max_epochs=500, random_state=0).coef
+    errors = lambda w: np.sum(np.sign(p.Z[held] @ w) != p.y[held])  # noqa: E731
+    result = snacks.solve(Z, y, p.lam, w0=w0, random_state=0, polish=False,
+                          validation=(p.Z[held], p.y[held]), n_iter_no_change=2)
+    assert result.stop_reason == "early_stopping"
+    assert not np.array_equal(result.coef, w0) and result.history["epoch"][-1] > 0
+    assert errors(result.coef) >= errors(w0)  # nothing beat the start: the old answer was w0
+    assert result.history["objective"][-1] == pytest.approx(
+        reference.objective(result.coef, Z, y, p.lam), rel=1e-9)
+
+
 def test_early_stopping_measures_f_only_at_stage_ends_and_at_the_returned_point(moons_problem):
     """Inside a stage early stopping reads the held-out error only (F and gap NaN); the
     stage ends (epochs 1, 3, 7, ... with T doubling) and the point returned have F, and the

@@ -204,8 +204,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         ``coef`` is the checkpoint iterate with the lowest F (a subgradient method is not
         monotone; checkpoints are the stage averages and the running stage average once
         per epoch, then the start of each polishing sweep, recorded when the sweep that
-        certifies it ends); after early stopping, the checkpoint with the lowest held-out
-        error.  The history ends with it.  Under early stopping
+        certifies it ends); after early stopping, the checkpoint after the start (never
+        a warm start's ``w0``) with the lowest held-out error.  The history ends with it.  Under early stopping
         (``n_iter_no_change``) the checkpoints inside a stage measure the held-out error
         only and record F and the gap as NaN; the stage ends and the returned point
         have them.  ``stop_reason`` is
@@ -340,7 +340,7 @@ class _Run:
         if stopping_set is not None:
             self.min_gain = max(1, int(np.ceil(_MIN_VALIDATION_GAIN * len(stopping_set[1]))))
         self.best_errors, self.no_change = np.inf, 0
-        self.best_validated = None
+        self.best_validated, self.best_trained_errors = None, np.inf
 
     def checkpoint(self, w, iteration, epoch, objective, gap):
         """Record w; ``gap`` is F(w) − D for the checkpoint's own dual point D.
@@ -364,8 +364,11 @@ class _Run:
             else:
                 errors = int(np.sum(np.sign(matvec(Z_stop, w)) != y_stop))
             self.recorder.exclude_since(started)
-            if errors < self.best_errors:
-                self.best_validated = (w, objective)
+            # The start is the patience's reference but never the answer: a warm start's
+            # w0 (another λ's solution) would otherwise come back untrained whenever the
+            # held-out error does not move, and a robustness grid would show that λ's error.
+            if iteration > 0 and errors < self.best_trained_errors:
+                self.best_validated, self.best_trained_errors = (w, objective), errors
             if errors <= self.best_errors - self.min_gain:
                 self.best_errors, self.no_change = errors, 0
             else:
@@ -375,8 +378,9 @@ class _Run:
                     self.stop_reason = "early_stopping"
 
     def result(self):
-        """The point to return and its F: on early stopping the checkpoint with the
-        lowest held-out error (the first one reaching it), otherwise the lowest F."""
+        """The point to return and its F: on early stopping the checkpoint after the
+        start with the lowest held-out error (the first one reaching it), otherwise the
+        lowest F."""
         if self.stop_reason == "early_stopping":
             return self.best_validated
         return self.best_w, self.best_objective
