@@ -17,6 +17,7 @@ import http.client
 import io
 import itertools
 import lzma
+import math
 import operator
 import os
 import re
@@ -765,7 +766,6 @@ def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_r
               f"the limit of {max_features:,} features (snacks_core.datasets.MAX_FEATURES)")
     labels = _Labels(name)
     data, indices, indptr = array("d"), array("q"), array("q", [0])
-    zero_based = False
     next_check = _PLAN_EVERY
     for line_number, line in enumerate(lines, start=1):
         line = line.split("#", 1)[0]
@@ -778,9 +778,11 @@ def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_r
             label = float(first)
         except ValueError:
             raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not a "
-                             "number. Each line must read 'label index:value index:value …'.") from None
-        if not np.isfinite(label):
-            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not finite.")
+                             "number. Each line must read 'label index:value index:value …'."
+                             ) from None
+        if not math.isfinite(label):
+            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not "
+                             "finite.")
         labels.add(first, line_number)
         if len(labels) > max_rows:
             raise ValueError(f"{name}, line {line_number}: more than {max_rows:,} rows "
@@ -788,35 +790,25 @@ def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_r
         previous = -1
         for token in tokens:
             key, sep, value = token.partition(":")
-            if not sep:
-                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} is not an "
-                                 "'index:value' pair.")
-            if key == "qid":
-                continue
-            if key.isascii() and key.isdigit():
-                if len(key) > 12 or int(key) > limit:
-                    raise ValueError(f"{name}, line {line_number}: feature index {key[:30]} is "
-                                     f"beyond {beyond}.")
-                index = int(key)
-            elif key.startswith("-") and key[1:].isascii() and key[1:].isdigit():
-                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
-                                 "index or a non-finite value.")
-            else:
-                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} needs an integer "
-                                 "index and a numeric value.")
             try:
                 number = float(value)
             except ValueError:
-                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} needs an integer "
-                                 "index and a numeric value.") from None
-            if not np.isfinite(number):
+                number = None
+            if number is None or not (key.isascii() and key.isdigit()):
+                if key == "qid" and sep:
+                    continue
+                raise _pair_error(name, line_number, token, key, sep)
+            if len(key) > 12 or int(key) > limit:
+                raise ValueError(f"{name}, line {line_number}: feature index {key[:30]} is "
+                                 f"beyond {beyond}.")
+            index = int(key)
+            if not math.isfinite(number):
                 raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
                                  "index or a non-finite value.")
             if index <= previous:
                 raise ValueError(f"{name}, line {line_number}: indices must increase along a "
                                  f"line ({token[:50]!r} comes after index {previous}).")
             previous = index
-            zero_based |= index == 0
             indices.append(index)
             data.append(number)
         indptr.append(len(indices))
@@ -826,7 +818,8 @@ def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_r
     if not len(labels):
         raise ValueError(f"{name} has no data lines.")
     columns = np.frombuffer(indices, dtype=np.int64)
-    if not zero_based:
+    # Indices are 1-based (LIBSVM's convention) unless a 0 shows they are 0-based.
+    if not (columns.size and columns.min() == 0):
         columns = columns - 1
     width = int(columns.max()) + 1 if columns.size else 1
     if n_features is not None:
@@ -839,6 +832,17 @@ def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_r
                        np.frombuffer(indptr, dtype=np.int64).astype(index_dtype)),
                       shape=(len(labels), width))
     return X, labels.values()
+
+
+def _pair_error(name, line, token, key, sep):
+    """The error for a LIBSVM field that is not a valid ``index:value`` pair."""
+    if not sep:
+        return ValueError(f"{name}, line {line}: {token[:50]!r} is not an 'index:value' pair.")
+    if key.startswith("-") and key[1:].isascii() and key[1:].isdigit():
+        return ValueError(f"{name}, line {line}: {token[:50]!r} has a negative index or a "
+                          "non-finite value.")
+    return ValueError(f"{name}, line {line}: {token[:50]!r} needs an integer index and a "
+                      "numeric value.")
 
 
 _TOKEN = re.compile(r"\S+")
