@@ -271,6 +271,7 @@ def format_dataset(name, X, y, X_test, gamma, lam, m, exact, admm_row, path, emb
 
 
 def main():
+    load = os.getloadavg()
     parts = []
     for name, X, y, X_test, y_test, gamma, lam, m in datasets():
         print(f"{name}: exact LIBSVM…", flush=True)
@@ -298,7 +299,9 @@ def main():
         parts.append(part)
     body = "\n\n".join([
         "## Other solvers (issue 3): `benchmarks/bench_solvers.py`",
-        f"Machine: {machine()}. One run; other sessions share these cores.",
+        f"Machine: {machine()}. One run; other sessions share these cores (load average "
+        f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} when it started), so times drift "
+        "between runs: compare within a table.",
         *parts,
         COMMENTARY + previous_commentary()])
     if SMOKE:
