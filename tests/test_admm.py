@@ -190,6 +190,9 @@ def test_crude_hss_models_predict_with_the_extension_of_k_tilde(data):
                              solver_options={"beta": 1.0, "max_iter": 2000, "hss_options": {
                                  "tol": 0.3, "max_rank": 2, "leaf_size": 32}}).fit(X, y)
     assert 1 - model.score(X_test, y_test) == pytest.approx(errors["extension"], abs=0.01)
+    # The recorded validation error is that of the evaluation chosen at each checkpoint.
+    validated = admm.solve(crude, y, 1e-6, max_iter=2000, validation=(X_test, y_test))
+    assert validated[3].history["validation_error"][-1] == pytest.approx(errors["extension"])
 
 
 class CountingOperator:
