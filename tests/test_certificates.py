@@ -6,9 +6,10 @@ sample weights) and checks, at every checkpoint of the history, that
 
     gap_certified(w) ≥ F(w) − F*,   i.e.   D = F(w) − gap_certified ≤ F*,
 
-against optima computed independently of ``snacks_core``: for the ℓ2 problem the
-brute-force dual QP of ``tests/reference.py`` (D(β*) ≤ F*, checked against LIBLINEAR's
-F* ≥ F*), for the ℓ1 problem the LP of ``tests/test_snacks_l1.py`` (exact).  Snacks is
+against optima computed independently of ``snacks_core``: for the ℓ2 problem the reference
+optimum of ``tests/reference.py`` (LIBLINEAR at tol 1e-8; the brute-force dual QP there,
+D(β*) ≤ F*, is only a sanity bound: L-BFGS-B stalls on ill-conditioned draws such as a
+single feature at C = 62.5), for the ℓ1 problem the LP of ``tests/test_snacks_l1.py``.  Snacks is
 used read-only through ``snacks.solve``'s callback.
 """
 
@@ -56,17 +57,15 @@ def recorded_points(Z, y, lam, weights, seed, penalty):
 @given(problems())
 def test_l2_certified_gap_bounds_the_true_gap(problem):
     Z, y, lam, weights, seed = problem
-    d_star, _ = reference.dual_box_qp(Z, y, lam, weights)
-    f_liblinear, _ = reference.optimal_objective(Z, y, lam, weights)
-    # The oracle brackets F*: D(β*) ≤ F* ≤ F(w_LIBLINEAR), and both are tight.
-    assert d_star <= f_liblinear + ABSOLUTE_SLACK
-    assert f_liblinear - d_star <= 1e-5 * max(f_liblinear, 1e-3)
+    f_star, _ = reference.optimal_objective(Z, y, lam, weights)
+    d_qp, _ = reference.dual_box_qp(Z, y, lam, weights)
+    assert d_qp <= f_star + ABSOLUTE_SLACK
     for row, w in recorded_points(Z, y, lam, weights, seed, "l2"):
         objective = reference.objective(w, Z, y, lam, weights)
         assert row["objective"] == pytest.approx(objective, rel=1e-9, abs=ABSOLUTE_SLACK)
-        # D = F(w) − gap ≤ F*: d_star ≤ F* makes this the stricter check.
+        # The certified gap is at least the true gap: D = F(w) − gap ≤ F*.
         assert row["gap"] >= 0.0
-        assert row["objective"] - row["gap"] <= d_star + ABSOLUTE_SLACK + 1e-9 * d_star
+        assert row["objective"] - row["gap"] <= f_star + ABSOLUTE_SLACK + 1e-8 * f_star
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

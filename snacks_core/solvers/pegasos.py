@@ -13,8 +13,9 @@ the ball of radius sqrt(mean(s)/λ), which holds the minimiser because
 
 Every checkpoint is certified the way Snacks' are: the steps count, per row, how often it
 was drawn and how often it violated the margin since the last power-of-two epoch; the
-averaged indicators β_i ∈ [0, 1] give a dual point D(β) ≤ F* (:mod:`snacks_core.objective`), computed in the same parallel pass as
-F(w) (:func:`snacks_core.solvers._snacks_kernels.checkpoint_pass`).  Pegasos thus stops on
+averaged indicators β_i ∈ [0, 1] give a dual point D(β) ≤ F* (:mod:`snacks_core.objective`),
+computed in the same parallel pass as F(w)
+(:func:`snacks_core.solvers._snacks_kernels.checkpoint_pass`).  Pegasos thus stops on
 the same rule as Snacks, the certified relative gap ``tol``, within the same epoch budget,
 so a comparison never ends one of them on a looser rule than the other (the relative change
 of F between checkpoints, used before, stopped Pegasos at F = 0.267 where Snacks reached
@@ -28,7 +29,6 @@ import time
 
 import numpy as np
 from numba import njit
-
 
 from ._snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
 from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
@@ -158,6 +158,7 @@ def solve(
     _pegasos_steps(Z, y, weights, row_sqnorms, np.empty(0, np.int64), v, scale, 0.0, 0, float(lam),
                    radius, hits, violations)
     certificate(np.zeros(m), hits, violations)
+    certificate.seconds = 0.0
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
     recorder.record(np.zeros(m), 0, 0.0, *certificate(np.zeros(m), hits, violations))
     for checkpoint in range(int(max_epochs) * parts):
