@@ -73,10 +73,11 @@ def test_solve_inverts_the_shifted_approximation(basis, moons):
     # Close to the exact kernel's solution at this tolerance.
     exact = np.linalg.solve(K + beta * np.eye(1000), b)
     assert np.linalg.norm(x - exact) / np.linalg.norm(exact) <= (2e-3 if basis == "interpolative" else 2e-2)
-    # Blocks of right-hand sides are solved column by column.
+    # Blocks of right-hand sides are solved column by column (to rounding: BLAS takes
+    # other paths for blocks).
     B = rng.normal(size=(1000, 3))
     np.testing.assert_allclose(operator.solve(B), np.column_stack([operator.solve(c) for c in B.T]),
-                               rtol=1e-12, atol=1e-12)
+                               rtol=1e-9, atol=1e-10)
 
 
 def test_single_leaf_is_the_dense_kernel(moons):
