@@ -96,14 +96,17 @@ LABELS = {"m": "landmarks m", "lam": "λ", "gamma": "γ"}
 table = result["table"]
 rows_v, cols_v, mean, std, seconds = summarize_grid(table, rows=result["axis"], columns="lam")
 figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
-                                row_label=LABELS[result["axis"]], col_label="λ")
+                                row_label=LABELS[result["axis"]], col_label="λ",
+                                spread=table["seed"].nunique() > 1)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
 st.plotly_chart(figure, width="stretch", key="heatmap", config=config)
 i, j = np.unravel_index(np.nanargmin(mean), mean.shape)
 n_train = split.X_train.shape[0]
 st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j]:g} "
            f"(C = {lam_to_C(cols_v[j], n_train):.3g}): test error "
-           f"{100 * mean[i, j]:.1f} % ± {100 * std[i, j]:.1f}.", icon=":material/star:")
+           f"{100 * mean[i, j]:.1f} %"
+           + (f" ± {100 * std[i, j]:.1f}." if table["seed"].nunique() > 1 else "."),
+           icon=":material/star:")
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"])
 
 left, middle, _ = st.columns([1, 1, 2])

@@ -31,6 +31,8 @@ shared = pipeline.shared_embedding_time(runs)
 rows = [pipeline.solver_row(solver_label(solver), run.metrics, shared)
         for solver, run in runs.items()]
 table = pd.DataFrame(rows)
+# Solvers without epochs (LIBSVM, ADMM) show a dash rather than "None".
+table["epochs"] = [f"{e:.3g}" if pd.notna(e) else "—" for e in table["epochs"]]
 notes = []
 if shared is not None:
     notes.append(f"The embedded solvers share one Nyström embedding (same landmarks, same Z): "
@@ -54,7 +56,6 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "test error": st.column_config.NumberColumn(format="percent"),
     "F1": st.column_config.NumberColumn(format="%.3f"),
     "objective": st.column_config.NumberColumn(format="%.5f"),
-    "epochs": st.column_config.NumberColumn(format="%.3g"),
 })
 chart, notes = st.columns([3, 1], gap="large")
 chart.plotly_chart(figures.solver_bar_figure(rows, majority_error=majority), width="stretch",

@@ -447,14 +447,19 @@ def robust_color_range(values):
 
 
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
-                   title=None, height=520):
-    """Test error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell."""
+                   title=None, height=520, spread=True):
+    """Test error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell.
+
+    ``spread=False`` (one seed per cell: there is no spread) writes the mean alone.  The
+    colour scale stops at :func:`robust_color_range`'s upper end, said in its title.
+    """
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
-    text = np.where(np.isfinite(mean),
-                    np.char.add(np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
-                                np.char.add("±", np.char.mod("%.1f", 100 * np.nan_to_num(std)))),
-                    "").astype(object)
+    values = np.char.mod("%.1f", 100 * np.nan_to_num(mean))
+    if spread:
+        values = np.char.add(values, np.char.add("±", np.char.mod("%.1f",
+                                                                 100 * np.nan_to_num(std))))
+    text = np.where(np.isfinite(mean), values, "").astype(object)
     if np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
         text[best] = "★ " + text[best]

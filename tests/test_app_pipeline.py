@@ -12,6 +12,9 @@ import scipy.sparse as sp
 
 from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
 from snacks_core.nystrom import NystromEmbedding
+from snacks_core import analysis
+from snacks_core.estimator import SnacksClassifier
+from snacks_core.objective import primal_objective
 from snacks_core.ui import pipeline
 from snacks_core.ui.export import model_from_npz, model_to_npz
 
@@ -30,7 +33,8 @@ def test_train_measures_the_model(moons):
     assert m["test_error"] == pytest.approx(1 - run.model.score(moons.X_test, moons.y_test))
     assert m["C"] == pytest.approx(1 / (2 * moons.X_train.shape[0] * 1e-3))
     assert m["n_components"] == 20 and 0 < m["f1"] <= 1
-    assert run.checkpoints and run.model.solver_options is None
+    assert run.checkpoints
+    assert m["f1_label"] == analysis.minority_class(moons.y_train)
     frames = pipeline.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
                                        max_frames=4)
     assert 1 < len(frames) <= 4 and frames[-1][1].shape == (5, 6)
@@ -51,9 +55,14 @@ def test_robustness_grid_axes_and_sweep(moons):
     axis, ms, lams = pipeline.grid_axes("m", PARAMS, moons.X_train, 2)
     assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
     seen = []
-    table = pipeline.robustness(moons, PARAMS, axis, ms, lams, [0, 1],
-                                progress=lambda fraction, text: seen.append((fraction, text)))
-    assert len(table) == 8 and seen[-1][0] == 1.0 and "λ = " in seen[-1][1]
+    table = pipeline.robustness(
+        moons, PARAMS, axis, ms, lams, [0, 1],
+        progress=lambda done, total, row: seen.append(
+            pipeline.progress_text(done, total, axis, row)))
+    assert len(table) == 8 and len(seen) == 8
+    # Progress reads as a share of the whole sweep, not as the last cell's error.
+    assert seen[0].startswith("1 of 8 fits done (12% of the sweep)")
+    assert seen[-1].startswith("8 of 8 fits done (100% of the sweep)") and "λ = " in seen[-1]
     assert set(table["m"]) == set(ms) and set(table["lam"]) == set(lams)
     assert pipeline.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
     gammas = pipeline.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
@@ -146,3 +155,83 @@ def test_npz_import_rejects_other_files():
     np.savez(buffer, weights=np.ones(3))
     with pytest.raises(ValueError, match="not a Snacks model file"):
         model_from_npz(buffer.getvalue())
+
+
+def test_a_trained_model_is_never_changed_after_fit(moons, monkeypatch):
+    """The app caches runs and shares them between sessions: no set_params after fit."""
+    fitted = []
+    original_fit = SnacksClassifier.fit
+
+    def fit(self, *args, **kwargs):
+        result = original_fit(self, *args, **kwargs)
+        fitted.append(self)
+        return result
+
+    def set_params(self, **params):
+        assert self not in fitted, f"set_params({params}) on a fitted model"
+        return SnacksClassifier.__bases__[0].set_params(self, **params)
+
+    monkeypatch.setattr(SnacksClassifier, "fit", fit)
+    monkeypatch.setattr(SnacksClassifier, "set_params", set_params)
+    run = pipeline.train(moons, PARAMS, keep_checkpoints=True)
+    assert fitted == [run.model] and run.checkpoints
+    assert run.model.get_params()["n_components"] == 20
+
+
+def test_evaluate_is_one_shared_measure(moons):
+    run = pipeline.train(moons, PARAMS)
+    model, m = run.model, run.metrics
+    Z = model.embedding_.transform(moons.X_train)
+    targets = np.where(moons.y_train == model.classes_[1], 1.0, -1.0)
+    # F of the weights the model returns, not the last row of the solver's history.
+    assert m["objective"] == pytest.approx(primal_objective(model.coef_[0], Z, targets, 1e-3))
+    labels, counts = np.unique(moons.y_train, return_counts=True)
+    majority = labels[np.argmax(counts)]
+    assert m["majority_error"] == pytest.approx(np.mean(moons.y_test != majority))
+    assert m["n_landmarks"] == 20 and m["epochs"] > 0
+    exact = pipeline.train(moons, {**PARAMS, "solver": "libsvm"}).metrics
+    assert exact["epochs"] is None and exact["iterations"] > 0 and exact["n_landmarks"] is None
+
+
+def test_f1_is_the_minority_class_by_default():
+    # 90 % of the rows in class 1: F1 of the majority says little.
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (270, 2)), rng.normal(2.5, 1, (30, 2))])
+    y = np.array([1] * 270 + [0] * 30)
+    split = split_dataset(_dataset(X, y), random_state=0)
+    run = pipeline.train(split, {**PARAMS, "gamma": 0.5})
+    assert analysis.minority_class(split.y_train) == 0
+    assert run.metrics["f1_label"] == 0
+    from sklearn.metrics import f1_score
+    assert run.metrics["f1"] == pytest.approx(
+        f1_score(split.y_test, run.model.predict(split.X_test), pos_label=0))
+    chosen = analysis.evaluate(run.model, split, pos_label=1)
+    assert chosen["f1_label"] == 1 and chosen["f1"] > run.metrics["f1"]
+
+
+def _dataset(X, y):
+    from snacks_core.datasets import Dataset
+    return Dataset(X=X, y=y, name="imbalanced", feature_names=("x1", "x2"))
+
+
+def test_snacks_core_and_the_cli_never_import_streamlit():
+    import subprocess
+    import sys
+    code = ("import sys, snacks_core, snacks_core.analysis, snacks_core.figures, "
+            "snacks_core.sweeps, snacks_core.ui.pipeline, snacks_core.cli as cli\n"
+            "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'streamlit' not in sys.modules, 'streamlit imported'\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_warm_up_trains_every_solver(monkeypatch):
+    seen = []
+    original = pipeline.train
+    monkeypatch.setattr(pipeline, "train",
+                        lambda split, params, **kw: seen.append(params["solver"])
+                        or original(split, params, **kw))
+    pipeline.warm_up()
+    from snacks_core.solvers import SOLVERS
+    assert set(SOLVERS) <= set(seen)

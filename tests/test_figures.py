@@ -135,3 +135,88 @@ def test_margin_histogram_by_class():
     multi = figures.margin_histogram_figure(np.array([[1.0, 2.0], [3.0, 0.0]]), np.array([0, 1]),
                                             classes=[0, 1])
     assert [list(trace.x) for trace in multi.data] == [[2.0], [3.0]]
+
+
+def test_boundary_at_scale_draws_a_stratified_sample_with_counts(moons):
+    split, model = moons
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50_000, 2))
+    y = np.where(rng.random(50_000) < 0.2, 1, -1)
+    wrong = np.where(rng.random(50_000) < 0.1, -y, y)
+    surface = figures.decision_surface(model, X[:1000], resolution=20)
+    landmarks = X[:30]
+    fig = figures.decision_boundary_figure(surface, X, y, X[:20_000], y[:20_000],
+                                           classes=[-1, 1], train_pred=wrong,
+                                           test_pred=wrong[:20_000], landmarks=landmarks)
+    points = [t for t in fig.data if t.name.startswith(("train", "test"))]
+    assert sum(len(t.x) for t in points if t.name.startswith("train")) <= \
+        figures.MAX_TRAIN_POINTS + 2
+    assert sum(len(t.x) for t in points if t.name.startswith("test")) <= \
+        figures.MAX_TEST_POINTS + 2
+    # The legend says how many of how many; the classes keep their shares.
+    minority = next(t for t in points if t.name.startswith("train · 1"))
+    total = int(np.sum(y == 1))
+    assert f"of {total:,} shown" in minority.name
+    assert abs(len(minority.x) / figures.MAX_TRAIN_POINTS - total / 50_000) < 0.01
+    crosses = next(t for t in fig.data if t.name.startswith("misclassified"))
+    assert len(crosses.x) == figures.MAX_CROSSES and "shown" in crosses.name
+    # Landmarks are all drawn, last (on top).
+    assert fig.data[-1].name == "landmarks (m = 30)" and len(fig.data[-1].x) == 30
+
+
+def test_convergence_axes_are_honest():
+    flat = {"iteration": np.arange(4.0), "epoch": np.arange(4.0),
+            "time": np.array([0.0, 0.001, 0.01, 0.1]),
+            "objective": np.array([1.0, 0.5, 0.4, 0.39]), "gap": np.full(4, np.nan),
+            "validation_error": np.array([0.5, 0.233, 0.233, 0.233])}
+    single = {"iteration": np.array([7.0]), "epoch": np.array([7.0]), "time": np.array([0.05]),
+              "objective": np.array([0.38]), "gap": np.array([np.nan]),
+              "validation_error": np.array([0.233])}
+    fig = figures.convergence_figure({"snacks": flat, "liblinear": single}, x_axis="time",
+                                     labels={"snacks": "Snacks (ASSG)",
+                                             "liblinear": "LIBLINEAR"})
+    # The test-error panel goes from 0 to just above the largest error, not −50 % … 100 %.
+    low, high = fig.layout.yaxis3.range
+    assert low == 0 and 0.233 < high < 0.3
+    # Wall time on a log axis (points near 0 are not crammed), t = 0 left out.
+    assert fig.layout.xaxis3.type == "log"
+    assert np.isnan(fig.data[0].x[0])
+    names = [t.name for t in fig.data if t.showlegend is not False]
+    assert "Snacks (ASSG)" in names and "LIBLINEAR (1 checkpoint)" in names
+    dot = next(t for t in fig.data if t.name == "LIBLINEAR (1 checkpoint)")
+    assert dot.mode == "markers"
+    # No subplot titles under the legend: the panels are named by their y axes.
+    assert not fig.layout.annotations
+    assert fig.layout.yaxis.title.text == "F(w)"
+
+
+def test_spectrum_round_off_and_symbols():
+    fig = figures.spectrum_figure({"γ": np.array([2.0, 1.0, 1e-9, 1e-16, 1e-18])})
+    y = fig.data[0].y
+    assert y[2] == pytest.approx(5e-10) and np.isnan(y[3]) and np.isnan(y[4])
+    assert fig.layout.yaxis.title.text == "μᵢ / μ₁"
+    fig = figures.approximation_error_figure([5, 10], {"a": (np.ones(2), np.zeros(2))})
+    assert "‖" not in fig.layout.yaxis.title.text
+
+
+def test_heatmap_colour_scale_ignores_one_outlier():
+    mean = np.full((4, 4), 0.1) + np.arange(16).reshape(4, 4) * 0.002
+    mean[3, 3] = 0.458
+    fig = figures.heatmap_figure([1, 2, 3, 4], [1, 2, 3, 4], mean, np.zeros((4, 4)),
+                                 np.ones((4, 4)), row_label="γ", col_label="λ", spread=False)
+    heatmap = fig.data[0]
+    assert heatmap.zmax < 20 and heatmap.zmin == pytest.approx(10.0)
+    assert "darkest" in heatmap.colorbar.title.text
+    assert np.asarray(heatmap.text)[3, 3] == "45.8"
+    low, high = figures.robust_color_range(np.array([5.0, 10.0, 40.0]))
+    assert (low, high) == (5.0, 40.0)
+
+
+def test_solver_bar_labels_fit_in_their_panel():
+    rows = [{"solver": "A", "embedding time (s)": 0.1, "training time (s)": 0.2,
+             "test error": 0.233},
+            {"solver": "B", "embedding time (s)": 0.1, "training time (s)": 0.3,
+             "test error": 0.1}]
+    fig = figures.solver_bar_figure(rows, majority_error=0.233)
+    assert fig.layout.xaxis.range[1] >= 1.3 * 0.233
+    assert any("majority class 23.3%" in (a.text or "") for a in fig.layout.annotations)
