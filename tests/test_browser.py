@@ -28,15 +28,18 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 # (url path, query string, button to click, number of figures to wait for, screenshot name).
 # The first visit is a deep link on the fresh server: Streamlit runs that first script in its
 # legacy pages/-folder mode, which widgets.require_entry_point must route through app.py.
+# Live training is on by default, so pages train without a click (there is no Train button).
 PAGES = [
-    ("convergence", "conv_solvers=snacks,pegasos,liblinear&lam=0.0001", "Train", 2,
+    ("convergence", "conv_solvers=snacks,pegasos,liblinear&lam=0.0001", None, 2,
      "convergence"),
-    ("", "", "Train", 1, "playground"),
-    ("spectrum", "dataset=synthetic:spirals&gamma=2&spec_factors=0.1,1,10", "Train", 2,
+    ("", "", None, 1, "playground"),
+    ("spectrum", "dataset=synthetic:spirals&gamma=2&spec_factors=0.1,1,10", None, 2,
      "spectrum"),
     ("robustness", "rob_seeds=2", "Run sweep", 1, "robustness"),
-    ("solvers", "dataset=bundled:breast_cancer&m=100", "Train", 1, "solvers"),
+    ("solvers", "dataset=bundled:breast_cancer&m=100", None, 1, "solvers"),
     ("data", "dataset=bundled:wine", None, 2, "data"),
+    # 50,000 rows: live training pauses, Train runs it; the plot draws a sample.
+    ("", "n_samples=50000", "Train", 1, "playground_50k"),
 ]
 
 
@@ -93,11 +96,24 @@ def browser():
         browser.close()
 
 
-def wait_until_idle(page, timeout=90_000):
-    """Wait for the script run to finish (the 'Running…' status widget disappears)."""
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
+NOT_RUNNING = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+
+def wait_until_idle(page, timeout=120_000):
+    """Wait until the script run an action started has finished and its elements are drawn.
+
+    Streamlit's app root carries the script state (``data-test-script-state``: running,
+    notRunning); an action's run may start a moment after the click, so a start is waited
+    for briefly first, then the end, then the skeletons of elements still loading.
+    """
+    try:
+        page.wait_for_selector(RUNNING, timeout=3_000)
+    except Exception:  # the run was over before we looked
+        pass
+    page.wait_for_selector(NOT_RUNNING, timeout=timeout)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')",
+                           timeout=timeout)
     page.wait_for_timeout(300)
 
 
@@ -112,7 +128,7 @@ def assert_no_error_shown(page, where):
 @pytest.mark.parametrize("path, query, button, n_figures, name", PAGES,
                          ids=[p[-1] for p in PAGES])
 def test_page_in_browser(server, browser, path, query, button, n_figures, name, tmp_path_factory):
-    page = browser.new_page(viewport={"width": 1500, "height": 1250})
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
@@ -154,5 +170,64 @@ def test_bad_upload_in_browser(server, browser, tmp_path):
         assert "line 3" in error.first.inner_text()
         assert page.locator("[data-testid='stException']").count() == 0
         assert "Traceback" not in page.inner_text("body")
+    finally:
+        page.close()
+
+
+def test_wait_until_idle_waits_for_the_run(server, browser):
+    """The helper returns only once the app's script state says the run is over."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/?n_samples=200", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        assert page.locator(NOT_RUNNING).count() == 1
+        assert page.locator("[data-testid='stMetric']").count() >= 7
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (1280, 800)])
+def test_playground_fits_small_screens(server, browser, width, height, tmp_path_factory):
+    """Metric values are never cut ('5.…'); at 1280 × 800 the whole figure is on screen."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"{server}/", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        page.wait_for_timeout(800)
+        cut = page.evaluate("""() => [...document.querySelectorAll(
+                '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+        assert not cut, f"cut metric text at {width}x{height}: {cut}"
+        if (width, height) == (1280, 800):
+            box = page.locator(".js-plotly-plot").first.bounding_box()
+            assert box["y"] >= 0 and box["y"] + box["height"] <= height, box
+        page.screenshot(path=str(tmp_path_factory.getbasetemp() / f"playground_{width}.png"))
+    finally:
+        page.close()
+
+
+def test_robustness_sweep_can_be_stopped(server, browser):
+    """During a sweep a Stop button and a running status show; Stop keeps the finished cells."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/robustness?n_samples=5000&rob_size=8&rob_seeds=5",
+                  wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_role("button", name="Run sweep", exact=True).click()
+        stop = page.get_by_role("button", name="Stop sweep")
+        stop.wait_for(timeout=30_000)
+        page.get_by_text("fits done").first.wait_for(timeout=60_000)
+        assert page.get_by_text("Sweep running").count() >= 1
+        stop.click()
+        page.get_by_text("Sweep stopped after").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        text = page.inner_text("body")
+        assert "of 320 fits" in text
+        assert page.locator(".js-plotly-plot").count() == 1
+        assert_no_error_shown(page, "stopped sweep")
     finally:
         page.close()
