@@ -1,4 +1,4 @@
-"""App responsiveness (issue 4): server-side time of a warm Playground redraw.
+"""App responsiveness (issues 4 and 9): server-side time of warm Playground interactions.
 
 Run with ``.venv/bin/python benchmarks/bench_app.py``; writes the "app" section of
 BENCHMARKS.md.  A warm redraw is a rerun with settings whose model and decision surface are
@@ -10,7 +10,12 @@ in this process, side by side with two baselines in the same run:
 * a minimal script that only draws one plotly scatter of the same points (the cost of
   Streamlit and plotly themselves).
 
-Target: warm redraw on 2-D data (n ≤ 2,000, m ≤ 200) within 300 ms of server-side work.
+Issue 9's slow cases are measured the same way: switching the solver on moons with 420
+training rows (Snacks → Pegasos → LIBLINEAR → LIBSVM → Snacks), and switching the dataset
+between moons and breast cancer; the first round trains (numba's code is already loaded:
+the app warms it once per server), later rounds find every setting cached.
+
+Target: a warm interaction within 300 ms of server-side work.
 """
 
 from __future__ import annotations
@@ -61,6 +66,17 @@ def _median_run(at, repeats=REPEATS):
     return statistics.median(times)
 
 
+def _interaction(at, key, values):
+    """Seconds of each rerun that sets the selectbox ``key`` to each of ``values``."""
+    times = []
+    for value in values:
+        start = time.perf_counter()
+        at.selectbox(key=key).set_value(value).run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception, at.exception
+    return times
+
+
 def main():
     _entry_point_every_run()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
@@ -86,6 +102,19 @@ def main():
 
     cold = statistics.median(new_settings)
     revisit = statistics.median(back)
+
+    switches = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    switches.query_params = {"n_samples": "600"}
+    switches.run()
+    solver_rounds = [_interaction(switches, "solver",
+                                  ("pegasos", "liblinear", "libsvm", "snacks"))
+                     for _ in range(3)]
+    dataset_rounds = [_interaction(switches, "dataset",
+                                   ("bundled:breast_cancer", "synthetic:moons"))
+                      for _ in range(3)]
+    solver_first, solver_warm = max(solver_rounds[0]), max(solver_rounds[1] + solver_rounds[2])
+    data_first, data_warm = max(dataset_rounds[0]), max(dataset_rounds[1] + dataset_rounds[2])
+    worst_warm = max(warm, revisit, solver_warm, data_warm)
     body = f"""## App: warm redraw of the Playground
 
 Machine: {machine()}
@@ -101,7 +130,20 @@ of {REPEATS}.
 | new λ (training + surface) | {1000 * cold:.0f} ms | {cold / baseline:.1f}× |
 | minimal script: one plotly scatter of 2,000 points | {1000 * baseline:.0f} ms | 1× |
 
-Target: warm redraw within 300 ms of server-side work — {"met" if max(warm, revisit) <= 0.3 else "NOT met"}.
+Issue 9's slow interactions (moons n = 600, 420 training rows; the slowest single rerun of
+each kind):
+
+| interaction | first time (trains) | warm (cached) | warm vs minimal script |
+|---|---|---|---|
+| switch solver (Snacks, Pegasos, LIBLINEAR, LIBSVM) | {1000 * solver_first:.0f} ms | {1000 * solver_warm:.0f} ms | {solver_warm / baseline:.1f}× |
+| switch dataset (moons ↔ breast cancer) | {1000 * data_first:.0f} ms | {1000 * data_warm:.0f} ms | {data_warm / baseline:.1f}× |
+
+Issue 9 saw 2.5–4.3 s for these in the browser, where the fit takes 10 ms. Loading each
+solver's numba code on its first use in a server process costs that much (training every
+solver once on 60 rows takes 3.3 s in a fresh process here), so the app now does it once
+per server at start (`pipeline.warm_up`) and no interaction, and no time it shows, pays it.
+
+Target: warm interactions within 300 ms of server-side work — {"met" if worst_warm <= 0.3 else "NOT met"}.
 """
     print(body)
     write_section("app", body)

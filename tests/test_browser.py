@@ -38,8 +38,8 @@ PAGES = [
     ("robustness", "rob_seeds=2", "Run sweep", 1, "robustness"),
     ("solvers", "dataset=bundled:breast_cancer&m=100", None, 1, "solvers"),
     ("data", "dataset=bundled:wine", None, 2, "data"),
-    # 50,000 rows: live training pauses, Train runs it; the plot draws a sample.
-    ("", "n_samples=50000", "Train", 1, "playground_50k"),
+    # 50,000 rows (35,000 training rows): the plot draws a stratified sample.
+    ("", "n_samples=50000", None, 1, "playground_50k"),
 ]
 
 
@@ -198,7 +198,8 @@ def test_playground_fits_small_screens(server, browser, width, height, tmp_path_
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         page.wait_for_timeout(800)
         cut = page.evaluate("""() => [...document.querySelectorAll(
-                '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p')]
+                '[data-testid="stMetricValue"] div, [data-testid="stMetricLabel"] p, '
+                + '[data-testid="stMetricDelta"] div')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
         assert not cut, f"cut metric text at {width}x{height}: {cut}"
         if (width, height) == (1280, 800):
