@@ -57,6 +57,10 @@ if stopped is not None and stopped["key"] == key:
     if len(table):
         st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis,
                                               "stopped": (len(table), stopped["total"])}
+    else:
+        st.session_state.pop(Keys.GRID_RESULT, None)
+        st.warning(f"Sweep stopped before any of its {stopped['total']} fits finished: "
+                   "nothing to show.", icon=":material/stop_circle:")
 if run_clicked:
     stop_col.button("Stop sweep", icon=":material/stop_circle:", key="stop_sweep")
     partial = {"key": key, "rows": [], "total": n_fits}

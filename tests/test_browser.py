@@ -214,14 +214,15 @@ def test_robustness_sweep_can_be_stopped(server, browser):
     """During a sweep a Stop button and a running status show; Stop keeps the finished cells."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/robustness?n_samples=5000&rob_size=8&rob_seeds=5",
+        page.goto(f"{server}/robustness?n_samples=50000&rob_size=8&rob_seeds=5",
                   wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
         page.get_by_role("button", name="Run sweep", exact=True).click()
         stop = page.get_by_role("button", name="Stop sweep")
         stop.wait_for(timeout=30_000)
-        page.get_by_text("fits done").first.wait_for(timeout=60_000)
+        # Progress after the first finished fit ("k of 320 fits done (…% of the sweep) · last:").
+        page.get_by_text("of the sweep").first.wait_for(timeout=60_000)
         assert page.get_by_text("Sweep running").count() >= 1
         stop.click()
         page.get_by_text("Sweep stopped after").wait_for(timeout=60_000)
