@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from .validation import check_data, check_fits_in_memory
+from ..validation import check_data, check_fits_in_memory
 
 SYNTHETIC = ("moons", "circles", "xor", "checkerboard", "spirals", "blobs", "classification")
 BUNDLED = ("breast_cancer", "digits7", "wine", "iris")
@@ -865,7 +865,7 @@ def load_file(path, *, label_column=None) -> Dataset:
 
 def sample_data_dir() -> Path:
     """``sample_data/`` beside the package: small datasets the project generates itself."""
-    return Path(__file__).resolve().parent.parent / "sample_data"
+    return Path(__file__).resolve().parents[2] / "sample_data"
 
 
 def sample_files(directory=None) -> list[str]:
