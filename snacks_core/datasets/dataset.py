@@ -1,0 +1,136 @@
+"""The types every source returns: :class:`Dataset` (validated by :func:`make_dataset`) and
+:class:`Split` (what a model trains on), and :class:`FeatureNames` for wide files."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..validation import check_data
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Features, labels and names; ``X_test``/``y_test`` when the source fixes a test split.
+
+    ``file_format`` ('csv' or 'libsvm') and ``label_column`` (a CSV's label column: its name,
+    or its index when the file has no header) say how to read a file dataset again.
+    """
+
+    X: np.ndarray | sp.csr_matrix
+    y: np.ndarray
+    name: str
+    feature_names: Sequence = ()
+    description: str = ""
+    X_test: np.ndarray | sp.csr_matrix | None = None
+    y_test: np.ndarray | None = None
+    file_format: str | None = None
+    label_column: str | int | None = None
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def classes(self) -> np.ndarray:
+        return np.unique(self.y)
+
+    def class_counts(self) -> dict:
+        """Number of rows of each class in ``y`` (the training part)."""
+        values, counts = np.unique(self.y, return_counts=True)
+        return {value.item(): int(count) for value, count in zip(values, counts)}
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """A train/test split ready for a model: scaled, optionally projected to 2-D."""
+
+    X_train: np.ndarray | sp.csr_matrix
+    y_train: np.ndarray
+    X_test: np.ndarray | sp.csr_matrix
+    y_test: np.ndarray
+    name: str
+    feature_names: Sequence
+    projection: str | None = None
+    # The fitted scaler and 2-D projection, in the order applied: a model trained on this
+    # split predicts on raw rows through make_pipeline(*preprocessing, model).
+    preprocessing: tuple = ()
+
+    @property
+    def n_features(self) -> int:
+        return self.X_train.shape[1]
+
+
+def make_dataset(X, y, name, *, feature_names=None, description="", X_test=None,
+                 y_test=None, file_format=None, label_column=None) -> Dataset:
+    """A validated :class:`Dataset`: numeric finite X, one label per row, two classes or more."""
+    X = check_data(X)
+    y = _check_labels(y, X.shape[0], name)
+    if X_test is not None:
+        X_test = check_data(X_test, name="X_test")
+        if X_test.shape[1] != X.shape[1]:
+            raise ValueError(f"{name}: the test part has {X_test.shape[1]} features, the training "
+                             f"part {X.shape[1]}; both need the same columns.")
+        y_test = _check_labels(y_test, X_test.shape[0], f"{name} (test part)", min_classes=1)
+    if feature_names is None or len(feature_names) != X.shape[1]:
+        feature_names = FeatureNames(X.shape[1])
+    elif not isinstance(feature_names, FeatureNames):
+        feature_names = tuple(str(f) for f in feature_names)
+    return Dataset(X, y, name, feature_names, description, X_test, y_test, file_format,
+                   label_column)
+
+
+def _check_labels(y, n_rows, name, min_classes=2):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        raise ValueError(f"{name}: {n_rows} rows of features but labels of shape {y.shape}; "
+                         "give one label per row.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name}: some labels are NaN or infinite; remove those rows.")
+    if y.dtype.kind == "O":
+        y = y.astype(str)
+    if np.unique(y).shape[0] < min_classes:
+        raise ValueError(f"{name}: all rows have the same label ({y[0].item()!r}); a "
+                         "classifier needs at least two classes. Check the label column.")
+    return y
+
+
+class FeatureNames(Sequence):
+    """``x1, x2, …`` made on demand: a LIBSVM file may have millions of columns."""
+
+    def __init__(self, n_features):
+        self._n = int(n_features)
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(self._n)))
+        i = operator.index(index)
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(f"feature {index} of {self._n}")
+        return f"x{i + 1}"
+
+    def __eq__(self, other):
+        if isinstance(other, FeatureNames):
+            return self._n == other._n
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self):
+        return hash((FeatureNames, self._n))
+
+    def __repr__(self):
+        return f"FeatureNames({self._n})"

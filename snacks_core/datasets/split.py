@@ -1,0 +1,69 @@
+"""From a dataset to what a model trains on: train/test split, scaling fit on the training
+rows, and an optional 2-D projection for pictures."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .dataset import Split
+
+SCALINGS = ("standard", "minmax", "none")
+
+
+def split_dataset(dataset, *, test_size=0.3, scaling="standard", random_state=0,
+                  project_2d=False) -> Split:
+    """Train/test split (stratified; the dataset's own test part when it has one), scaling fit
+    on the training rows, and optionally a 2-D PCA projection (for pictures)."""
+    from sklearn.model_selection import train_test_split
+
+    if scaling not in SCALINGS:
+        raise ValueError(f"unknown scaling {scaling!r}; choose one of {SCALINGS}.")
+    if dataset.X_test is not None:
+        X_train, y_train, X_test, y_test = dataset.X, dataset.y, dataset.X_test, dataset.y_test
+    else:
+        if not 0.05 <= test_size <= 0.9:
+            raise ValueError(f"test_size must be between 0.05 and 0.9, got {test_size!r}.")
+        _, counts = np.unique(dataset.y, return_counts=True)
+        stratify = dataset.y if counts.min() >= 2 else None
+        X_train, X_test, y_train, y_test = train_test_split(
+            dataset.X, dataset.y, test_size=test_size, random_state=random_state,
+            stratify=stratify)
+        if np.unique(y_train).shape[0] < 2:
+            raise ValueError(f"{dataset.name}: the training part has a single class; use a "
+                             "smaller test fraction or more data.")
+    X_train, X_test, scaler = _scale(X_train, X_test, scaling)
+    preprocessing = () if scaler is None else (scaler,)
+    names, projection = dataset.feature_names, None
+    if project_2d and X_train.shape[1] > 2:
+        X_train, X_test, model = _project_2d(X_train, X_test, random_state)
+        preprocessing += (model,)
+        names = ("PC 1", "PC 2")
+        projection = (f"2-D PCA projection of {dataset.n_features} features "
+                      f"({model.explained_variance_ratio_.sum():.0%} of the variance)")
+    return Split(X_train, y_train, X_test, y_test, dataset.name, names, projection,
+                 preprocessing)
+
+
+def _scale(X_train, X_test, scaling):
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+
+    if scaling == "none":
+        return X_train, X_test, None
+    sparse = sp.issparse(X_train)
+    if scaling == "standard":
+        scaler = StandardScaler(with_mean=not sparse)
+    else:
+        scaler = MaxAbsScaler() if sparse else MinMaxScaler(feature_range=(-1, 1))
+    return scaler.fit_transform(X_train), scaler.transform(X_test), scaler
+
+
+def _project_2d(X_train, X_test, random_state):
+    from sklearn.decomposition import PCA, TruncatedSVD
+
+    if sp.issparse(X_train):
+        model = TruncatedSVD(2, random_state=random_state)
+    else:
+        model = PCA(2, random_state=random_state)
+    train = model.fit_transform(X_train)
+    return (np.ascontiguousarray(train), np.ascontiguousarray(model.transform(X_test)), model)
