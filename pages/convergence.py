@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from snacks_core import figures
-from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core import analysis, figures
+from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
 widgets.require_entry_point("convergence")
@@ -61,7 +61,7 @@ if split.n_features == 2 and animated:
     run = runs[solver]
     surface = cached.surface(request, split, {**params, "solver": solver}, run)
     xs, ys = surface.xs[::2], surface.ys[::2]
-    frames = pipeline.animation_frames(run, xs, ys)
+    frames = analysis.animation_frames(run, xs, ys)
     st.plotly_chart(figures.boundary_animation_figure(
         xs, ys, frames, split.X_train, split.y_train, classes=classes,
         landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2]),

@@ -102,9 +102,14 @@ with right:
         shown.X_train, shown.y_train, classes=widgets.class_names(shown),
         axis_titles=shown.feature_names[:2]), width="stretch", key="scatter")
 
-with st.expander("First rows (after scaling)"):
-    head = split.X_train[:50]
+# Only the cells shown are built: a sparse file may have millions of columns.
+SHOWN_ROWS, SHOWN_COLUMNS = 50, 30
+n_columns = min(split.n_features, SHOWN_COLUMNS)
+title = "First rows (after scaling)" if n_columns == split.n_features else (
+    f"First rows and the first {n_columns} of {split.n_features:,} columns (after scaling)")
+with st.expander(title):
+    head = split.X_train[:SHOWN_ROWS, :n_columns]
     head = head.toarray() if sp.issparse(head) else np.asarray(head)
-    frame = pd.DataFrame(head, columns=list(split.feature_names)[:head.shape[1]])
-    frame.insert(0, "label", split.y_train[:50])
+    frame = pd.DataFrame(head, columns=list(split.feature_names[:n_columns]))
+    frame.insert(0, "label", split.y_train[:SHOWN_ROWS])
     st.dataframe(frame, hide_index=True, width="stretch")

@@ -52,4 +52,4 @@ with notes:
     st.markdown("**Try this**")
     widgets.try_this_hints()
 
-widgets.export_section(request, params, run)
+widgets.export_section(request, split, params, run)

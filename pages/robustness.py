@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from snacks_core import figures
+from snacks_core import analysis, figures
 from snacks_core.objective import lam_to_C
 from snacks_core.sweeps import summarize_grid
-from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
@@ -26,7 +26,7 @@ b.slider("Values per axis", 2, 8, key="rob_size", help=HELP["rob_size"])
 c.slider("Seeds per cell", 1, 5, key="rob_seeds", help=HELP["rob_seeds"])
 kind = state.current("rob_grid") or state.GRIDS[0]
 try:
-    axis, axis_values, lams = pipeline.grid_axes(kind, params, split.X_train,
+    axis, axis_values, lams = analysis.grid_axes(kind, params, split.X_train,
                                                  state.current("rob_size"))
 except widgets.USER_ERRORS as exc:
     widgets.show_error(exc)
@@ -35,7 +35,7 @@ seeds = [request.seed + k for k in range(state.current("rob_seeds"))]
 n_fits = len(axis_values) * len(lams) * len(seeds)
 key = (request.key(), repr(sorted(params.items())), kind, tuple(axis_values), tuple(lams),
        tuple(seeds))
-solver = pipeline.grid_solver(params)
+solver = analysis.grid_solver(params)
 notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seeds = {n_fits} fits with "
          f"{solver_label(solver)}; the other sidebar settings stay fixed. Cells share "
          "landmarks and kernel blocks, and each λ starts from the previous one's solution."]
@@ -71,10 +71,10 @@ if run_clicked:
 
         def report(done, total, row):
             partial["rows"].append(dict(row))
-            bar.progress(done / total, text=pipeline.progress_text(done, total, axis, row))
+            bar.progress(done / total, text=analysis.progress_text(done, total, axis, row))
 
         try:
-            table = pipeline.robustness(split, params, axis, axis_values, lams, seeds,
+            table = analysis.robustness(split, params, axis, axis_values, lams, seeds,
                                         progress=report)
         except widgets.USER_ERRORS as exc:
             st.session_state.pop(Keys.SWEEP_ROWS, None)

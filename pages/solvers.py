@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core import figures
-from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core import analysis, figures
+from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
 widgets.require_entry_point("solvers")
@@ -27,8 +27,8 @@ if not widgets.training_gate("solvers", split, params, solvers):
 
 runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
         for solver in solvers}
-shared = pipeline.shared_embedding_time(runs)
-rows = [pipeline.solver_row(solver_label(solver), run.metrics, shared)
+shared = analysis.shared_embedding_time(runs)
+rows = [analysis.solver_row(solver_label(solver), run.metrics, shared)
         for solver, run in runs.items()]
 table = pd.DataFrame(rows)
 # Solvers without epochs (LIBSVM, ADMM) show a dash rather than "None".

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from snacks_core import figures
+from snacks_core import analysis, figures
 from snacks_core.hss import compression_table
-from snacks_core.ui import cached, pipeline, state, widgets
+from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP
 
 widgets.require_entry_point("spectrum")
@@ -43,7 +43,7 @@ except widgets.USER_ERRORS as exc:
 base_label = next(label for label in curves if label.endswith("(×1)"))
 base = curves[base_label]
 lam = float(params["lam"])
-d_eff = pipeline.effective_dimension(base, lam)
+d_eff = analysis.effective_dimension(base, lam)
 shown = {label: values for label, values in curves.items()
          if float(label.rsplit("×", 1)[1].rstrip(")")) in factors}
 

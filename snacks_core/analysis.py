@@ -1,19 +1,42 @@
-"""What a fitted model achieved on a train/test split: one evaluation for every front end.
+"""What a fitted model achieved on a train/test split, and the explorer's computations.
 
 :func:`evaluate` gives the app (and the command line and the sweeps) the same numbers under
 the same names: errors beside the majority-class baseline, F1 of a named positive class
 (the minority class of the training labels by default), the objective F of the weights the
 model returns, the times, and how the solver stopped.
+
+:func:`train` fits a model on a :class:`~snacks_core.datasets.Split` from a dict of
+estimator parameters and measures it (a :class:`Run`); the other functions are the
+computations behind the explorer's pages (robustness grids, spectra, kernel approximation
+errors, replay frames).  They are plain Python: the app calls them through the cached
+wrappers of :mod:`snacks_core.ui.cached`, and scripts and tests call them directly.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.metrics import f1_score
 from sklearn.utils.class_weight import compute_sample_weight
 
+from .datasets import make_synthetic, split_dataset
+from .estimator import SnacksClassifier
+from .kernels import kernel_matrix, resolve_gamma
+from .landmarks import select_landmarks
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, primal_objective
+from .random_features import RFF_KERNELS, RandomFourierFeatures
+from .solvers import EMBEDDED_SOLVERS, SOLVERS
+from .sweeps import robustness_grid
+
+# The number of landmarks m and the regularisation λ that the app and the command line
+# start from (a 2-D teaching problem trains in milliseconds with them).
+DEFAULT_M = 50
+DEFAULT_LAM = 1e-3
 
 
 def minority_class(y):
@@ -108,3 +131,252 @@ def evaluate(model, split, *, pos_label=None) -> dict:
         "train_pred": train_pred,
         "test_pred": test_pred,
     }
+
+
+# Estimator parameters the explorer sets; everything else keeps the estimator's default.
+MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "solver",
+                "sampling", "max_epochs", "class_weight", "random_state")
+
+
+@dataclass(frozen=True)
+class Run:
+    """A trained model with its metrics, the warnings it raised and optional checkpoints.
+
+    ``checkpoints`` holds (history record, weights) pairs of a two-class embedded solver,
+    for replaying the decision boundary as it converged.  ``created`` is the
+    ``time.time()`` at the end of training: a page tells a run from the cache by it.
+    Nothing changes a run (or its model) after it is made: the app caches and shares it.
+    """
+
+    model: SnacksClassifier
+    metrics: dict
+    notes: list = field(default_factory=list)
+    checkpoints: list = field(default_factory=list)
+    created: float = 0.0
+
+
+class CheckpointRecorder:
+    """A solver callback that keeps a copy of the weights at every checkpoint."""
+
+    def __init__(self):
+        self.checkpoints = []
+
+    def __call__(self, record, w):
+        self.checkpoints.append((dict(record), np.array(w)))
+
+
+def make_model(params, solver_options=None) -> SnacksClassifier:
+    """A SnacksClassifier from the explorer's parameter dict (unknown keys rejected)."""
+    unknown = set(params) - set(MODEL_PARAMS)
+    if unknown:
+        raise ValueError(f"unknown model parameters {sorted(unknown)}; known: {MODEL_PARAMS}.")
+    return SnacksClassifier(**params, solver_options=solver_options)
+
+
+def train(split, params, *, keep_checkpoints=False, pos_label=None) -> Run:
+    """Fit on the training part with the test part as ``eval_set`` and measure the result.
+
+    Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.  The model is
+    built with its final parameters (the checkpoint recorder included) and never modified
+    after ``fit``.
+    """
+    binary = np.unique(split.y_train).shape[0] == 2
+    recorder = None
+    if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
+        recorder = CheckpointRecorder()
+    model = make_model(params, None if recorder is None else {"callback": recorder})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, UserWarning)))
+    return Run(model, evaluate(model, split, pos_label=pos_label), notes,
+               [] if recorder is None else recorder.checkpoints, time.time())
+
+
+def warm_up() -> None:
+    """Train every solver once on a few rows, dense and sparse, so that numba's compiled
+    code is loaded before a user's first click (it costs ~0.5 s per path the first time in
+    a process) and no time shown in the app includes it."""
+    split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
+                          random_state=0)
+    sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
+                     X_test=sp.csr_matrix(np.abs(split.X_test)))
+    params = {"kernel": "rbf", "gamma": "scale", "n_components": 10, "lam": 1e-3,
+              "sampling": "uniform", "max_epochs": 3, "class_weight": None, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for solver in SOLVERS:
+            train(split, {**params, "solver": solver}, keep_checkpoints=True)
+        for solver in EMBEDDED_SOLVERS:
+            train(sparse, {**params, "solver": solver})
+
+
+def animation_frames(run, xs, ys, max_frames=30) -> list:
+    """(label, f on the grid) for up to ``max_frames`` checkpoints of a two-class run,
+    evenly spread and always including the last."""
+    if not run.checkpoints:
+        return []
+    gx, gy = np.meshgrid(xs, ys)
+    Z = run.model.embedding_.transform(np.column_stack([gx.ravel(), gy.ravel()]))
+    picks = np.unique(np.linspace(0, len(run.checkpoints) - 1,
+                                  min(max_frames, len(run.checkpoints))).round().astype(int))
+    frames = []
+    for k in picks:
+        record, w = run.checkpoints[k]
+        label = f"epoch {record['epoch']:.3g}"
+        frames.append((label, (Z @ w).reshape(gy.shape)))
+    return frames
+
+
+def shared_embedding_time(runs):
+    """One time for the Nyström embedding the embedded solvers of ``runs`` (solver → Run)
+    share: the same landmarks and Z computed once per run, so the median of their times
+    (None when no embedded solver is there)."""
+    times = [run.metrics["embedding_time"] for solver, run in runs.items()
+             if solver in EMBEDDED_SOLVERS]
+    return float(np.median(times)) if times else None
+
+
+def solver_row(label, metrics, shared_embedding=None) -> dict:
+    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics;
+    ``shared_embedding`` replaces the embedding time of a Nyström-embedded run."""
+    embedding = metrics["embedding_time"]
+    if shared_embedding is not None and metrics["n_landmarks"] is not None:
+        embedding = shared_embedding
+    return {"solver": label, "embedding time (s)": embedding,
+            "training time (s)": metrics["training_time"],
+            "train error": metrics["train_error"], "test error": metrics["test_error"],
+            "F1": metrics["f1"], "objective": metrics["objective"],
+            "epochs": metrics["epochs"], "iterations": metrics["iterations"],
+            "stopped by": metrics["stop"]}
+
+
+def grid_solver(params) -> str:
+    """The solver of a robustness grid: the chosen one, or Snacks for the exact solver
+    (a grid varies the landmarks, which the exact kernel SVM has none of)."""
+    return params["solver"] if params["solver"] in EMBEDDED_SOLVERS else "snacks"
+
+
+def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
+               should_stop=None):
+    """Test error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
+
+    ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
+    (the solver through :func:`grid_solver`).  ``progress(done, total, row)`` is called after
+    each fit (one cell and seed) and ``should_stop()`` is polled between columns.  Returns
+    the sweep's table (one row per finished cell and seed).
+    """
+    grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
+    grid[axis] = list(axis_values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=grid["m"], lam=lams,
+            gamma=grid["gamma"], seeds=list(seeds), kernel=params["kernel"],
+            degree=params.get("degree", 3), coef0=params.get("coef0", 1.0),
+            sampling=params["sampling"], solver=grid_solver(params),
+            max_epochs=params["max_epochs"], progress=progress, should_stop=should_stop)
+
+
+def progress_text(done, total, axis, row) -> str:
+    """A sweep's progress as a fraction of the whole sweep, and the last fit's result."""
+    name = {"m": "m", "gamma": "γ"}[axis]
+    return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
+            f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
+            f"{100 * row['test_error']:.1f} %")
+
+
+def grid_axes(kind, params, X_train, size):
+    """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
+    values, ``size`` values each, log-spaced."""
+    lams = _round_log(np.logspace(-6, -1, size))
+    if kind == "m":
+        n_train = X_train.shape[0]
+        ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
+        return "m", [int(m) for m in ms], lams
+    if params.get("kernel") == "linear":
+        raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
+    gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
+    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), lams
+
+
+def _round_log(values):
+    """Log-spaced values to one significant digit (readable axis labels)."""
+    return list(dict.fromkeys(float(f"{v:.0e}") for v in values))
+
+
+def spectrum_curves(X, params, factors, m, seed) -> dict:
+    """Eigenvalues of K_mm on the same m landmarks for γ times each factor."""
+    X = _subsample(X, 20_000, seed)
+    m = min(int(m), X.shape[0])
+    landmarks = select_landmarks(X, m, sampling="uniform", random_state=seed)
+    base = resolve_gamma(params.get("gamma", "scale"), X)
+    curves = {}
+    for factor in factors:
+        embedding = NystromEmbedding(kernel=params["kernel"], gamma=base * factor,
+                                     degree=params.get("degree", 3),
+                                     coef0=params.get("coef0", 1.0))
+        embedding.fit(X, landmark_indices=landmarks)
+        curves[f"γ = {base * factor:.3g} (×{factor:g})"] = embedding.eigenvalues_
+    return curves
+
+
+def effective_dimension(eigenvalues, lam) -> float:
+    """d_eff(λ) = Σ μᵢ/(μᵢ + mλ) from the m eigenvalues of K_mm.
+
+    K_mm/m approximates the kernel operator, whose regularised spectrum is μ/(μ + λ) in
+    the convention F = (1/n) Σ loss + λ‖w‖²; eigen-directions far below mλ are not learned.
+    """
+    eigenvalues = np.asarray(eigenvalues, dtype=np.float64)
+    return float(np.sum(eigenvalues / (eigenvalues + len(eigenvalues) * lam)))
+
+
+def approximation_errors(X, params, m_values, seeds, max_rows=600) -> dict:
+    """Relative error ‖K − ZZᵀ‖_F/‖K‖_F on a subsample, per method and m: mean and std.
+
+    Methods: Nyström with uniform and with leverage-score landmarks, Nyström on 2m landmarks
+    truncated to rank m (the tutorial's variant), and random Fourier features with D = m
+    (rbf and laplacian kernels only).
+    """
+    X = _subsample(X, max_rows, 0)
+    kernel_params = {"kernel": params["kernel"],
+                     "gamma": resolve_gamma(params.get("gamma", "scale"), X),
+                     "degree": params.get("degree", 3), "coef0": params.get("coef0", 1.0)}
+    K = kernel_matrix(X, X, **kernel_params)
+    norm = np.linalg.norm(K)
+
+    def error(Z):
+        Z = np.asarray(Z, dtype=np.float64)
+        return float(np.linalg.norm(K - Z @ Z.T) / norm)
+
+    methods = {
+        "Nyström, uniform landmarks": lambda m, s: NystromEmbedding(
+            n_components=m, sampling="uniform", random_state=s, **kernel_params),
+        "Nyström, leverage-score landmarks": lambda m, s: NystromEmbedding(
+            n_components=m, sampling="leverage", random_state=s, **kernel_params),
+        "Nyström, 2m landmarks at rank m": lambda m, s: NystromEmbedding(
+            n_components=min(2 * m, X.shape[0]), rank=m, sampling="uniform", random_state=s,
+            **kernel_params),
+    }
+    if params["kernel"] in RFF_KERNELS:
+        methods["random Fourier features, D = m"] = lambda m, s: RandomFourierFeatures(
+            kernel=params["kernel"], gamma=kernel_params["gamma"], n_components=m,
+            random_state=s)
+    m_values = [m for m in m_values if m <= X.shape[0]]
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for name, make in methods.items():
+            values = np.array([[error(make(m, s).fit_transform(X)) for s in seeds]
+                               for m in m_values])
+            results[name] = (values.mean(axis=1), values.std(axis=1))
+    return m_values, results
+
+
+def _subsample(X, max_rows, seed):
+    if X.shape[0] <= max_rows:
+        return X
+    rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], max_rows, replace=False))
+    return X[rows]
+

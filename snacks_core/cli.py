@@ -33,10 +33,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from . import datasets
+from .analysis import DEFAULT_LAM, DEFAULT_M, evaluate
 from .estimator import SnacksClassifier
 from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
-from .analysis import evaluate
 from .objective import lam_to_C
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import (BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid,
@@ -218,9 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
                                           "stopped.")
     _add_data_arguments(fit)
     _add_model_arguments(fit, grid=False)
-    fit.add_argument("--m", type=int, default=100, help="landmarks m (default 100)")
-    fit.add_argument("--lam", type=float, default=1e-4, help="regularisation λ > 0 "
-                                                              "(default 1e-4)")
+    fit.add_argument("--m", type=int, default=DEFAULT_M,
+                     help=f"landmarks m (default {DEFAULT_M}, as in the app)")
+    fit.add_argument("--lam", type=float, default=DEFAULT_LAM,
+                     help=f"regularisation λ > 0 (default {DEFAULT_LAM:g}, as in the app)")
     fit.add_argument("--solver", choices=SOLVERS, default="snacks",
                      help="solver (default snacks; libsvm is the exact kernel SVM)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -637,7 +638,8 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 failed run, 2 bad arguments)."""
+    """Run the command line; returns the exit status (0 ok, 1 failed run, 2 bad arguments,
+    3 heatmap stopped before its last cell, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning

@@ -11,7 +11,6 @@ lands on a page file alone is routed back through ``app.py`` by
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
@@ -451,3 +450,16 @@ def test_lesson_bandwidth_text_is_true():
     wide = next(v for k, v in curves.items() if k.endswith("(×0.1)"))
     narrow = next(v for k, v in curves.items() if k.endswith("(×10)"))
     assert wide[20] < narrow[20]
+
+
+def test_data_page_builds_only_the_columns_it_shows():
+    # Binary one-hot rows up to column 100,000: the table shows 30 columns, not 100,000.
+    content = b"".join(f"{'+1' if i % 2 else '-1'} {i % 7 + 1}:1 {100000 - i}:1\n".encode()
+                       for i in range(40))
+    at = open_page("data")
+    at.file_uploader[0].upload("wide.svm", content).run()
+    at.button(key="use_upload").click().run()
+    assert_clean(at)
+    frame = at.dataframe[0].value
+    assert list(frame.columns) == ["label"] + [f"x{j}" for j in range(1, 31)]
+    assert any("first 30 of 100,000 columns" in e.label for e in at.expander)

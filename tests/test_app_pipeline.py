@@ -1,4 +1,4 @@
-"""The app's plain-Python layer: training runs, sweeps, spectra, the code snippet and the
+"""The app's plain-Python layer: training runs, sweeps, spectra and the
 .npz model export (no Streamlit involved)."""
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
-from snacks_core.nystrom import NystromEmbedding
 from snacks_core import analysis
+from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
 from snacks_core.estimator import SnacksClassifier
+from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
-from snacks_core.ui import pipeline
-from snacks_core.ui.export import model_from_npz, model_to_npz
+from snacks_core.persistence import model_from_npz, model_to_npz
 
 PARAMS = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "lam": 1e-3, "solver": "snacks",
           "sampling": "uniform", "max_epochs": 20, "class_weight": None, "random_state": 0}
@@ -28,14 +27,14 @@ def moons():
 
 
 def test_train_measures_the_model(moons):
-    run = pipeline.train(moons, PARAMS, keep_checkpoints=True)
+    run = analysis.train(moons, PARAMS, keep_checkpoints=True)
     m = run.metrics
     assert m["test_error"] == pytest.approx(1 - run.model.score(moons.X_test, moons.y_test))
     assert m["C"] == pytest.approx(1 / (2 * moons.X_train.shape[0] * 1e-3))
     assert m["n_components"] == 20 and 0 < m["f1"] <= 1
     assert run.checkpoints
     assert m["f1_label"] == analysis.minority_class(moons.y_train)
-    frames = pipeline.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
+    frames = analysis.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
                                        max_frames=4)
     assert 1 < len(frames) <= 4 and frames[-1][1].shape == (5, 6)
     grid = np.array([[0.3, -0.2]])
@@ -45,66 +44,54 @@ def test_train_measures_the_model(moons):
 
 
 def test_train_reports_clipped_m_as_a_note(moons):
-    run = pipeline.train(moons, {**PARAMS, "n_components": 1000})
+    run = analysis.train(moons, {**PARAMS, "n_components": 1000})
     assert any("larger than the number of samples" in note for note in run.notes)
     with pytest.raises(ValueError, match="unknown model parameters"):
-        pipeline.train(moons, {**PARAMS, "bogus": 1})
+        analysis.train(moons, {**PARAMS, "bogus": 1})
 
 
 def test_robustness_grid_axes_and_sweep(moons):
-    axis, ms, lams = pipeline.grid_axes("m", PARAMS, moons.X_train, 2)
+    axis, ms, lams = analysis.grid_axes("m", PARAMS, moons.X_train, 2)
     assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
     seen = []
-    table = pipeline.robustness(
+    table = analysis.robustness(
         moons, PARAMS, axis, ms, lams, [0, 1],
         progress=lambda done, total, row: seen.append(
-            pipeline.progress_text(done, total, axis, row)))
+            analysis.progress_text(done, total, axis, row)))
     assert len(table) == 8 and len(seen) == 8
     # Progress reads as a share of the whole sweep, not as the last cell's error.
     assert seen[0].startswith("1 of 8 fits done (12% of the sweep)")
     assert seen[-1].startswith("8 of 8 fits done (100% of the sweep)") and "λ = " in seen[-1]
     assert set(table["m"]) == set(ms) and set(table["lam"]) == set(lams)
-    assert pipeline.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
-    gammas = pipeline.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
+    assert analysis.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
+    gammas = analysis.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
                                  [1e-3], [0])
     assert list(gammas["gamma"]) == [0.1, 10.0] and set(gammas["m"]) == {20}
-    assert pipeline.grid_solver({"solver": "libsvm"}) == "snacks"
+    assert analysis.grid_solver({"solver": "libsvm"}) == "snacks"
     with pytest.raises(ValueError, match="linear kernel has no γ"):
-        pipeline.grid_axes("gamma", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
+        analysis.grid_axes("gamma", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
 
 
 def test_spectrum_and_effective_dimension(moons):
-    curves = pipeline.spectrum_curves(moons.X_train, PARAMS, (0.1, 1.0), 30, 0)
+    curves = analysis.spectrum_curves(moons.X_train, PARAMS, (0.1, 1.0), 30, 0)
     wide, narrow = curves.values()
     # A wider kernel concentrates its spectrum: faster normalized decay.
     assert wide[10] / wide[0] < narrow[10] / narrow[0]
     eigenvalues = np.array([4.0, 1.0, 0.0])
     lam = 0.5
-    assert pipeline.effective_dimension(eigenvalues, lam) == pytest.approx(
+    assert analysis.effective_dimension(eigenvalues, lam) == pytest.approx(
         4 / (4 + 1.5) + 1 / (1 + 1.5))
 
 
 def test_approximation_errors_fall_with_m(moons):
-    m_values, errors = pipeline.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
+    m_values, errors = analysis.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
     assert m_values == [5, 40]
     for name, (mean, std) in errors.items():
         assert mean[1] < mean[0], name
     assert any("random Fourier" in name for name in errors)
-    _, polynomial = pipeline.approximation_errors(
+    _, polynomial = analysis.approximation_errors(
         moons.X_train, {**PARAMS, "kernel": "polynomial"}, [5], [0])
     assert not any("random Fourier" in name for name in polynomial)
-
-
-def test_code_snippet_reproduces_the_run(moons):
-    run = pipeline.train(moons, PARAMS)
-    code = pipeline.code_snippet(
-        "from snacks_core.datasets import make_synthetic\n"
-        "dataset = make_synthetic('moons', 200, noise=0.2, random_state=0)",
-        "test_size=0.3, scaling='standard', random_state=0, project_2d=False", PARAMS)
-    namespace = {}
-    exec(compile(code, "snippet", "exec"), namespace)
-    model = namespace["model"]
-    np.testing.assert_array_equal(model.coef_, run.model.coef_)
 
 
 @pytest.mark.parametrize("params, data", [
@@ -116,7 +103,7 @@ def test_code_snippet_reproduces_the_run(moons):
 ])
 def test_npz_export_round_trip(moons, params, data):
     split = moons if data == "moons" else split_dataset(load_bundled("iris"), random_state=0)
-    model = pipeline.make_model(params).fit(split.X_train, split.y_train)
+    model = analysis.make_model(params).fit(split.X_train, split.y_train)
     payload = model_to_npz(model)
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
         assert all(name.endswith(".npy") for name in archive.namelist())
@@ -134,7 +121,7 @@ def test_npz_export_round_trip(moons, params, data):
 def test_npz_export_of_sparse_landmarks():
     X = sp.random(60, 12, density=0.3, random_state=0, format="csr")
     y = np.where(np.asarray(X.sum(axis=1)).ravel() > 0.6, 1, -1)
-    model = pipeline.make_model({**PARAMS, "gamma": 0.5}).fit(X, y)
+    model = analysis.make_model({**PARAMS, "gamma": 0.5}).fit(X, y)
     assert sp.issparse(model.embedding_.landmarks_)
     loaded = model_from_npz(model_to_npz(model))
     assert isinstance(loaded.embedding_, NystromEmbedding)
@@ -142,7 +129,7 @@ def test_npz_export_of_sparse_landmarks():
 
 
 def test_npz_export_refuses_unknown_feature_maps(moons):
-    model = pipeline.make_model(PARAMS).fit(moons.X_train, moons.y_train)
+    model = analysis.make_model(PARAMS).fit(moons.X_train, moons.y_train)
     model.embedding_ = object()
     with pytest.raises(ValueError, match="cannot be exported"):
         model_to_npz(model)
@@ -173,13 +160,13 @@ def test_a_trained_model_is_never_changed_after_fit(moons, monkeypatch):
 
     monkeypatch.setattr(SnacksClassifier, "fit", fit)
     monkeypatch.setattr(SnacksClassifier, "set_params", set_params)
-    run = pipeline.train(moons, PARAMS, keep_checkpoints=True)
+    run = analysis.train(moons, PARAMS, keep_checkpoints=True)
     assert fitted == [run.model] and run.checkpoints
     assert run.model.get_params()["n_components"] == 20
 
 
 def test_evaluate_is_one_shared_measure(moons):
-    run = pipeline.train(moons, PARAMS)
+    run = analysis.train(moons, PARAMS)
     model, m = run.model, run.metrics
     Z = model.embedding_.transform(moons.X_train)
     targets = np.where(moons.y_train == model.classes_[1], 1.0, -1.0)
@@ -189,7 +176,7 @@ def test_evaluate_is_one_shared_measure(moons):
     majority = labels[np.argmax(counts)]
     assert m["majority_error"] == pytest.approx(np.mean(moons.y_test != majority))
     assert m["n_landmarks"] == 20 and m["epochs"] > 0
-    exact = pipeline.train(moons, {**PARAMS, "solver": "libsvm"}).metrics
+    exact = analysis.train(moons, {**PARAMS, "solver": "libsvm"}).metrics
     assert exact["epochs"] is None and exact["iterations"] > 0 and exact["n_landmarks"] is None
 
 
@@ -199,7 +186,7 @@ def test_f1_is_the_minority_class_by_default():
     X = np.vstack([rng.normal(0, 1, (270, 2)), rng.normal(2.5, 1, (30, 2))])
     y = np.array([1] * 270 + [0] * 30)
     split = split_dataset(_dataset(X, y), random_state=0)
-    run = pipeline.train(split, {**PARAMS, "gamma": 0.5})
+    run = analysis.train(split, {**PARAMS, "gamma": 0.5})
     assert analysis.minority_class(split.y_train) == 0
     assert run.metrics["f1_label"] == 0
     from sklearn.metrics import f1_score
@@ -218,7 +205,7 @@ def test_snacks_core_and_the_cli_never_import_streamlit():
     import subprocess
     import sys
     code = ("import sys, snacks_core, snacks_core.analysis, snacks_core.figures, "
-            "snacks_core.sweeps, snacks_core.ui.pipeline, snacks_core.cli as cli\n"
+            "snacks_core.sweeps, snacks_core.persistence, snacks_core.cli as cli\n"
             "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'streamlit' not in sys.modules, 'streamlit imported'\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -228,10 +215,10 @@ def test_snacks_core_and_the_cli_never_import_streamlit():
 
 def test_warm_up_trains_every_solver(monkeypatch):
     seen = []
-    original = pipeline.train
-    monkeypatch.setattr(pipeline, "train",
+    original = analysis.train
+    monkeypatch.setattr(analysis, "train",
                         lambda split, params, **kw: seen.append(params["solver"])
                         or original(split, params, **kw))
-    pipeline.warm_up()
+    analysis.warm_up()
     from snacks_core.solvers import SOLVERS
     assert set(SOLVERS) <= set(seen)

@@ -291,3 +291,11 @@ def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(caps
     status, _, err = run(capsys, "heatmap", "moons", "--m", "5", "--lam", "1e-3", "--out",
                          str(tmp_path))
     assert status == 1 and "it is a folder" in err
+
+
+def test_fit_defaults_are_the_apps():
+    from snacks_core.ui.state import SETTINGS
+
+    args = cli.build_parser().parse_args(["fit", "moons"])
+    assert (args.m, args.lam) == (SETTINGS["m"].default, SETTINGS["lam"].default)
+    assert (args.m, args.lam) == (50, 1e-3)

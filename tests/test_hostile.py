@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from snacks_core import cli, datasets
 from snacks_core.datasets import DownloadError, fetch_libsvm, load_csv, load_libsvm
 from snacks_core.estimator import SnacksClassifier
-from snacks_core.ui.export import model_from_npz, model_to_npz
+from snacks_core.persistence import model_from_npz, model_to_npz
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous caps a correct implementation meets by orders of magnitude.
@@ -136,7 +136,7 @@ def test_feature_names_are_made_on_demand():
 # ---------------------------------------------------------------------------- model files
 
 
-NPZ_IMPORT = "from snacks_core.ui.export import model_from_npz"
+NPZ_IMPORT = "from snacks_core.persistence import model_from_npz"
 
 
 def _npz(**arrays):

@@ -1,5 +1,5 @@
-"""Streamlit helpers of the explorer: session state, cached calls, shared widgets.
+"""Streamlit helpers of the explorer: session state, cached calls, shared widgets and texts.
 
-:mod:`~snacks_core.ui.pipeline` and :mod:`~snacks_core.ui.export` are plain Python (usable
-and testable without Streamlit); the other modules import Streamlit.
+Only Streamlit code lives here: the computations the pages show are in
+:mod:`snacks_core.analysis`, model files and exported code in :mod:`snacks_core.persistence`.
 """

@@ -12,9 +12,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import streamlit as st
 
-from .. import datasets
+from .. import analysis, datasets
 from ..figures import decision_surface
-from . import pipeline
 from .state import Keys, current
 
 # Widths of the decision surface grid (points per axis).
@@ -154,8 +153,8 @@ def model_params() -> dict:
 
 @st.cache_resource(show_spinner="Loading the compiled solvers (once per server)…")
 def warm_up() -> bool:
-    """Every solver trained once in this process (see :func:`pipeline.warm_up`)."""
-    pipeline.warm_up()
+    """Every solver trained once in this process (see :func:`analysis.warm_up`)."""
+    analysis.warm_up()
     return True
 
 
@@ -167,10 +166,10 @@ def _params_key(params) -> str:
 def _train(data_key, params_key, _split, _params):
     # Checkpoint weights are cheap for 2-D data and let the Convergence page replay the
     # boundary from the same cached run the Playground shows.
-    return pipeline.train(_split, _params, keep_checkpoints=_split.n_features == 2)
+    return analysis.train(_split, _params, keep_checkpoints=_split.n_features == 2)
 
 
-def train(request: DataRequest, split, params) -> pipeline.Run:
+def train(request: DataRequest, split, params) -> analysis.Run:
     """The trained run for these settings (cached: one fit per distinct setting)."""
     return _train(request.key(), _params_key(params), split, params)
 
@@ -196,7 +195,7 @@ def _kernel_key(params) -> str:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _spectrum(data_key, kernel_key, _X, _params, factors, m, seed):
-    return pipeline.spectrum_curves(_X, _params, factors, m, seed)
+    return analysis.spectrum_curves(_X, _params, factors, m, seed)
 
 
 def spectrum(request, split, params, factors, m):
@@ -207,7 +206,7 @@ def spectrum(request, split, params, factors, m):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _approximation(data_key, kernel_key, _X, _params, m_values, seeds):
-    return pipeline.approximation_errors(_X, _params, list(m_values), list(seeds))
+    return analysis.approximation_errors(_X, _params, list(m_values), list(seeds))
 
 
 def approximation(request, split, params, m_values, seeds):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ..analysis import DEFAULT_LAM, DEFAULT_M
 from ..datasets import SCALINGS
 from ..kernels import KERNELS
 from ..landmarks import SAMPLINGS
@@ -72,9 +73,9 @@ SETTINGS = {
     "gamma": Setting(1.0, "choice", GAMMA_OPTIONS),
     "degree": Setting(3, "int", bounds=(1, 10)),
     "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),
-    "m": Setting(50, "int", bounds=M_BOUNDS),
+    "m": Setting(DEFAULT_M, "int", bounds=M_BOUNDS),
     "sampling": Setting("uniform", "choice", SAMPLINGS),
-    "lam": Setting(1e-3, "choice", LAM_OPTIONS),
+    "lam": Setting(DEFAULT_LAM, "choice", LAM_OPTIONS),
     "solver": Setting("snacks", "choice", SOLVERS),
     "max_epochs": Setting(50, "choice", EPOCH_OPTIONS),
     "class_weight": Setting("none", "choice", CLASS_WEIGHTS),

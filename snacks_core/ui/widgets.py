@@ -9,14 +9,24 @@ import numpy as np
 import scipy.sparse as sp
 import streamlit as st
 
+from .. import persistence
 from ..datasets import DownloadError
 from ..kernels import resolve_gamma
 from ..nystrom import NystromEmbedding
 from ..objective import lam_to_C
-from . import cached, pipeline
-from .export import model_to_npz
-from .state import (EPOCH_OPTIONS, GAMMA_OPTIONS, LAM_OPTIONS, M_OPTIONS, N_OPTIONS, SETTINGS,
-                    Keys, apply, current, lesson_values)
+from . import cached
+from .state import (
+    EPOCH_OPTIONS,
+    GAMMA_OPTIONS,
+    LAM_OPTIONS,
+    M_OPTIONS,
+    N_OPTIONS,
+    SETTINGS,
+    Keys,
+    apply,
+    current,
+    lesson_values,
+)
 from .text import HELP, LESSONS, solver_label, try_this
 
 # Errors a user can cause (bad data, bad parameters, no network) and that we show in place.
@@ -398,45 +408,39 @@ def try_this_hints():
     st.markdown(try_this({name: current(name) for name in SETTINGS}))
 
 
-def dataset_code(request) -> str:
-    """The line of Python that builds the current dataset."""
-    kind, name = request.kind, request.name
-    if kind == "synthetic":
-        extra = ""
-        if name == "classification":
-            extra = (f", n_features={request.n_features}, "
-                     f"positive_fraction={request.positive_fraction}")
-        return (f"from snacks_core.datasets import make_synthetic\n"
-                f"dataset = make_synthetic({name!r}, {request.n_samples}, noise={request.noise}, "
-                f"random_state={request.seed}{extra})")
-    if kind == "bundled":
-        return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
-    if kind == "sample":
-        return ("from snacks_core.datasets import load_file, sample_data_dir\n"
-                f"dataset = load_file(sample_data_dir() / {name!r})")
-    if kind == "libsvm":
-        return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
-    file_name = name.split(":", 1)[-1]
-    return f"from snacks_core.datasets import load_file\ndataset = load_file({file_name!r})"
-
-
-def export_section(request, params, run):
-    """Code that reproduces the run and the model as a .npz download."""
+def export_section(request, split, params, run):
+    """Code that reproduces the run and the whole fitted pipeline (scaling included) as a
+    .npz download, or why this model cannot be saved."""
     with st.expander("Export: code and model", icon=":material/download:"):
-        split_code = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
-                      f"random_state={request.seed}, project_2d={request.pca2d}")
-        st.caption("Python that reproduces this run with the snacks_core API:")
-        st.code(pipeline.code_snippet(dataset_code(request), split_code, params),
-                language="python")
+        reason = persistence.unsaved_reason(run.model)
         try:
-            payload = model_to_npz(run.model)
+            dataset = cached.load_dataset(request)
+            code = persistence.run_code(request, dataset, params, save_model=reason is None)
+        except USER_ERRORS as exc:
+            show_error(exc)
+            return
+        if reason is None:
+            st.caption("Python that reproduces this run with the snacks_core API and saves the "
+                       "model with the split's scaling, so that `pipeline` predicts on rows as "
+                       "they are in the file:")
+        else:
+            st.caption("Python that reproduces this run with the snacks_core API:")
+        st.code(code, language="python")
+        if reason is not None:
+            st.info(f"**No .npz file for this model.** {reason}", icon=":material/info:")
+            return
+        try:
+            payload = persistence.model_to_npz(run.model, split.preprocessing)
         except ValueError as exc:
             show_error(exc)
             return
         st.download_button("Download the model (.npz)", payload, file_name="snacks_model.npz",
                            mime="application/octet-stream", icon=":material/save:",
-                           help="Plain arrays (weights, landmarks, parameters as JSON): load "
-                                "with snacks_core.ui.export.model_from_npz. No pickle.")
+                           key="download_model",
+                           help="Plain arrays (weights, landmarks, the split's scaling, "
+                                "parameters as JSON), no pickle: "
+                                "snacks_core.persistence.pipeline_from_npz loads it as a "
+                                "pipeline that predicts on raw rows.")
 
 
 # The Playground's figure fits under the metrics in a 1280 × 800 window.

@@ -26,11 +26,11 @@ from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
-from ..estimator import SnacksClassifier, SupportVectorMap
-from ..kernels import KERNELS, check_kernel_params
-from ..nystrom import NystromEmbedding
-from ..solvers import SOLVERS
-from ..validation import check_fits_in_memory
+from .estimator import SnacksClassifier, SupportVectorMap
+from .kernels import KERNELS, check_kernel_params
+from .nystrom import NystromEmbedding
+from .solvers import SOLVERS
+from .validation import check_fits_in_memory
 
 FORMAT_VERSION = 2
 # Largest model file accepted, counted as the arrays it declares (after decompression).
@@ -225,7 +225,7 @@ def _read_arrays(source) -> dict:
                     if total > MAX_MODEL_BYTES or entry.file_size > MAX_MODEL_BYTES:
                         raise ValueError(f"the model file declares more than "
                                          f"{MAX_MODEL_BYTES / 2**20:.0f} MiB of arrays "
-                                         f"(snacks_core.ui.export.MAX_MODEL_BYTES).")
+                                         f"(snacks_core.persistence.MAX_MODEL_BYTES).")
                     check_fits_in_memory(total, "The model's arrays", "Use a smaller model.")
                 with archive.open(entry) as member:
                     arrays[key] = np.lib.format.read_array(member, allow_pickle=False)
@@ -437,25 +437,47 @@ def dataset_code(request, dataset) -> str:
     return f"from snacks_core.datasets import {imports}load_libsvm\ndataset = load_libsvm({path})"
 
 
-def run_code(request, dataset, params) -> str:
+def unsaved_reason(model) -> str | None:
+    """Why :func:`model_to_npz` cannot write ``model`` (None when it can), in a sentence a
+    user can act on."""
+    embedding = getattr(model, "embedding_", None)
+    if isinstance(embedding, (NystromEmbedding, SupportVectorMap)):
+        return None
+    if type(embedding).__name__ == "HSSModel":
+        return ("ADMM's HSS model predicts by routing each new point down the cluster tree "
+                "built on the training rows and comparing it with that leaf's rows and "
+                "skeletons; that tree is a Python object, not plain arrays, so it is not "
+                "saved as .npz (a file never holds pickled objects). The code below "
+                "retrains the model; to save one, choose LIBSVM (exact) or a Nyström solver.")
+    return (f"models whose feature map is a {type(embedding).__name__} cannot be saved as "
+            ".npz; the Nyström and exact LIBSVM models can.")
+
+
+def run_code(request, dataset, params, *, save_model=True) -> str:
     """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
-    and the whole pipeline (scaling included) saved as ``snacks_model.npz``."""
+    and (with ``save_model``) the whole pipeline, scaling included, saved as
+    ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows."""
     split_args = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
                   f"random_state={request.seed}, project_2d={request.pca2d}")
     args = ",\n    ".join(f"{key}={value!r}" for key, value in params.items())
     note = ("# The file you uploaded, in the current folder.\n"
             if request.kind == "upload" else "")
-    return (
-        "from pathlib import Path\n\n"
-        "from snacks_core import SnacksClassifier\n"
+    code = (
+        ("from pathlib import Path\n\n" if save_model else "")
+        + "from snacks_core import SnacksClassifier\n"
         "from snacks_core.datasets import split_dataset\n"
-        "from snacks_core.ui.export import model_to_npz, pipeline_from_npz\n"
-        f"{note}{dataset_code(request, dataset)}\n"
+        + ("from snacks_core.persistence import model_to_npz, pipeline_from_npz\n"
+           if save_model else "")
+        + f"{note}{dataset_code(request, dataset)}\n"
         f"split = split_dataset(dataset, {split_args})\n\n"
         f"model = SnacksClassifier(\n    {args},\n)\n"
         "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"
-        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n\n"
-        "# The model with the split's scaling: predicts on rows as they are in the file.\n"
+        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n"
+    )
+    if not save_model:
+        return code
+    return code + (
+        "\n# The model with the split's scaling: predicts on rows as they are in the file.\n"
         "Path('snacks_model.npz').write_bytes(model_to_npz(model, split.preprocessing))\n"
         "pipeline = pipeline_from_npz(Path('snacks_model.npz').read_bytes())\n"
     )
