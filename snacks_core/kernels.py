@@ -1,6 +1,7 @@
 """Kernel registry and blockwise kernel matrices for dense and sparse (CSR) data.
 
-The kernels, in the notation of DESIGN.md:
+The kernels, in the notation used throughout the project (README, app labels, docstrings;
+see CONTRIBUTING.md):
 
 ==========  ==================================
 rbf         k(x, x') = exp(−γ ‖x − x'‖²)
@@ -30,7 +31,11 @@ Threads: :class:`KernelBlocks` computes any range of rows on the calling thread,
 on one thread and ``nogil`` jitted code, so that the work of a block (gemm, exp, and for
 the Nyström embedding the product by its factor) stays on one core and in its cache.
 The jitted kernels are serial on purpose: numba's ``parallel=True`` regions competed with
-BLAS threads spinning after a gemm, and its cache handles them poorly.  Block boundaries
+BLAS threads spinning after a gemm, and its cache handles them poorly.  Being serial, every
+jitted function here is ``cache=True`` (the app does not recompile them at each start), and
+every one that Python calls on a long array (the row kernels, the finishing pass, the CSR
+row norms) is ``nogil=True`` so that the pool's threads run it side by side; the helpers
+called only from jitted code run inside their caller and need neither.  Block boundaries
 depend on the problem only, so results are bitwise the same for any number of threads.
 """
 
@@ -282,7 +287,7 @@ def _csr_csr_rows(x_data, x_indices, x_indptr, start, stop, y_data, y_indices, y
         _finish_row(stat, x_norm, y_norms, code, gamma, degree, coef0, bits, out[i - start])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr_row_norms(data, indptr, squared):
     """Squared ℓ2 norms (``squared``) or ℓ1 norms of CSR rows (float64 ``data``)."""
     n_rows = indptr.size - 1

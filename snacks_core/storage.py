@@ -97,7 +97,9 @@ _STORAGE_DTYPES = {"memory": (np.float64, np.float32), "compact": (np.float16,),
 _FLOAT16_VALUES = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
-@numba.njit(cache=True)
+# nogil: while a block (megabytes) is widened, other threads (another fit, a prefetcher, the
+# app's server) keep running.
+@numba.njit(cache=True, nogil=True)
 def _widen_float16(bits, table, out):
     """out[i] = table[bits[i]]: float16 bit patterns to float32 or float64 (1-D arrays)."""
     for i in range(bits.shape[0]):
