@@ -5,7 +5,7 @@ Run with ``.venv/bin/python benchmarks/bench_solvers.py`` (a few minutes on 2 co
 w8a is read from ``../shared/data/w8a`` and skipped when absent; it is sorted by label, so
 it is split 80/20 by a seeded stratified split.  Per dataset, in one run:
 
-1. exact LIBSVM (``SVC`` through :func:`snacks_core.solvers.libsvm.fit_exact`): the
+1. exact LIBSVM (``SVC`` through :func:`snacks_core.solvers.libsvm.solve`): the
    reference row;
 2. ADMM on the HSS approximation at its defaults (stop on a certified 1 % gap), its
    compression, and the path over C against LIBSVM per C (w8a), beside the paper's
@@ -41,8 +41,8 @@ from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.kernels import resolve_gamma  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402
 from snacks_core.objective import lam_to_C, matvec, primal_objective  # noqa: E402
-from snacks_core.solvers import admm, liblinear, pegasos, smoothed_newton, snacks  # noqa: E402
-from snacks_core.solvers.libsvm import fit_exact  # noqa: E402
+from snacks_core.operators import build_operator  # noqa: E402
+from snacks_core.solvers import admm, liblinear, libsvm, pegasos, smoothed_newton, snacks  # noqa: E402
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 SEED = 0
@@ -88,8 +88,8 @@ def timed(function):
 
 
 def bench_exact(X, y, X_test, y_test, gamma, lam):
-    seconds, (support, dual_coef, intercept, result) = timed(
-        lambda: fit_exact(X, y, lam, gamma=gamma))
+    seconds, result = timed(lambda: libsvm.solve(X, y, lam, gamma=gamma))
+    support, dual_coef, intercept = result.support, result.coef, result.intercept
     from snacks_core.hss import kernel_expansion
 
     decision = kernel_expansion(X_test, X[support], dual_coef,
@@ -103,9 +103,10 @@ def bench_exact(X, y, X_test, y_test, gamma, lam):
 def bench_admm(X, y, X_test, y_test, gamma, lam):
     """ADMM + HSS at the defaults, timed whole (compression, factorisation, iterations)."""
     start = time.perf_counter()
-    operator = admm.build_operator(X, representation="hss", gamma=gamma, random_state=SEED)
+    operator = build_operator(X, representation="hss", gamma=gamma, random_state=SEED)
     build = time.perf_counter() - start
-    support, dual_coef, intercept, result = admm.solve(operator, y, lam)
+    result = admm.solve(operator, y, lam)
+    support, dual_coef, intercept = result.support, result.coef, result.intercept
     seconds = time.perf_counter() - start
     coef = np.zeros(operator.n)
     coef[support] = dual_coef
@@ -125,18 +126,18 @@ def bench_path(operator, X, y, X_test, y_test, gamma, lam):
     Cs = lam_to_C(lam, n) * np.array([0.25, 1.0, 4.0])
     lams = 1.0 / (2.0 * n * Cs)
     seconds, path = timed(lambda: admm.solve_path(operator, y, lams))
-    paper_operator = admm.build_operator(X, representation="hss", gamma=gamma,
-                                         beta=admm.default_beta(n), random_state=SEED)
+    paper_operator = build_operator(X, representation="hss", gamma=gamma,
+                                    beta=admm.default_beta(n), random_state=SEED)
     paper = admm.solve_path(paper_operator, y, lams, max_iter=10, tol=0.0, relaxation=1.0,
                             checkpoint_every=10)
     rows = []
     for C, lam_c, ours, theirs in zip(Cs, lams, path, paper):
         exact = bench_exact(X, y, X_test, y_test, gamma, lam_c)
         row = {"C": C, "exact": exact}
-        for name, (support, dual_coef, intercept, result), op in (
-                ("defaults", ours, operator), ("paper", theirs, paper_operator)):
+        for name, result, op in (("defaults", ours, operator), ("paper", theirs, paper_operator)):
+            support, intercept = result.support, result.intercept
             coef = np.zeros(n)
-            coef[support] = dual_coef
+            coef[support] = result.coef
             h = result.history
             # The paper evaluates with the exact kernel; the defaults as the fit chose.
             evaluation = "exact" if name == "paper" else result.info["evaluation"]

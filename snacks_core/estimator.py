@@ -17,9 +17,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .kernels import check_kernel_params, effective_n_threads, kernel_matrix, resolve_gamma
 from .nystrom import NystromEmbedding
-from .solvers import EMBEDDED_SOLVERS, SOLVERS, admm
+from .operators import build_operator
+from .solvers import REGISTRY, SOLVERS, admm
 from .solvers.base import HISTORY_COLUMNS
-from .solvers.libsvm import fit_exact
 from .storage import STORAGES, embed_to_store, plan_storage
 from .validation import check_lam
 
@@ -183,29 +183,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         if weights is not None and not np.any(weights > 0):
             raise ValueError("All sample weights are zero (after class weights): at least "
                              "one sample needs a positive weight.")
-        rng = check_random_state(self.random_state)
-        embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
-        targets = self._binary_targets(y)
+        embedding_seed, solver_seed = draw_seeds(self.random_state)
+        targets = binary_targets(y, self.classes_)
         X_val, validation_targets = None, None
         if eval_set is not None:
             X_val, y_val = eval_set
             with _explain_non_numeric("eval_set's X"):
                 X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
                                       dtype=[np.float64, np.float32])
-            validation_targets = self._binary_targets(np.asarray(y_val))
+            validation_targets = binary_targets(np.asarray(y_val), self.classes_)
 
-        if self.solver in EMBEDDED_SOLVERS:
-            results = self._fit_embedded(X, targets, lam, weights, embedding_seed, solver_seed,
-                                         X_val,
-                                         validation_targets, options)
-        elif self.solver == "admm":
-            results = self._fit_admm(X, targets, lam, weights, embedding_seed,
-                                     X_val,
-                                     validation_targets, options)
-        else:
-            results = self._fit_exact(X, targets, lam, weights,
-                                      X_val,
-                                      validation_targets, options)
+        solver = REGISTRY[self.solver]
+        fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
+                        "operator": self._fit_operator}
+        results = fit_by_input[solver.input](solver, X, targets, lam, weights, embedding_seed,
+                                             solver_seed, X_val, validation_targets, options)
         self.history_ = _stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
@@ -216,19 +208,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _binary_targets(self, y):
-        """One ±1 label vector per subproblem: one for two classes, one per class otherwise."""
-        if self.classes_.shape[0] == 2:
-            return [np.where(y == self.classes_[1], 1.0, -1.0)]
-        return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
-
-    def _fit_embedded(self, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
+    def _fit_embedded(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
                       validation_targets, options):
+        """An embedded solver on the Nyström embedding of X, one-vs-rest in threads."""
         n_jobs = effective_n_threads(self.n_jobs)
         start = time.perf_counter()
         self._fit_embedding(X, embedding_seed)
-        snacks = self.solver == "snacks"
-        early = snacks and early_stopping_enabled(self.early_stopping, X.shape[0])
+        early = solver.early_stopping and early_stopping_enabled(self.early_stopping, X.shape[0])
         X_stop = stop_targets = None
         if early:
             # Held out of the training rows: a test set passed as eval_set is recorded,
@@ -240,16 +226,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             stop_targets = [t[held] for t in targets]
             targets = [t[train] for t in targets]
             weights = None if weights is None else weights[train]
-        Z, Z_val, Z_stop = self._embed_for_training(X, X_val, X_stop, snacks)
+        Z, Z_val, Z_stop = self._embed_for_training(X, X_val, X_stop, solver.streaming)
         self.embedding_time_ = time.perf_counter() - start
-        if snacks:
+        if solver.early_stopping:
             options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
-        solve = EMBEDDED_SOLVERS[self.solver]
+        solve = solver.solve
         # One-vs-rest subproblems share Z and run in threads (the jitted loops release the
         # GIL); each gets its share of the threads for its checkpoint passes.  A store read
         # in blocks holds one buffer, so its subproblems run one after the other.
         workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
-        if snacks:
+        if solver.streaming:
             options["n_jobs"] = max(1, n_jobs // workers)
 
         def solve_one(k):
@@ -272,10 +258,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(len(results))
         return results
 
-    def _embed_for_training(self, X, X_val, X_stop, snacks):
-        """Z = z(X) in the storage the memory budget allows (an ndarray or a store), and
-        the embeddings of X_val and X_stop (None when they are) in memory, float16 unless
-        Z is in memory."""
+    def _embed_for_training(self, X, X_val, X_stop, streaming):
+        """Z = z(X) in the storage the memory budget allows (an ndarray or a store; a store
+        only for a ``streaming`` solver), and the embeddings of X_val and X_stop (None when
+        they are) in memory, float16 unless Z is in memory."""
         if self.storage not in STORAGES:
             raise ValueError(f"storage must be one of {STORAGES}, got {self.storage!r}.")
         k = self.embedding_.n_components_
@@ -284,10 +270,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                             dtype=self.dtype, memory_budget=self.memory_budget,
                             storage=self.storage)
         self.storage_ = plan.kind
-        if plan.kind != "memory" and not snacks:
-            raise ValueError(f"{plan.message} Only solver='snacks' streams an embedding from "
-                             "compact or disk storage; use it, fewer landmarks or a larger "
-                             "memory_budget.")
+        if plan.kind != "memory" and not streaming:
+            streamers = [name for name, entry in REGISTRY.items() if entry.streaming]
+            raise ValueError(f"{plan.message} Only solver={' or '.join(map(repr, streamers))} "
+                             "streams an embedding from compact or disk storage; use it, fewer "
+                             "landmarks or a larger memory_budget.")
         if plan.kind != "memory" or plan.storage_dtype != np.dtype(self.dtype):
             warnings.warn(plan.message, UserWarning, stacklevel=3)
         # Rows are embedded in the compute precision of the storage.
@@ -309,19 +296,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                storage_dtype=plan.storage_dtype, block_rows=plan.block_rows)
         return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
-    def _fit_exact(self, X, targets, lam, weights, X_val, validation_targets, options):
+    def _fit_data(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
+                  validation_targets, options):
+        """A solver of the exact kernel problem on the raw rows (LIBSVM), one-vs-rest."""
         self.embedding_time_ = 0.0
         start = time.perf_counter()
-        fits = [
-            fit_exact(X, target, lam, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                      coef0=self.coef0, sample_weight=weights,
-                      validation=None if X_val is None else (X_val, validation_targets[k]),
-                      **options)
+        results = [
+            solver.solve(X, target, lam, kernel=self.kernel, gamma=self.gamma,
+                         degree=self.degree, coef0=self.coef0, sample_weight=weights,
+                         validation=None if X_val is None else (X_val, validation_targets[k]),
+                         **options)
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
-        self._set_support_vector_model(X, fits)
-        return [f[3] for f in fits]
+        self._set_support_vector_model(X, results)
+        return results
 
     def _fit_embedding(self, X, embedding_seed):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X."""
@@ -330,12 +319,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
             n_jobs=self.n_jobs, random_state=int(embedding_seed)).fit(X)
 
-    def _fit_admm(self, X, targets, lam, weights, embedding_seed, X_val, validation_targets,
-                  options):
-        """ADMM on the dual: one factorised K̃ + βI shared by every one-vs-rest subproblem.
+    def _fit_operator(self, solver, X, targets, lam, weights, embedding_seed, solver_seed,
+                      X_val, validation_targets, options):
+        """A solver on one factorised kernel operator K̃ + βI (ADMM), shared by every
+        one-vs-rest subproblem.
 
         ``options`` may hold ``representation`` ('hss' by default), ``beta`` and
-        ``hss_options`` (for the operator) and the options of :func:`admm.solve`.
+        ``hss_options`` (for :func:`snacks_core.operators.build_operator`) and the options
+        of the solver.
         """
         representation = options.pop("representation", "hss")
         operator_options = {name: options.pop(name) for name in ("beta", "hss_options")
@@ -344,45 +335,44 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         if representation == "nystrom":
             self._fit_embedding(X, embedding_seed)
             operator_options.update(embedding=self.embedding_, Z=self.embedding_.transform(X))
-        operator = admm.build_operator(
+        operator = build_operator(
             X, representation=representation, kernel=self.kernel, gamma=self.gamma,
             degree=self.degree, coef0=self.coef0, random_state=int(embedding_seed),
             **operator_options)
         precomputed = admm.precompute(operator)
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
-        fits = [
-            admm.solve(operator, target, lam, sample_weight=weights, precomputed=precomputed,
-                       validation=None if X_val is None else (X_val, validation_targets[k]),
-                       **options)
+        results = [
+            solver.solve(operator, target, lam, sample_weight=weights, precomputed=precomputed,
+                         validation=None if X_val is None else (X_val, validation_targets[k]),
+                         **options)
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
+        self.intercept_ = np.array([r.intercept for r in results], dtype=np.float64)
         if representation == "dense":
-            self._set_support_vector_model(X, fits)
-            return [f[3] for f in fits]
-        dual_coefs = np.zeros((len(fits), X.shape[0]))
-        for k, (indices, dual_coef, _, _) in enumerate(fits):
-            dual_coefs[k, indices] = dual_coef
+            self._set_support_vector_model(X, results)
+            return results
+        dual_coefs = np.zeros((len(results), X.shape[0]))
+        for k, result in enumerate(results):
+            dual_coefs[k, result.support] = result.coef
         if representation == "hss":
             # The exact kernel only where every subproblem chose it (admm.choose_evaluation).
-            evaluation = ("exact" if all(f[3].info["evaluation"] == "exact" for f in fits)
+            evaluation = ("exact" if all(r.info["evaluation"] == "exact" for r in results)
                           else "extension")
             self.embedding_ = operator.model(dual_coefs.T, evaluation)
             self.coef_ = np.ascontiguousarray(self.embedding_.weights.T)
-            self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
-            return [f[3] for f in fits]
+            return results
         self.coef_ = np.vstack([operator.primal_weights(c) for c in dual_coefs])
-        self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
-        return [f[3] for f in fits]
+        return results
 
-    def _set_support_vector_model(self, X, fits):
+    def _set_support_vector_model(self, X, results):
         """coef_ over the union of the subproblems' support vectors, with their kernel map."""
-        support = np.unique(np.concatenate([f[0] for f in fits]))
-        self.coef_ = np.zeros((len(fits), support.shape[0]))
-        for k, (indices, dual_coef, _, _) in enumerate(fits):
-            self.coef_[k, np.searchsorted(support, indices)] = dual_coef
-        self.intercept_ = np.array([f[2] for f in fits], dtype=np.float64)
+        support = np.unique(np.concatenate([r.support for r in results]))
+        self.coef_ = np.zeros((len(results), support.shape[0]))
+        for k, result in enumerate(results):
+            self.coef_[k, np.searchsorted(support, result.support)] = result.coef
+        self.intercept_ = np.array([r.intercept for r in results], dtype=np.float64)
         self.embedding_ = SupportVectorMap(
             X[support], support, kernel=self.kernel, gamma=resolve_gamma(self.gamma, X),
             degree=self.degree, coef0=self.coef0)
@@ -397,10 +387,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        return labels_from_scores(self.decision_function(X), self.classes_)
 
     @property
     def landmark_indices_(self):
@@ -419,6 +406,30 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+def draw_seeds(random_state):
+    """The landmark and solver seeds a fit with ``random_state`` draws, as ints."""
+    rng = check_random_state(random_state)
+    embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
+    return int(embedding_seed), int(solver_seed)
+
+
+def binary_targets(y, classes):
+    """One ±1 label vector per one-vs-rest subproblem: one for two classes (``classes[1]``
+    is +1), one per class otherwise."""
+    if classes.shape[0] == 2:
+        return [np.where(y == classes[1], 1.0, -1.0)]
+    return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def labels_from_scores(scores, classes):
+    """Labels from the subproblems' scores, shape (n,) or (n, subproblems): the sign for
+    two classes, the largest score otherwise."""
+    scores = np.asarray(scores)
+    if scores.ndim == 1 or scores.shape[1] == 1:
+        return classes[(scores.reshape(-1) > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
 
 
 def early_stopping_enabled(early_stopping, n_samples):

@@ -36,7 +36,6 @@ and this makes the table identical for any ``n_jobs`` and backend on the same ma
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import time
@@ -49,15 +48,15 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import distinct_rows, select_landmarks
-from .estimator import early_stopping_enabled, validation_split
+from .estimator import (binary_targets, draw_seeds, early_stopping_enabled, labels_from_scores,
+                        validation_split)
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, primal_objective
-from .solvers import EMBEDDED_SOLVERS
+from .solvers import EMBEDDED_SOLVERS, REGISTRY
 from .validation import check_data, check_fits_in_memory, check_lam
 
 # The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
@@ -75,13 +74,6 @@ BACKENDS = ("loky", "dask")
 
 # A wave holds enough columns to keep every job busy while its longest column runs.
 _COLUMNS_PER_JOB = 2
-
-# First stage of a warm-started Snacks solve, in epochs.  The start is already close to the
-# optimum, so a 1-epoch stage average rarely beats it through the sampling noise and the
-# noise-floor rule (no decrease over two stages) would end the solve after 3 epochs at the
-# start; stages of 3 and 6 epochs average enough to make progress (on the a9a-shaped grid
-# this lowered F at every λ ≤ 1e-6, for about 1.5× the solving time).
-_WARM_STAGE_EPOCHS = 3.0
 
 
 @dataclass(frozen=True)
@@ -382,20 +374,18 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
                          f"{tuple(EMBEDDED_SOLVERS)} (grids need a Nyström embedding).")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
-    solve = EMBEDDED_SOLVERS[solver]
+    entry = REGISTRY[solver]
     classes = np.unique(y_train)
-    parameters = inspect.signature(solve).parameters
-    warm_options = {}
-    if "stage_epochs" in parameters and "stage_epochs" not in (solver_options or {}):
-        warm_options["stage_epochs"] = _WARM_STAGE_EPOCHS
-    early = solver == "snacks" and early_stopping_enabled(early_stopping, X_train.shape[0])
+    warm_options = {name: value for name, value in entry.warm_start_options.items()
+                    if name not in (solver_options or {})}
+    early = entry.early_stopping and early_stopping_enabled(early_stopping, X_train.shape[0])
     problem = _Problem(
         kernel=kernel, degree=degree, coef0=coef0, solver=solver, max_epochs=max_epochs,
         tol=tol, solver_options=dict(solver_options or {}),
-        warm_options=warm_options if warm_start and "w0" in parameters else None,
+        warm_options=warm_options if warm_start and entry.warm_start else None,
         early_stopping=(validation_fraction, n_iter_no_change) if early else None,
         dtype="float64", classes=classes, y_train=y_train, y_test=y_test, lams=lams)
-    groups = [_Group(seed, g, *_seeds_of(seed)) for seed in seed_values for g in gammas]
+    groups = [_Group(seed, g, *draw_seeds(seed)) for seed in seed_values for g in gammas]
 
     dask_client = owned_client = None
     resources = {"n_jobs": effective_n_jobs(n_jobs)}
@@ -524,13 +514,6 @@ def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train):
     return sorted({int(v) for v in m_values}), lams, sorted(set(gammas))
 
 
-def _seeds_of(seed):
-    """The landmark and solver seeds ``SnacksClassifier(random_state=seed)`` draws."""
-    rng = check_random_state(seed)
-    embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
-    return int(embedding_seed), int(solver_seed)
-
-
 def _group_kernels(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
     """Landmarks of a group and its embeddings (or kernel blocks), on ``n_jobs`` threads
     with one BLAS thread each (the result does not depend on ``n_jobs``).
@@ -599,7 +582,7 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
         embedding_time = ((time.perf_counter() - start) / n_lams
                           + kernels.seconds / n_group_cells)
         y_train = problem.y_train if kernels.order is None else problem.y_train[kernels.order]
-        targets = _binary_targets(y_train, problem.classes)
+        targets = binary_targets(y_train, problem.classes)
         n_fit = kernels.n_fit
         solve = EMBEDDED_SOLVERS[problem.solver]
         early = {}
@@ -625,27 +608,13 @@ def _solve_column(kernels, group, m, n_group_cells, problem):
     return rows
 
 
-def _binary_targets(y, classes):
-    """±1 labels of each subproblem: one for two classes, one per class otherwise."""
-    if classes.shape[0] == 2:
-        return [np.where(y == classes[1], 1.0, -1.0)]
-    return [np.where(y == c, 1.0, -1.0) for c in classes]
-
-
-def _predict(scores, classes):
-    """Labels from subproblem scores (as SnacksClassifier.predict)."""
-    if len(scores) == 1:
-        return classes[(scores[0] > 0).astype(int)]
-    return classes[np.argmax(np.column_stack(scores), axis=1)]
-
-
 def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, warm,
               embedding_time, training_time, problem):
     """A cell's table row; ``Z`` and ``targets`` are the rows the solver trained on, the
     first of ``y_train`` (the rest were held out for early stopping)."""
     classes = problem.classes
-    train_pred = _predict([matvec(Z, w) for w in coefs], classes)
-    test_pred = _predict([test_scores(w) for w in coefs], classes)
+    train_pred = labels_from_scores(np.column_stack([matvec(Z, w) for w in coefs]), classes)
+    test_pred = labels_from_scores(np.column_stack([test_scores(w) for w in coefs]), classes)
     if classes.shape[0] == 2:
         f1 = f1_score(problem.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
     else:

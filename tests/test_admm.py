@@ -11,6 +11,7 @@ from sklearn.svm import SVC
 import reference
 from snacks_core import NystromEmbedding, SnacksClassifier
 from snacks_core.objective import lam_to_C
+from snacks_core import operators
 from snacks_core.solvers import EXACT_SOLVERS, admm
 from snacks_core.solvers.base import HISTORY_COLUMNS
 
@@ -27,7 +28,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def dense(data):
-    return admm.DenseKernel(data[0], beta=1.0, gamma=GAMMA)
+    return operators.DenseKernel(data[0], beta=1.0, gamma=GAMMA)
 
 
 def svc_dual(model, K, y, lam):
@@ -37,9 +38,10 @@ def svc_dual(model, K, y, lam):
     return 2 * lam * np.abs(coef).sum() - lam * coef @ K @ coef
 
 
-def full(support, dual_coef, n):
+def full(result, n):
+    """The dual coefficients of a kernel solver's result on all n rows."""
     coef = np.zeros(n)
-    coef[support] = dual_coef
+    coef[result.support] = result.coef
     return coef
 
 
@@ -58,8 +60,8 @@ def test_dense_agrees_with_svc(weighted, data, dense):
     weights = np.random.default_rng(0).uniform(0.5, 2.0, size=1000) if weighted else None
     model = SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y, sample_weight=weights)
     K = rbf_kernel(X, X, gamma=GAMMA)
-    support, dual_coef, intercept, result = admm.solve(dense, y, LAM, sample_weight=weights,
-                                                       max_iter=1000, tol=1e-6)
+    result = admm.solve(dense, y, LAM, sample_weight=weights, max_iter=1000, tol=1e-6)
+    support, dual_coef, intercept = result.support, result.coef, result.intercept
     expected = svc_dual(model, K, y, LAM)
     dual = result.history["objective"][-1] - result.history["gap"][-1]
     assert abs(dual - expected) <= 1e-3 * abs(expected)
@@ -76,9 +78,10 @@ def test_dense_agrees_with_svc(weighted, data, dense):
 def test_history_objective_and_certificate(data, dense):
     X, y, X_test, y_test = data
     rows = []
-    support, dual_coef, intercept, result = admm.solve(
+    result = admm.solve(
         dense, y, LAM, max_iter=20, tol=0.0, checkpoint_every=1, validation=(X_test, y_test),
         callback=lambda row, coef: rows.append((row, coef.copy())))
+    support, dual_coef, intercept = result.support, result.coef, result.intercept
     h = result.history
     assert set(h) == set(HISTORY_COLUMNS) and len(h["objective"]) == 20 == len(rows)
     np.testing.assert_array_equal(h["iteration"], np.arange(1, 21))
@@ -86,7 +89,7 @@ def test_history_objective_and_certificate(data, dense):
     assert result.n_iter == 20 and result.stop_reason == "max_iter"
     # The objective is the kernel SVM's primal F at the returned model (oracle formula).
     K = rbf_kernel(X, X, gamma=GAMMA)
-    coef = full(support, dual_coef, 1000)
+    coef = full(result, 1000)
     F = reference.kernel_svm_objective(K @ coef + intercept, dual_coef, K[np.ix_(support, support)], y, LAM)
     assert h["objective"][-1] == pytest.approx(F, rel=1e-9)
     np.testing.assert_array_equal(rows[-1][1], coef)
@@ -107,17 +110,17 @@ def test_default_stop_is_the_certified_gap(relaxation, data, dense):
     X, y, _, _ = data
     K = rbf_kernel(X, X, gamma=GAMMA)
     f_star = svc_dual(SVC(C=lam_to_C(LAM, 1000), gamma=GAMMA, tol=1e-8).fit(X, y), K, y, LAM)
-    result = admm.solve(dense, y, LAM, relaxation=relaxation)[3]
+    result = admm.solve(dense, y, LAM, relaxation=relaxation)
     h = result.history
     assert result.stop_reason == "tol_gap" and result.n_iter < admm.DEFAULT_MAX_ITER
     assert h["gap"][-1] <= admm.DEFAULT_TOL * h["objective"][-1]
     assert 0.0 <= h["objective"][-1] - f_star <= h["gap"][-1] + 1e-12
     np.testing.assert_array_equal(h["iteration"] % admm.DEFAULT_CHECKPOINT_EVERY, 0)
-    tight = admm.solve(dense, y, LAM, tol=1e-4, relaxation=relaxation)[3]
+    tight = admm.solve(dense, y, LAM, tol=1e-4, relaxation=relaxation)
     assert tight.stop_reason == "tol_gap" and tight.history["objective"][-1] - f_star <= 1e-4 * f_star
     assert set(result.info) >= {"beta", "relaxation", "solve_time", "checkpoint_time"}
     if relaxation == 1.6:
-        plain = admm.solve(dense, y, LAM, tol=1e-4, relaxation=1.0)[3]
+        plain = admm.solve(dense, y, LAM, tol=1e-4, relaxation=1.0)
         assert tight.n_iter < plain.n_iter
 
 
@@ -132,7 +135,7 @@ def test_checkpoint_uses_one_product(data, dense):
             Counting.products += 1
             return self.operator.matvec(v)
 
-    result = admm.solve(Counting(dense), y, LAM, max_iter=20, tol=0.0, checkpoint_every=5)[3]
+    result = admm.solve(Counting(dense), y, LAM, max_iter=20, tol=0.0, checkpoint_every=5)
     assert len(result.history["objective"]) == 4 and Counting.products == 4
 
 
@@ -140,31 +143,32 @@ def test_nystrom_representation_is_the_linear_kernel_svm_on_the_embedding(data):
     X, y, X_test, _ = data
     embedding = NystromEmbedding(gamma=GAMMA, n_components=60, random_state=0).fit(X)
     Z = embedding.transform(X)
-    operator = admm.NystromKernel(embedding, Z, beta=1.0)
+    operator = operators.NystromKernel(embedding, Z, beta=1.0)
     b = np.random.default_rng(0).normal(size=1000)
     np.testing.assert_allclose(operator.matvec(b), Z @ (Z.T @ b), rtol=1e-12)
     np.testing.assert_allclose(operator.solve(b), np.linalg.solve(Z @ Z.T + np.eye(1000), b), rtol=1e-8)
-    support, dual_coef, intercept, result = admm.solve(operator, y, LAM, max_iter=1500, tol=1e-6)
+    result = admm.solve(operator, y, LAM, max_iter=1500, tol=1e-6)
     model = SVC(C=lam_to_C(LAM, 1000), kernel="linear", tol=1e-8).fit(Z, y)
     expected = svc_dual(model, Z @ Z.T, y, LAM)
     dual = result.history["objective"][-1] - result.history["gap"][-1]
     assert abs(dual - expected) <= 1e-3 * abs(expected)
-    w = operator.primal_weights(full(support, dual_coef, 1000))
-    agreement = np.mean(np.sign(embedding.transform(X_test) @ w + intercept) == model.predict(embedding.transform(X_test)))
+    w = operator.primal_weights(full(result, 1000))
+    agreement = np.mean(np.sign(embedding.transform(X_test) @ w + result.intercept) == model.predict(embedding.transform(X_test)))
     assert agreement >= 0.99
 
 
 def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
     X, y, X_test, _ = data
-    hss = admm.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
+    hss = operators.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
                               hss_options={"tol": 1e-8, "max_rank": 200, "leaf_size": 64,
                                            "basis": "interpolative"})
     exact = admm.solve(dense, y, LAM, max_iter=300, tol=0.0)
     approx = admm.solve(hss, y, LAM, max_iter=300, tol=0.0)
-    coef_exact, coef_approx = full(*exact[:2], 1000), full(*approx[:2], 1000)
+    coef_exact, coef_approx = full(exact, 1000), full(approx, 1000)
     assert np.linalg.norm(coef_approx - coef_exact) <= 1e-4 * np.linalg.norm(coef_exact)
-    assert approx[2] == pytest.approx(exact[2], abs=1e-4)
-    same = np.sign(hss.decision(X_test, coef_approx) + approx[2]) == np.sign(dense.decision(X_test, coef_exact) + exact[2])
+    assert approx.intercept == pytest.approx(exact.intercept, abs=1e-4)
+    same = (np.sign(hss.decision(X_test, coef_approx) + approx.intercept)
+            == np.sign(dense.decision(X_test, coef_exact) + exact.intercept))
     assert np.mean(same) >= 0.999
 
 
@@ -173,13 +177,14 @@ def test_crude_hss_models_predict_with_the_extension_of_k_tilde(data):
     kernel (the paper's Algorithm 3): the fit picks K̃'s extension from the hinge on
     training rows, and it predicts far better there (oracle: the test labels)."""
     X, y, X_test, y_test = data
-    crude = admm.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
+    crude = operators.build_operator(X, representation="hss", beta=1.0, gamma=GAMMA, random_state=0,
                                 hss_options={"tol": 0.3, "max_rank": 2, "leaf_size": 32})
-    support, dual_coef, intercept, result = admm.solve(crude, y, 1e-6, max_iter=2000)
+    result = admm.solve(crude, y, 1e-6, max_iter=2000)
+    intercept = result.intercept
     assert result.stop_reason == "tol_gap" and crude.relative_error > 0.1
     hinge = result.info["evaluation_hinge"]
     assert result.info["evaluation"] == "extension" and hinge["extension"] < hinge["exact"]
-    coef = full(support, dual_coef, 1000)
+    coef = full(result, 1000)
     errors = {e: np.mean(np.sign(crude.decision(X_test, coef, e) + intercept) != y_test)
               for e in ("exact", "extension")}
     assert errors["extension"] <= errors["exact"] - 0.05
@@ -192,7 +197,7 @@ def test_crude_hss_models_predict_with_the_extension_of_k_tilde(data):
     assert 1 - model.score(X_test, y_test) == pytest.approx(errors["extension"], abs=0.01)
     # The recorded validation error is that of the evaluation chosen at each checkpoint.
     validated = admm.solve(crude, y, 1e-6, max_iter=2000, validation=(X_test, y_test))
-    assert validated[3].history["validation_error"][-1] == pytest.approx(errors["extension"])
+    assert validated.history["validation_error"][-1] == pytest.approx(errors["extension"])
 
 
 class CountingOperator:
@@ -221,24 +226,23 @@ def test_solve_path_reuses_the_factorization(data, dense):
     path = admm.solve_path(counting, y, lams, max_iter=15, tol=0.0, validation=(X_test, y_test))
     # One solve for K̃_β⁻¹e, then one block solve (a column per λ) per iteration.
     assert counting.solves == 1 + 15 and counting.columns == 1 + 10 * 15
-    for lam, (support, dual_coef, intercept, result) in zip(lams, path):
+    for lam, result in zip(lams, path):
         single = admm.solve(dense, y, lam, max_iter=15, tol=0.0, validation=(X_test, y_test))
-        np.testing.assert_allclose(full(support, dual_coef, 1000), full(*single[:2], 1000),
-                                   rtol=1e-9, atol=1e-12)
-        assert intercept == pytest.approx(single[2], abs=1e-9)
-        np.testing.assert_allclose(result.history["objective"], single[3].history["objective"], rtol=1e-9)
-        np.testing.assert_array_equal(result.history["validation_error"], single[3].history["validation_error"])
-        assert np.abs(dual_coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
+        np.testing.assert_allclose(full(result, 1000), full(single, 1000), rtol=1e-9, atol=1e-12)
+        assert result.intercept == pytest.approx(single.intercept, abs=1e-9)
+        np.testing.assert_allclose(result.history["objective"], single.history["objective"], rtol=1e-9)
+        np.testing.assert_array_equal(result.history["validation_error"], single.history["validation_error"])
+        assert np.abs(result.coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
 
 
 def test_path_columns_stop_on_their_own_gaps(data, dense):
     _, y, _, _ = data
     path = admm.solve_path(dense, y, [1e-2, 1e-4], max_iter=3000, tol=1e-4)
-    for lam, (_, _, _, result) in zip([1e-2, 1e-4], path):
-        single = admm.solve(dense, y, lam, max_iter=3000, tol=1e-4)[3]
+    for lam, result in zip([1e-2, 1e-4], path):
+        single = admm.solve(dense, y, lam, max_iter=3000, tol=1e-4)
         assert result.stop_reason == single.stop_reason == "tol_gap"
         assert result.n_iter == single.n_iter == result.history["iteration"][-1]
-    assert path[0][3].n_iter != path[1][3].n_iter
+    assert path[0].n_iter != path[1].n_iter
 
 
 def test_path_over_C_gives_libsvm_models_per_C(data, dense):
@@ -251,7 +255,8 @@ def test_path_over_C_gives_libsvm_models_per_C(data, dense):
     K = rbf_kernel(X, X, gamma=GAMMA)
     path = admm.solve_path(dense, y, lams, tol=1e-3)
     predictions = []
-    for C, lam, (support, dual_coef, intercept, result) in zip(Cs, lams, path):
+    for C, lam, result in zip(Cs, lams, path):
+        support, dual_coef, intercept = result.support, result.coef, result.intercept
         model = SVC(C=C, gamma=GAMMA, tol=1e-8).fit(X, y)
         f_star = svc_dual(model, K, y, lam)
         h = result.history
@@ -263,7 +268,7 @@ def test_path_over_C_gives_libsvm_models_per_C(data, dense):
         predictions.append(ours)
     # The models differ per C, as LIBSVM's do.
     assert not np.array_equal(predictions[0], predictions[2])
-    assert len(path[0][0]) != len(path[2][0])
+    assert len(path[0].support) != len(path[2].support)
 
 
 def test_estimator_dispatch(data):
@@ -288,13 +293,13 @@ def test_estimator_dispatch(data):
 
 
 @pytest.mark.parametrize("build, match", [
-    (lambda X: admm.DenseKernel(X, beta=0.0, gamma=1.0), "beta"),
-    (lambda X: admm.build_operator(X, representation="dense", beta=-1.0, gamma=1.0), "beta"),
-    (lambda X: admm.build_operator(X, representation="exact", gamma=1.0), "representation"),
-    (lambda X: admm.build_operator(X, representation="dense", gamma=1.0, hss_options={"tol": 1e-3}), "hss_options"),
-    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"tol": 0.0}), "tol"),
-    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"max_rank": 0}), "max_rank"),
-    (lambda X: admm.build_operator(X, representation="hss", gamma=1.0, hss_options={"leaf_size": 10**6}), "leaf_size"),
+    (lambda X: operators.DenseKernel(X, beta=0.0, gamma=1.0), "beta"),
+    (lambda X: operators.build_operator(X, representation="dense", beta=-1.0, gamma=1.0), "beta"),
+    (lambda X: operators.build_operator(X, representation="exact", gamma=1.0), "representation"),
+    (lambda X: operators.build_operator(X, representation="dense", gamma=1.0, hss_options={"tol": 1e-3}), "hss_options"),
+    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"tol": 0.0}), "tol"),
+    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"max_rank": 0}), "max_rank"),
+    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"leaf_size": 10**6}), "leaf_size"),
 ])
 def test_bad_operators(build, match, data):
     with pytest.raises(ValueError, match=match):
@@ -322,4 +327,4 @@ def test_bad_solver_input(data, dense):
 def test_dense_refuses_large_n():
     n = 17_000
     with pytest.raises(ValueError, match="GiB"):
-        admm.DenseKernel(np.zeros((n, 1)), beta=1.0, gamma=1.0)
+        operators.DenseKernel(np.zeros((n, 1)), beta=1.0, gamma=1.0)

@@ -376,14 +376,14 @@ def test_libsvm_matches_svc(kernel, weighted, kernel_data):
     weights = np.random.default_rng(0).uniform(0.5, 2.0, size=200) if weighted else None
     params, _, oracle = KERNELS[kernel]
 
-    support, dual_coef, intercept, result = libsvm.fit_exact(
+    result = libsvm.solve(
         X_train, y_train, lam, kernel=kernel, sample_weight=weights, validation=(X_test, y_test), **params
     )
+    support, dual_coef, intercept = result.support, result.coef, result.intercept
     expected = _sklearn_svc(kernel, X_train, y_train, lam, weights)
     decision = oracle(X_test, X_train[support]) @ dual_coef + intercept
     np.testing.assert_allclose(decision, expected.decision_function(X_test), rtol=1e-7, atol=1e-7)
     np.testing.assert_array_equal(np.where(decision > 0, 1.0, -1.0), expected.predict(X_test))
-    np.testing.assert_array_equal(result.coef, dual_coef)
 
     train_decision = oracle(X_train, X_train[support]) @ dual_coef + intercept
     K_sv = oracle(X_train[support], X_train[support])
@@ -400,41 +400,41 @@ def test_libsvm_sparse_input_and_gamma_rule(kernel, kernel_data):
     import scipy.sparse as sp
 
     X, y = kernel_data
-    dense = libsvm.fit_exact(X, y, 1e-3, kernel=kernel, gamma="scale")
-    sparse = libsvm.fit_exact(sp.csr_matrix(X), y, 1e-3, kernel=kernel, gamma="scale")
-    np.testing.assert_array_equal(dense[0], sparse[0])
-    np.testing.assert_allclose(dense[1], sparse[1], rtol=1e-6, atol=1e-9)
+    dense = libsvm.solve(X, y, 1e-3, kernel=kernel, gamma="scale")
+    sparse = libsvm.solve(sp.csr_matrix(X), y, 1e-3, kernel=kernel, gamma="scale")
+    np.testing.assert_array_equal(dense.support, sparse.support)
+    np.testing.assert_allclose(dense.coef, sparse.coef, rtol=1e-6, atol=1e-9)
     if kernel == "rbf":
         expected = SVC(C=lam_to_C(1e-3, len(y)), gamma="scale").fit(X, y)
-        np.testing.assert_array_equal(dense[0], expected.support_)
-        np.testing.assert_allclose(dense[1], expected.dual_coef_.ravel(), rtol=1e-9)
+        np.testing.assert_array_equal(dense.support, expected.support_)
+        np.testing.assert_allclose(dense.coef, expected.dual_coef_.ravel(), rtol=1e-9)
 
 
 def test_libsvm_bad_input(kernel_data):
     from snacks_core.solvers import libsvm
     X, y = kernel_data
     with pytest.raises(ValueError, match="(?i)unknown kernel"):
-        libsvm.fit_exact(X, y, 1e-3, kernel="sigmoid", gamma=1.0)
+        libsvm.solve(X, y, 1e-3, kernel="sigmoid", gamma=1.0)
     for gamma in (0.0, -1.0, np.nan, "median"):
         with pytest.raises(ValueError, match="gamma"):
-            libsvm.fit_exact(X, y, 1e-3, gamma=gamma)
+            libsvm.solve(X, y, 1e-3, gamma=gamma)
     with pytest.raises(ValueError):
-        libsvm.fit_exact(X, y, 0.0, gamma=1.0)
+        libsvm.solve(X, y, 0.0, gamma=1.0)
     with pytest.raises(ValueError):
-        libsvm.fit_exact(X, (y > 0).astype(float), 1e-3, gamma=1.0)
+        libsvm.solve(X, (y > 0).astype(float), 1e-3, gamma=1.0)
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError):
-        libsvm.fit_exact(X_nan, y, 1e-3, gamma=1.0)
+        libsvm.solve(X_nan, y, 1e-3, gamma=1.0)
     n = 17_000
     with pytest.raises(ValueError, match="GiB"):
-        libsvm.fit_exact(np.zeros((n, 1)), np.where(np.arange(n) % 2, 1.0, -1.0), 1e-3, kernel="laplacian", gamma=1.0)
+        libsvm.solve(np.zeros((n, 1)), np.where(np.arange(n) % 2, 1.0, -1.0), 1e-3, kernel="laplacian", gamma=1.0)
 
 
 def test_libsvm_max_iter(kernel_data):
     from snacks_core.solvers import libsvm
     X, y = kernel_data
-    *_, result = libsvm.fit_exact(X, y, 1e-4, gamma=5.0, max_iter=3)
+    result = libsvm.solve(X, y, 1e-4, gamma=5.0, max_iter=3)
     assert result.stop_reason == "max_iter" and result.n_iter == 3
 
 

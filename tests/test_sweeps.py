@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs, make_classification, make_moons
 
 from reference import optimal_objective
 from snacks_core import sweeps, validation
-from snacks_core.estimator import SnacksClassifier
+from snacks_core.estimator import SnacksClassifier, draw_seeds
 from snacks_core.kernels import kernel_matrix
 from snacks_core.landmarks import select_landmarks
 from snacks_core.nystrom import NystromEmbedding
@@ -143,7 +143,7 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-2)
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
     kernels = sweeps._group_kernels(X, X_test, 40, "uniform",
-                                    sweeps._Group(0, 1.0, *sweeps._seeds_of(0)), _problem())
+                                    sweeps._Group(0, 1.0, *draw_seeds(0)), _problem())
     Z, _ = sweeps._prefix_embedding(kernels, 40, 1.0, _problem())
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)

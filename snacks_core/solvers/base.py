@@ -1,13 +1,16 @@
 """What every solver shares: its result type, the convergence-history recorder and checks.
 
-A solver is a function ``solve(Z, y, lam, *, sample_weight=None, max_epochs=..., tol=...,
-random_state=None, validation=None, callback=None, **options) -> SolverResult`` that
-minimises
+Every solver returns a :class:`SolverResult`.  An *embedded* solver is a function
+``solve(Z, y, lam, *, sample_weight=None, max_epochs=..., tol=..., random_state=None,
+validation=None, callback=None, **options) -> SolverResult`` that minimises
 
     F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²
 
 over the rows z_i of a dense embedding ``Z`` (n × m, float32 or float64) with labels
-``y`` in {−1, +1}.
+``y`` in {−1, +1}.  The kernel solvers (``libsvm`` on the raw data, ``admm`` on a kernel
+operator of :mod:`snacks_core.operators`) solve the same problem on the kernel with an
+intercept and return the dual coefficients of their support rows.  What the estimator
+passes to each is declared in the registry of :mod:`snacks_core.solvers`.
 """
 
 from __future__ import annotations
@@ -31,13 +34,19 @@ HISTORY_COLUMNS = (
 
 @dataclass
 class SolverResult:
-    """Weights, convergence history and why the solver stopped.
+    """Weights, intercept, convergence history, timings and why the solver stopped.
 
+    ``coef`` is w for an embedded solver; for a kernel solver it holds the dual
+    coefficients y_j α_j of the rows ``support`` (indices into the training rows; None for
+    embedded solvers), the model being f(x) = Σ_j coef_j k(x_support_j, x) + intercept.
+    ``intercept`` is 0 for the embedded solvers (their problem has no bias).
     ``history`` maps each name of :data:`HISTORY_COLUMNS` to a float array with one entry
     per checkpoint; ``time`` is cumulative wall time spent optimising, excluding the
     evaluations made for the history itself; ``gap`` is a certified duality gap where the
     solver computes one (NaN otherwise); ``validation_error`` is NaN without a validation set.
-    ``info`` holds solver-specific facts about the run (e.g. the epochs of each phase).
+    ``n_iter`` counts the solver's own iterations, ``n_epochs`` passes over the data (NaN
+    for solvers whose iterations are not passes).  ``info`` holds solver-specific facts
+    about the run (e.g. the epochs of each phase); :attr:`timings` the seconds spent.
     """
 
     coef: np.ndarray
@@ -46,6 +55,16 @@ class SolverResult:
     n_epochs: float = 0.0
     stop_reason: str = "max_epochs"
     info: dict = field(default_factory=dict)
+    intercept: float = 0.0
+    support: np.ndarray | None = None
+
+    @property
+    def timings(self) -> dict:
+        """Seconds: ``solve`` (optimising, the history's last time) and ``checkpoints``
+        (evaluations for the history, NaN where the solver does not count them)."""
+        times = self.history.get("time", ())
+        return {"solve": float(times[-1]) if len(times) else 0.0,
+                "checkpoints": float(self.info.get("checkpoint_time", np.nan))}
 
 
 class HistoryRecorder:

@@ -130,5 +130,5 @@ def solve(
         n_iter=int(history["iteration"][-1]),
         n_epochs=float(sweeps),
         stop_reason=stop_reason,
-        info={"dual_coef": alpha},
+        info={"dual_coef": alpha, "checkpoint_time": recorder.excluded},
     )

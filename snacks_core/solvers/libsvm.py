@@ -49,7 +49,7 @@ def fit_reporting_convergence(estimator, X, y, sample_weight=None) -> bool:
     return converged
 
 
-def fit_exact(
+def solve(
     X,
     y,
     lam,
@@ -103,18 +103,13 @@ def fit_exact(
 
     Returns
     -------
-    support_indices : ndarray of int64
-        Rows of ``X`` that are support vectors.
-    dual_coef : ndarray of float64
-        α_j y_j for each support vector.
-    intercept : float
-        The intercept b.
-    result : SolverResult
-        ``coef`` is ``dual_coef``; one history checkpoint after the fit, whose time is the
-        fit time, whose objective is F above and whose gap is the certified duality gap
-        F − (2λ Σ_j α_j − λ‖h‖²_H).  SMO iterations are not passes over the data, so
-        ``epoch`` and ``n_epochs`` are NaN.  ``stop_reason`` is ``'converged'`` or
-        ``'max_iter'``.
+    SolverResult
+        ``support`` holds the rows of ``X`` that are support vectors (int64), ``coef``
+        their α_j y_j, ``intercept`` b; one history checkpoint after the fit, whose time
+        is the fit time, whose objective is F above and whose gap is the certified
+        duality gap F − (2λ Σ_j α_j − λ‖h‖²_H).  SMO iterations are not passes over the
+        data, so ``epoch`` and ``n_epochs`` are NaN.  ``stop_reason`` is ``'converged'``
+        or ``'max_iter'``.
 
     Raises
     ------
@@ -173,11 +168,12 @@ def fit_exact(
 
     n_iter = int(model.n_iter_[0])
     checkpoint = (n_iter, np.nan, fit_time, objective, objective - dual, validation_error)
-    result = SolverResult(
+    return SolverResult(
         coef=dual_coef,
         history={name: np.array([value], dtype=np.float64) for name, value in zip(HISTORY_COLUMNS, checkpoint)},
         n_iter=n_iter,
         n_epochs=np.nan,
         stop_reason="converged" if converged else "max_iter",
+        intercept=intercept,
+        support=support,
     )
-    return support, dual_coef, intercept, result

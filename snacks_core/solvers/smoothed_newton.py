@@ -387,7 +387,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
     passes = (rows_read + data.rows_read) / n
     return SolverResult(coef=w, history=recorder.as_arrays(), n_iter=newton_steps,
                         n_epochs=passes, stop_reason=stop_reason,
-                        info={"alpha": alpha, "passes": passes})
+                        info={"alpha": alpha, "passes": passes,
+                              "checkpoint_time": recorder.excluded})
 
 
 def _newton_step(M, gradient, w, active, lam, mu, n_alpha):
