@@ -354,6 +354,14 @@ def resolve_gamma(gamma, X) -> float:
     ------
     ValueError
         For any other ``gamma``, or an invalid X (see :func:`kernel_matrix`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from snacks_core.kernels import resolve_gamma
+    >>> X = np.array([[0.0, 2.0], [2.0, 0.0]])
+    >>> resolve_gamma("scale", X), resolve_gamma("auto", X), resolve_gamma(0.1, X)
+    (0.5, 0.5, 0.1)
     """
     _check_gamma(gamma)
     if isinstance(gamma, str):
@@ -420,6 +428,21 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     The rbf uses ‖x‖² + ‖y‖² − 2⟨x, y⟩ clipped at 0, so k(x, x) may differ from 1 by a
     rounding error; the laplacian of a sparse row against a dense one uses
     ‖y‖₁ + Σ_{x_k≠0} (|x_k − y_k| − |y_k|), exact up to rounding relative to ‖y‖₁.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from snacks_core.kernels import kernel_matrix
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> kernel_matrix(X, X, "rbf", gamma=0.5).round(6)
+    array([[1.      , 0.606531],
+           [0.606531, 1.      ]])
+    >>> kernel_matrix(sp.csr_matrix(X), X, "laplacian", gamma=1.0).round(6)
+    array([[1.      , 0.367879],
+           [0.367879, 1.      ]])
+    >>> kernel_matrix(X.astype(np.float32), X.astype(np.float32), "linear").dtype
+    dtype('float32')
     """
     blocks = KernelBlocks(X, Y, kernel, gamma=gamma, degree=degree, coef0=coef0,
                           block_rows=block_rows)

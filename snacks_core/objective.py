@@ -23,7 +23,16 @@ import numpy as np
 
 
 def lam_to_C(lam: float, n_samples: int) -> float:
-    """LIBSVM/LIBLINEAR's C for the same problem: C = 1/(2 n λ)."""
+    """LIBSVM/LIBLINEAR's C for the same problem: C = 1/(2 n λ).
+
+    Examples
+    --------
+    >>> from snacks_core.objective import C_to_lam, lam_to_C
+    >>> lam_to_C(1e-3, 500)
+    1.0
+    >>> C_to_lam(1.0, 500)
+    0.001
+    """
     return 1.0 / (2.0 * n_samples * lam)
 
 
@@ -87,7 +96,17 @@ def hinge_loss(w, Z, y, sample_weight=None):
 
 
 def primal_objective(w, Z, y, lam, sample_weight=None):
-    """F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²."""
+    """F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖².
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from snacks_core.objective import hinge_loss, primal_objective
+    >>> Z, y = np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, -1.0])
+    >>> w = np.array([0.5, -0.5])
+    >>> hinge_loss(w, Z, y), primal_objective(w, Z, y, lam=0.1)
+    (0.5, 0.55)
+    """
     w = np.asarray(w, dtype=np.float64)
     return hinge_loss(w, Z, y, sample_weight) + lam * float(w @ w)
 

@@ -9,9 +9,18 @@ from .dataset import Dataset, make_dataset
 BUNDLED = ("breast_cancer", "digits7", "wine", "iris")
 
 
-def load_bundled(name) -> Dataset:
+def load_bundled(name: str) -> Dataset:
     """scikit-learn's bundled datasets; ``digits7`` is the paper's mnist-bin protocol (7 vs
-    rest)."""
+    rest).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import BUNDLED, load_bundled
+    >>> BUNDLED
+    ('breast_cancer', 'digits7', 'wine', 'iris')
+    >>> load_bundled("digits7").class_counts()
+    {-1: 1618, 1: 179}
+    """
     from sklearn import datasets
 
     if name not in BUNDLED:

@@ -10,11 +10,28 @@ import numpy as np
 
 from .dataset import Dataset, make_dataset
 from .labels import LabelCodes
-from .text import MAX_FEATURES, MAX_ROWS, MAX_TEXT_BYTES, PLAN_EVERY, TextFile, check_growth
+from .text import (
+    MAX_FEATURES,
+    MAX_ROWS,
+    MAX_TEXT_BYTES,
+    PLAN_EVERY,
+    Source,
+    TextFile,
+    check_growth,
+)
 
 
-def csv_columns(source, *, max_bytes=MAX_TEXT_BYTES) -> list[str]:
-    """Column names of a CSV file (its header, or ``column 1 …`` when it has none)."""
+def csv_columns(source: Source, *, max_bytes: int = MAX_TEXT_BYTES) -> list[str]:
+    r"""Column names of a CSV file (its header, or ``column 1 …`` when it has none).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import csv_columns
+    >>> csv_columns(b"age,income,label\n31,2.5,yes\n")
+    ['age', 'income', 'label']
+    >>> csv_columns(b"31;2.5;1\n45;3.1;0\n")
+    ['column 1', 'column 2', 'column 3']
+    """
     with TextFile(source, max_bytes) as text:
         first = next(_csv_rows(text, text.name), None)
     if first is None:
@@ -63,9 +80,9 @@ def _is_header(fields) -> bool:
     return not all(_is_number(cell) for cell in fields if cell.strip())
 
 
-def load_csv(source, *, label_column=None, name=None, max_bytes=MAX_TEXT_BYTES,
-             max_rows=MAX_ROWS) -> Dataset:
-    """A dataset from a CSV file: numeric feature columns and one label column.
+def load_csv(source: Source, *, label_column: str | int | None = None, name: str | None = None,
+             max_bytes: int = MAX_TEXT_BYTES, max_rows: int = MAX_ROWS) -> Dataset:
+    r"""A dataset from a CSV file: numeric feature columns and one label column.
 
     Parameters
     ----------
@@ -75,14 +92,42 @@ def load_csv(source, *, label_column=None, name=None, max_bytes=MAX_TEXT_BYTES,
     label_column : str or int, optional
         Name (with a header) or 0-based index of the label column; the last column by default.
         Labels may be numbers or words.
+    name : str, optional
+        Shown in messages and as the dataset's name; the file's name by default.
     max_bytes, max_rows : int
         Refuse files with more text (after decompression) or more rows than this.
+
+    Returns
+    -------
+    Dataset
+        Features as a float64 array, labels as integers, numbers or text (as written).
 
     Raises
     ------
     ValueError
         Naming the line and column of ragged rows, empty cells and non-numeric values, and
         the limit a file goes beyond (text, rows, memory).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import load_csv
+    >>> data = load_csv(b"age,income,label\n31,2.5,yes\n45,3.1,no\n52,4.0,yes\n",
+    ...                 name="people.csv")
+    >>> data.X
+    array([[31. ,  2.5],
+           [45. ,  3.1],
+           [52. ,  4. ]])
+    >>> data.y
+    array(['yes', 'no', 'yes'], dtype='<U3')
+    >>> data.feature_names, data.class_counts()
+    (('age', 'income'), {'no': 1, 'yes': 2})
+
+    Errors name the line and the column, and say what to do:
+
+    >>> load_csv(b"age,income,label\n31,2.5,yes\n45,,no\n", name="people.csv")
+    Traceback (most recent call last):
+    ...
+    ValueError: people.csv, line 3, column 'income': empty value. Remove or impute ...
     """
     with TextFile(source, max_bytes, name) as text:
         name = text.name

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..validation import check_data
 
@@ -46,7 +47,7 @@ class Dataset:
     def class_counts(self) -> dict:
         """Number of rows of each class in ``y`` (the training part)."""
         values, counts = np.unique(self.y, return_counts=True)
-        return {value.item(): int(count) for value, count in zip(values, counts)}
+        return {value.item(): int(count) for value, count in zip(values, counts, strict=True)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,9 +70,24 @@ class Split:
         return self.X_train.shape[1]
 
 
-def make_dataset(X, y, name, *, feature_names=None, description="", X_test=None,
-                 y_test=None, file_format=None, label_column=None) -> Dataset:
-    """A validated :class:`Dataset`: numeric finite X, one label per row, two classes or more."""
+def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike, name: str, *,
+                 feature_names: Sequence[str] | None = None, description: str = "",
+                 X_test: ArrayLike | sp.spmatrix | None = None, y_test: ArrayLike | None = None,
+                 file_format: str | None = None,
+                 label_column: str | int | None = None) -> Dataset:
+    """A validated :class:`Dataset`: numeric finite X, one label per row, two classes or more.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import make_dataset
+    >>> data = make_dataset([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]], ["a", "b", "a"], "toy")
+    >>> data.n_samples, data.n_features, list(data.feature_names), data.class_counts()
+    (3, 2, ['x1', 'x2'], {'a': 2, 'b': 1})
+    >>> make_dataset([[0.0], [1.0]], [1, 1], "toy")
+    Traceback (most recent call last):
+    ...
+    ValueError: toy: all rows have the same label (1); a classifier needs at least two classes. ...
+    """
     X = check_data(X)
     y = _check_labels(y, X.shape[0], name)
     if X_test is not None:
@@ -126,7 +142,7 @@ class FeatureNames(Sequence):
         if isinstance(other, FeatureNames):
             return self._n == other._n
         if isinstance(other, (tuple, list)):
-            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+            return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
 
     def __hash__(self):

@@ -50,7 +50,7 @@ MAX_DOWNLOAD_BYTES = 256 * 2**20
 DOWNLOAD_DEADLINE = 600.0
 
 
-def libsvm_cache_dir(cache_dir=None) -> Path:
+def libsvm_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """Where downloaded LIBSVM files are kept: ``cache_dir``, $SNACKS_DATA_HOME or ~/.cache."""
     if cache_dir is not None:
         return Path(cache_dir)
@@ -60,16 +60,18 @@ def libsvm_cache_dir(cache_dir=None) -> Path:
     return Path.home() / ".cache" / "snacks_explorer" / "libsvm"
 
 
-def cached_libsvm_datasets(cache_dir=None) -> list[str]:
+def cached_libsvm_datasets(cache_dir: str | os.PathLike | None = None) -> list[str]:
     """Names of the public LIBSVM datasets whose files are all in the cache."""
     root = libsvm_cache_dir(cache_dir)
     return [name for name, source in LIBSVM_DATASETS.items()
             if all((root / name / f).is_file() for f in (source.train, source.test) if f)]
 
 
-def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0,
-                 deadline=DOWNLOAD_DEADLINE, max_bytes=MAX_DOWNLOAD_BYTES) -> Dataset:
-    """A public LIBSVM binary dataset, downloaded once into a local cache.
+def fetch_libsvm(name: str, *, cache_dir: str | os.PathLike | None = None,
+                 base_url: str | None = None, timeout: float = 30.0,
+                 deadline: float = DOWNLOAD_DEADLINE,
+                 max_bytes: int = MAX_DOWNLOAD_BYTES) -> Dataset:
+    r"""A public LIBSVM binary dataset, downloaded once into a local cache.
 
     A download is verified before it is cached: its size against the announced length and
     ``max_bytes``, its start (not a web page; bz2 data where a ``.bz2`` file is expected)
@@ -98,6 +100,22 @@ def fetch_libsvm(name, *, cache_dir=None, base_url=None, timeout=30.0,
     DownloadError
         When a file cannot be downloaded (no network, server error, too slow, too large,
         not the data expected), saying where to put the file by hand.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import fetch_libsvm
+    >>> a9a = fetch_libsvm("a9a")  # doctest: +SKIP
+
+    Any folder or server holding the same file names serves as a mirror:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as mirror:
+    ...     _ = Path(mirror, "mushrooms").write_bytes(b"+1 1:1 3:1\n-1 2:1 112:1\n")
+    ...     data = fetch_libsvm("mushrooms", base_url=Path(mirror).as_uri(),
+    ...                         cache_dir=Path(mirror, "cache"))
+    >>> data.X.shape, data.X_test is None
+    ((2, 112), True)
     """
     if name not in LIBSVM_DATASETS:
         raise ValueError(f"unknown LIBSVM dataset {name!r}; choose one of "

@@ -63,7 +63,7 @@ def _parse_labels(cells, name="data"):
             return np.array(integers, dtype=np.int64)
     values = np.array([float(value) for value in exact])
     seen = {}
-    for text, value, number in zip(cells, exact, values):
+    for text, value, number in zip(cells, exact, values, strict=True):
         if not np.isfinite(number) or (_INTEGER.fullmatch(text.strip())
                                        and decimal.Decimal(number) != value):
             raise ValueError(f"{name}: the label {text!r} is too large to keep exactly as a "

@@ -12,27 +12,55 @@ import scipy.sparse as sp
 
 from .dataset import Dataset, make_dataset
 from .labels import LabelCodes
-from .text import MAX_FEATURES, MAX_ROWS, MAX_TEXT_BYTES, PLAN_EVERY, TextFile, check_growth
+from .text import (
+    MAX_FEATURES,
+    MAX_ROWS,
+    MAX_TEXT_BYTES,
+    PLAN_EVERY,
+    Source,
+    TextFile,
+    check_growth,
+)
 
 # Lines longer than this are split into tokens lazily, not into one list of strings.
 _LONG_LINE = 1 << 20
 
 
-def load_libsvm(source, *, n_features=None, name=None, description="",
-                max_features=MAX_FEATURES, max_bytes=MAX_TEXT_BYTES,
-                max_rows=MAX_ROWS) -> Dataset:
-    """A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line, 1-based indices.
+def load_libsvm(source: Source, *, n_features: int | None = None, name: str | None = None,
+                description: str = "", max_features: int = MAX_FEATURES,
+                max_bytes: int = MAX_TEXT_BYTES, max_rows: int = MAX_ROWS) -> Dataset:
+    r"""A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line, 1-based indices.
 
     Comments after ``#`` and ``qid:`` fields are ignored; bz2, gzip and xz files are
     decompressed as they are read.  ``n_features`` fixes the width (so that a train and a
     test file agree).  ``max_features``, ``max_bytes`` and ``max_rows`` bound the width, the
     text (after decompression) and the rows before anything larger is allocated.
 
+    Returns
+    -------
+    Dataset
+        Features as a CSR matrix (float64), labels as integers or numbers.
+
     Raises
     ------
     ValueError
         Naming the line of a malformed label, pair, index or value, or of the limit the
         file goes beyond.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import load_libsvm
+    >>> data = load_libsvm(b"+1 1:0.5 3:2\n-1 2:1 # a comment\n+1 3:-1\n", name="tiny.svm")
+    >>> data.X.toarray()
+    array([[ 0.5,  0. ,  2. ],
+           [ 0. ,  1. ,  0. ],
+           [ 0. ,  0. , -1. ]])
+    >>> data.y
+    array([ 1, -1,  1])
+    >>> load_libsvm(b"+1 1:0.5\n-1 2:1 1:3\n", name="tiny.svm")
+    Traceback (most recent call last):
+    ...
+    ValueError: tiny.svm, line 2: indices must increase along a line ('1:3' comes after index 2).
     """
     with TextFile(source, max_bytes, name) as text:
         X, y = parse_libsvm_text(text, n_features, max_features, max_rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +16,15 @@ def sample_data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "sample_data"
 
 
-def sample_files(directory=None) -> list[str]:
-    """Names of the dataset files in ``sample_data/``."""
+def sample_files(directory: str | os.PathLike | None = None) -> list[str]:
+    """Names of the dataset files in ``sample_data/``.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import sample_files
+    >>> sample_files()
+    ['a9a_small.svm', 'imbalanced_blobs.csv', 'two_spirals.csv']
+    """
     directory = Path(directory) if directory else sample_data_dir()
     if not directory.is_dir():
         return []
@@ -24,7 +32,7 @@ def sample_files(directory=None) -> list[str]:
                   if p.suffix in (".csv", ".svm", ".libsvm", ".bz2"))
 
 
-def write_sample_data(directory=None) -> list[Path]:
+def write_sample_data(directory: str | os.PathLike | None = None) -> list[Path]:
     """Regenerate the files of ``sample_data/`` (fixed seeds: byte-identical every time)."""
     directory = Path(directory) if directory else sample_data_dir()
     directory.mkdir(parents=True, exist_ok=True)
@@ -62,5 +70,5 @@ def _write_csv(path, X, y, names):
     with Path(path).open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([*names, "label"])
-        for row, label in zip(X, y):
+        for row, label in zip(X, y, strict=True):
             writer.writerow([f"{value:.6f}" for value in row] + [label])

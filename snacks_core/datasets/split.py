@@ -6,15 +6,25 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .dataset import Split
+from .dataset import Dataset, Split
 
 SCALINGS = ("standard", "minmax", "none")
 
 
-def split_dataset(dataset, *, test_size=0.3, scaling="standard", random_state=0,
-                  project_2d=False) -> Split:
+def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "standard",
+                  random_state: int | None = 0, project_2d: bool = False) -> Split:
     """Train/test split (stratified; the dataset's own test part when it has one), scaling fit
-    on the training rows, and optionally a 2-D PCA projection (for pictures)."""
+    on the training rows, and optionally a 2-D PCA projection (for pictures).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import load_bundled, split_dataset
+    >>> split = split_dataset(load_bundled("wine"), test_size=0.25, project_2d=True)
+    >>> split.X_train.shape, split.X_test.shape, split.feature_names
+    ((133, 2), (45, 2), ('PC 1', 'PC 2'))
+    >>> [type(step).__name__ for step in split.preprocessing]
+    ['StandardScaler', 'PCA']
+    """
     from sklearn.model_selection import train_test_split
 
     if scaling not in SCALINGS:

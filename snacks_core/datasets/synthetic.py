@@ -14,8 +14,9 @@ SYNTHETIC = ("moons", "circles", "xor", "checkerboard", "spirals", "blobs", "cla
 MAX_SYNTHETIC_SAMPLES = 200_000
 
 
-def make_synthetic(name, n_samples=400, *, noise=0.2, random_state=0, n_features=10,
-                   positive_fraction=0.5) -> Dataset:
+def make_synthetic(name: str, n_samples: int = 400, *, noise: float = 0.2,
+                   random_state: int | np.random.Generator | None = 0, n_features: int = 10,
+                   positive_fraction: float = 0.5) -> Dataset:
     """A synthetic dataset by name; two classes are labelled −1/+1, ``blobs`` has three.
 
     Parameters
@@ -26,8 +27,19 @@ def make_synthetic(name, n_samples=400, *, noise=0.2, random_state=0, n_features
     noise : float
         Standard deviation of the jitter added to 2-D points (label-flip rate of
         ``classification``, spread of ``blobs``), 0 to 2.
+    random_state : int, Generator or None, default=0
+        Seed; equal seeds give equal data.
     n_features, positive_fraction
         Width and class balance of ``classification`` (a make_classification-style problem).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import make_synthetic
+    >>> moons = make_synthetic("moons", 200, noise=0.1, random_state=0)
+    >>> moons.X.shape, sorted(moons.class_counts())
+    ((200, 2), [-1, 1])
+    >>> make_synthetic("blobs", 90).classes
+    array([0, 1, 2])
     """
     if name not in SYNTHETIC:
         raise ValueError(f"unknown synthetic dataset {name!r}; choose one of {SYNTHETIC}.")
@@ -126,8 +138,9 @@ def _make_classification(n, noise, rng, n_features, positive_fraction):
 A9A_GROUP_SIZES = (5, 8, 5, 16, 5, 7, 14, 6, 5, 2, 2, 2, 5, 41)
 
 
-def make_a9a_like(n_train=32561, n_test=16281, *, positive_rate=0.24, noise=0.08,
-                  random_state=0):
+def make_a9a_like(n_train: int = 32561, n_test: int = 16281, *, positive_rate: float = 0.24,
+                  noise: float = 0.08, random_state: int | None = 0
+                  ) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray]:
     """An a9a-shaped problem: sparse binary one-hot rows, 123 columns, 14 non-zeros a row.
 
     Each row picks one category in each of 14 attribute groups (sizes as in a9a), with
@@ -139,6 +152,13 @@ def make_a9a_like(n_train=32561, n_test=16281, *, positive_rate=0.24, noise=0.08
     Returns
     -------
     X_train, y_train, X_test, y_test : CSR float64 matrices and labels in {−1, +1}.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import make_a9a_like
+    >>> X_train, y_train, X_test, y_test = make_a9a_like(1000, 500, random_state=0)
+    >>> X_train.shape, X_test.shape, X_train.nnz // X_train.shape[0]
+    ((1000, 123), (500, 123), 14)
     """
     rng = np.random.default_rng(random_state)
     n = n_train + n_test
@@ -181,7 +201,8 @@ def _wrap_angle(angle):
     return (angle + np.pi) % (2.0 * np.pi) - np.pi
 
 
-def make_susy_like(n_samples, *, random_state=0):
+def make_susy_like(n_samples: int, *,
+                   random_state: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
     """A SUSY-shaped problem: 18 dense columns, 8 "low-level" and 10 "high-level" features.
 
     Synthetic, not the UCI SUSY data set (5M Monte Carlo events, which this project cannot
@@ -212,6 +233,13 @@ def make_susy_like(n_samples, *, random_state=0):
     -------
     X : ndarray of shape (n_samples, 18), float64
     y : ndarray of shape (n_samples,), labels in {−1, +1}
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import make_susy_like
+    >>> X, y = make_susy_like(1000, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((1000, 18), [-1.0, 1.0])
     """
     if int(n_samples) < 1:
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")

@@ -14,6 +14,7 @@ import lzma
 import os
 import zlib
 from pathlib import Path
+from typing import BinaryIO, TextIO
 
 from ..validation import check_fits_in_memory
 
@@ -31,6 +32,10 @@ _MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
 SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
 # Bytes counted in a text before parsing: lines, LIBSVM pairs, CSV separators.
 _COUNTED = (b"\n", b":", b",", b";", b"\t")
+
+# What a reader accepts: a path, the bytes of a file, or a file object (binary, or text that
+# is read at most max_bytes + 1 characters far).
+Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO | TextIO
 
 
 class _ReadError(ValueError):
