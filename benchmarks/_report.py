@@ -27,8 +27,9 @@ def machine() -> str:
     import numba
     import sklearn
 
-    return (f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB; Python {platform.python_version()}, "
-            f"NumPy {np.__version__}, scikit-learn {sklearn.__version__}, numba {numba.__version__}; "
+    return (f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB; "
+            f"Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"scikit-learn {sklearn.__version__}, numba {numba.__version__}; "
             f"{time.strftime('%Y-%m-%d')}")
 
 
@@ -61,5 +62,8 @@ def write_section(name: str, body: str) -> None:
         "# Benchmarks\n\nEach section is written by its script in `benchmarks/`; every speed "
         "claim is a ratio measured side by side in one run on the machine named in it.\n")
     pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    if pattern.search(text):
+        text = pattern.sub(lambda _: block, text)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
     BENCHMARKS_MD.write_text(text)

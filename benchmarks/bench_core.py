@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import best_time, machine, optimal_objective, write_section  # noqa: E402
-
 from snacks_core import SnacksClassifier  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402
@@ -63,8 +62,8 @@ def bench_embedding(X):
     sk_time, _ = best_time(lambda: Nystroem(gamma=GAMMA, n_components=M, random_state=SEED)
                            .fit(X).transform(X))
     for dtype in (np.float64, np.float32):
-        ours, Z = best_time(lambda: NystromEmbedding(gamma=GAMMA, n_components=M, dtype=dtype,
-                                                     random_state=SEED).fit_transform(X))
+        ours, Z = best_time(lambda dtype=dtype: NystromEmbedding(
+            gamma=GAMMA, n_components=M, dtype=dtype, random_state=SEED).fit_transform(X))
         rows.append((np.dtype(dtype).name, ours, sk_time / ours))
     lines = ["| embedding | time (s) | speed-up vs sklearn `Nystroem` (float64) |", "|---|---|---|",
              f"| sklearn `Nystroem` float64 | {sk_time:.3f} | 1.00× |"]
@@ -158,7 +157,7 @@ def bench_end_to_end(X, y, X_test, y_test):
         model = SnacksClassifier(gamma=GAMMA, n_components=M, lam=LAM, dtype=dtype,
                                  max_epochs=END_TO_END_EPOCHS, tol=1e-3,
                                  random_state=SEED)
-        t, model = best_time(lambda: model.fit(X, y), 2)
+        t, model = best_time(lambda model=model: model.fit(X, y), 2)
         err = float(np.mean(model.predict(X_test) != y_test))
         rows.append((f"SnacksClassifier {np.dtype(dtype).name} (embedding + snacks)", t, err,
                      t_svc / t))
@@ -178,14 +177,16 @@ def main():
                 f"(C = {lam_to_C(LAM, X.shape[0]):.3g}).", ""]
     table = bench_embedding(X)
     print(table)
-    sections += ["### Nyström embedding, fit + transform of the training set (best of 3)", "", table, ""]
+    sections += ["### Nyström embedding, fit + transform of the training set (best of 3)", "",
+                 table, ""]
 
     Z32 = NystromEmbedding(gamma=GAMMA, n_components=M, dtype=np.float32,
                            random_state=SEED).fit_transform(X)
     Z64 = Z32.astype(np.float64)
     w_star = LinearSVC(C=lam_to_C(LAM, X.shape[0]), loss="hinge", fit_intercept=False,
                        tol=1e-6, max_iter=10000).fit(Z64, y).coef_.ravel()
-    lines = ["| embedding dtype | snacks (µs/iteration) | bare numba loop (µs/iteration) | ratio | margin violations |",
+    lines = ["| embedding dtype | snacks (µs/iteration) | bare numba loop (µs/iteration) "
+             "| ratio | margin violations |",
              "|---|---|---|---|---|"]
     for Z in (Z64, Z32):
         t_snacks, t_bare, share = bench_iteration(Z, y, w_star)
@@ -193,10 +194,11 @@ def main():
                      f"**{t_snacks / t_bare:.2f}** | {share:.0%} |")
     table = "\n".join(lines)
     print(table)
-    sections += ["### Snacks inner iteration vs a bare loop (20 epochs of random rows from w*, best of 5)",
+    sections += ["### Snacks inner iteration vs a bare loop (20 epochs of random rows from w*, "
+                 "best of 5)",
                  "", "The bare loop does only the dot product and, on a margin violation, the "
-                 "update; snacks adds the O(1) shrink, projection and averaging bookkeeping and the "
-                 "second (averaging) vector in the same pass.", "", table, ""]
+                 "update; snacks adds the O(1) shrink, projection and averaging bookkeeping and "
+                 "the second (averaging) vector in the same pass.", "", table, ""]
 
     f_star, results = bench_time_to_gap(Z32, y, TARGETS)
     header = "| solver | " + " | ".join(f"time to gap ≤ {t:g} (s) [epochs or iterations]"
@@ -209,7 +211,7 @@ def main():
     snacks_times = [t for t, _ in results["snacks"][0]]
     for name, (hits, best) in results.items():
         cells = []
-        for (t, count), t_snacks in zip(hits, snacks_times):
+        for (t, count), t_snacks in zip(hits, snacks_times, strict=True):
             if not np.isfinite(t):
                 cells.append("not reached")
                 continue
@@ -229,7 +231,8 @@ def main():
                  f"SnacksClassifier runs at most {END_TO_END_EPOCHS} epochs (tol 1e-3 on the "
                  "certified gap); its fit time includes checkpoints and the embedding.", "",
                  table, ""]
-    write_section("bench_core", "## Core (issue 2): `benchmarks/bench_core.py`\n\n" + "\n".join(sections))
+    write_section("bench_core",
+                  "## Core (issue 2): `benchmarks/bench_core.py`\n\n" + "\n".join(sections))
 
 
 if __name__ == "__main__":

@@ -17,11 +17,12 @@ import time
 
 import numpy as np
 
-from bench_paper import M, SEED, SUSY_LAM, W8A_LAM, load_susy, load_w8a
+from bench_paper import SEED, SUSY_LAM, W8A_LAM, M, load_susy, load_w8a
 from snacks_core.kernels import resolve_gamma
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import matvec
 from snacks_core.solvers import pegasos, snacks
+
 
 def snacks_iterates(Z, y, lam, quarters):
     """Snacks's iterate after each quarter epoch: one run per budget (its checkpoints are
@@ -30,7 +31,8 @@ def snacks_iterates(Z, y, lam, quarters):
     for q in range(1, quarters + 1):
         seen = []
         snacks.solve(Z, y, lam, max_epochs=q / 4, tol=0.0, polish=False, random_state=SEED,
-                     callback=lambda record, w: seen.append(np.array(w, dtype=np.float64)))
+                     callback=lambda record, w, seen=seen: seen.append(
+                         np.array(w, dtype=np.float64)))
         iterates.append(seen[-1])  # the point the run stood on, not the best it returns
     return iterates
 

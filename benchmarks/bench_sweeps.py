@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
-
 from snacks_core import SnacksClassifier  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402

@@ -7,7 +7,6 @@ import bz2
 import functools
 import http.server
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +14,17 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 from snacks_core import datasets
-from snacks_core.datasets import (DownloadError, fetch_libsvm, load_bundled, load_csv, load_file,
-                                  load_libsvm, make_a9a_like, make_synthetic, split_dataset)
+from snacks_core.datasets import (
+    DownloadError,
+    fetch_libsvm,
+    load_bundled,
+    load_csv,
+    load_file,
+    load_libsvm,
+    make_a9a_like,
+    make_synthetic,
+    split_dataset,
+)
 
 
 @pytest.mark.parametrize("name", datasets.SYNTHETIC)
@@ -320,7 +328,7 @@ def test_a_large_text_within_the_limits_is_read_exactly():
     X = sp.random(3000, 50, density=0.1, random_state=0, format="csr")
     y = rng.choice([-1, 1], size=3000)
     lines = "".join(f"{label:+d} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in
-                                              zip(X[i].indices, X[i].data)) + "\n"
+                                              zip(X[i].indices, X[i].data, strict=True)) + "\n"
                     for i, label in enumerate(y))
     data = load_libsvm(bz2.compress(lines.encode()), n_features=50)
     np.testing.assert_array_equal(data.X.toarray(), X.toarray())
@@ -357,7 +365,8 @@ def test_exported_code_of_an_uploaded_csv_runs_and_saves_the_whole_pipeline(tmp_
     rng = np.random.default_rng(1)
     X = rng.normal(loc=50, scale=20, size=(150, 2))
     grade = np.where(X[:, 0] + X[:, 1] > 100, "pass", "fail")
-    raw = "grade,hours,score\n" + "".join(f"{g},{a:.3f},{b:.3f}\n" for g, (a, b) in zip(grade, X))
+    raw = "grade,hours,score\n" + "".join(f"{g},{a:.3f},{b:.3f}\n"
+                                          for g, (a, b) in zip(grade, X, strict=True))
     # As the app reads an upload: bytes, the file's name and the chosen label column.
     dataset = load_csv(raw.encode(), label_column="grade", name="students.csv")
     request = _Request("upload:0123abcd:students.csv")

@@ -15,8 +15,14 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from snacks_core import kernels
-from snacks_core.kernels import (KERNELS, check_kernel_params, effective_n_threads,
-                                 kernel_diagonal, kernel_matrix, resolve_gamma)
+from snacks_core.kernels import (
+    KERNELS,
+    check_kernel_params,
+    effective_n_threads,
+    kernel_diagonal,
+    kernel_matrix,
+    resolve_gamma,
+)
 
 GAMMA, DEGREE, COEF0 = 0.3, 3, 0.5
 
@@ -66,7 +72,8 @@ def as_format(A, sparse, dtype):
 @pytest.mark.parametrize("y_sparse", [False, True], ids=["Ydense", "Ycsr"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_matches_sklearn(data, kernel, x_sparse, y_sparse, dtype):
-    X, Y = (as_format(A, sparse, dtype) for A, sparse in zip(data, (x_sparse, y_sparse)))
+    X, Y = (as_format(A, sparse, dtype)
+            for A, sparse in zip(data, (x_sparse, y_sparse), strict=True))
     K = kernel_matrix(X, Y, kernel, gamma=GAMMA, degree=DEGREE, coef0=COEF0, block_rows=8)
     assert K.shape == (53, 17) and K.dtype == dtype and K.flags.c_contiguous
     assert_kernel_close(K, sklearn_kernel(data[0], data[1], kernel), dtype)
