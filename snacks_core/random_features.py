@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import check_kernel_params, resolve_gamma
-from .validation import check_data, check_fits_in_memory
+from .validation import check_fits_in_memory
 
 RFF_KERNELS = ("rbf", "laplacian")
 
@@ -32,6 +32,8 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
     Parameters
     ----------
     kernel : {'rbf', 'laplacian'}, default='rbf'
+        A shift-invariant kernel (for the others use
+        :class:`~snacks_core.nystrom.NystromEmbedding`).
     gamma : float, 'scale' or 'auto', default='scale'
         Kernel parameter γ ('scale' = 1 / (d · Var(X)) as in sklearn's SVC).
     n_components : int, default=100
@@ -46,9 +48,18 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         The random frequencies W.
     offsets_ : ndarray of shape (D,)
         The random phases b.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from snacks_core.random_features import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).normal(size=(5, 3))
+    >>> RandomFourierFeatures(gamma=0.5, n_components=4, random_state=0).fit_transform(X).shape
+    (5, 4)
     """
 
-    def __init__(self, kernel="rbf", gamma="scale", n_components=100, dtype=np.float64,
+    def __init__(self, kernel="rbf", *, gamma="scale", n_components=100, dtype=np.float64,
                  random_state=None):
         self.kernel = kernel
         self.gamma = gamma
@@ -57,8 +68,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Draw the frequencies for the width of X."""
-        X = check_data(X)
+        """Draw the frequencies for the width of X (dense or CSR, n × d)."""
         check_kernel_params(self.kernel, self.gamma)
         if self.kernel not in RFF_KERNELS:
             raise ValueError(f"random Fourier features need a shift-invariant kernel "
@@ -68,6 +78,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components (D) must be an integer >= 1, got {self.n_components!r}.")
         if np.dtype(self.dtype) not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}.")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
         self.gamma_ = resolve_gamma(self.gamma, X)
         rng = np.random.default_rng(self.random_state)
         d, D = X.shape[1], int(self.n_components)
@@ -78,19 +89,21 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         else:
             self.frequencies_ = self.gamma_ * rng.standard_cauchy(size=(d, D))
         self.offsets_ = rng.uniform(0.0, 2.0 * np.pi, size=D)
-        self.n_features_in_ = d
         return self
 
     def transform(self, X):
         """z(x) = √(2/D) cos(Wᵀx + b) for every row of X."""
         check_is_fitted(self, "frequencies_")
-        X = check_data(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the features were drawn for "
-                             f"{self.n_features_in_}.")
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
         D = self.frequencies_.shape[1]
         check_fits_in_memory(8 * X.shape[0] * D, f"The features of {X.shape[0]} rows",
                              "Use fewer features or transform the data in parts.")
         projection = X @ self.frequencies_ if sp.issparse(X) else np.asarray(X) @ self.frequencies_
         projection = np.asarray(projection) + self.offsets_
         return (np.sqrt(2.0 / D) * np.cos(projection)).astype(self.dtype, copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
