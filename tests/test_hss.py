@@ -205,6 +205,32 @@ def test_nystrom_bases_meet_the_target_accuracy(tol, moons):
     assert np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K) <= 10 * tol
 
 
+def test_unreachable_target_is_reported_with_the_svd_bound():
+    """Issue 12: a target the kernel cannot meet within max_rank is reported, not met.
+
+    On 40-dimensional Gaussian data a leaf's off-diagonal block is nearly full rank: its
+    SVD (oracle: the best error of any basis of that rank) is far above 1e-4 at rank 10,
+    so every basis is capped, the report says the target was not reached and the measured
+    error stays above the target; on two moons at the same settings it is reached."""
+    X = np.random.default_rng(0).normal(size=(600, 40))
+    gamma = 1.0 / 40
+    operator = HSSKernel(X, beta=1.0, gamma=gamma, tol=1e-4, max_rank=10, leaf_size=64,
+                         error_columns=100, random_state=0)
+    leaf = operator._postorder[0]
+    rows = operator.perm[operator._start[leaf]:operator._stop[leaf]]
+    outside = np.setdiff1d(np.arange(600), rows)
+    singular = np.linalg.svd(rbf_kernel(X[rows], X[outside], gamma=gamma), compute_uv=False)
+    best = np.sqrt(np.sum(singular[10:] ** 2) / np.sum(singular ** 2))
+    assert best > 100 * 1e-4
+    report = operator.compression
+    assert not report["target_reached"] and report["ranks_capped"] == report["nodes"]
+    assert report["relative_error"] > 10 * report["target"]
+    moons_X, _ = make_moons(600, noise=0.2, random_state=0)
+    reached = HSSKernel(moons_X, beta=1.0, gamma=2.0, tol=1e-2, max_rank=200, leaf_size=64,
+                        random_state=0).compression
+    assert reached["target_reached"] and reached["ranks_capped"] == 0
+
+
 def test_compression_report_and_sampled_error(moons):
     X, K = moons
     operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-3, max_rank=30, leaf_size=64,
