@@ -456,3 +456,97 @@ def test_snacks_needs_fewer_epochs_than_pegasos(moons_problem):
     # ASSG alone (the paper's claim), and with its dual-ascent polish.
     assert epochs_to_reach(snacks, tol=0.0, polish=False) < epochs_to_reach(pegasos, tol=0.0)
     assert epochs_to_reach(snacks, tol=0.0) < epochs_to_reach(pegasos, tol=0.0)
+
+
+def test_snacks_runs_the_papers_fixed_schedule(weighted_problem):
+    """Issue 12: the paper's Algorithm 1 (K stages of a fixed length T = n, fixed η₀ and D₀,
+    both divided by ω after each stage) is ``stage_growth=1`` with ``max_epochs=K``: the
+    stage outputs are those of the plain-Python Algorithm 1 on the rows the solver draws
+    (oracle: tests/reference.py), so the app can race it against the default schedule."""
+    from snacks_core.solvers import snacks
+
+    p = weighted_problem
+    n, K, seed, eta0, radius0 = p.Z.shape[0], 6, 7, 0.05, 5.0
+    seen = []
+    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=K, tol=0.0,
+                          random_state=seed, stage_growth=1.0, eta0=eta0, radius0=radius0,
+                          polish=False, callback=lambda row, w: seen.append(w.copy()))
+    assert result.stop_reason == "max_epochs" and result.n_epochs == K
+    rng = np.random.default_rng(seed)
+    rows = [rng.integers(0, n, size=n) for _ in range(K)]
+    stages = reference.assg_reference(p.Z, p.y, p.lam, rows, eta0, radius0,
+                                      sample_weight=p.sample_weight)
+    # One checkpoint per stage end (epochs 1..K after the start), each the stage's average.
+    np.testing.assert_array_equal(result.history["epoch"][1:K + 1], np.arange(1, K + 1))
+    for w, stage in zip(seen[1:K + 1], stages):
+        np.testing.assert_allclose(w, stage["average"], rtol=1e-10,
+                                   atol=1e-10 * max(1.0, np.abs(stage["average"]).max()))
+
+
+def test_registry_declares_every_solver_and_each_returns_the_same_result_type(kernel_data):
+    """Issue 11: one result type for every solver of the registry (intercept and support for
+    the kernel solvers, whose model is checked against LIBSVM's predictions)."""
+    from snacks_core.operators import build_operator
+    from snacks_core.solvers import EMBEDDED_SOLVERS, REGISTRY, SOLVERS
+
+    X, y = kernel_data
+    lam = 1e-3
+    assert SOLVERS == tuple(REGISTRY)
+    assert set(EMBEDDED_SOLVERS) == {n for n, s in REGISTRY.items() if s.input == "embedding"}
+    expected = _sklearn_svc("rbf", X, y, lam).predict(X)
+    Z = rbf_kernel(X, X[:40], gamma=1.0)
+    for name, entry in REGISTRY.items():
+        if entry.input == "embedding":
+            result = entry.solve(Z, y, lam, max_epochs=5, random_state=0)
+            assert result.support is None and result.intercept == 0.0
+            assert result.coef.shape == (Z.shape[1],)
+        else:
+            first = X if entry.input == "data" else build_operator(
+                X, representation="dense", gamma=1.0)
+            options = {"kernel": "rbf", "gamma": 1.0} if entry.input == "data" else {}
+            result = entry.solve(first, y, lam, **options)
+            assert result.support.dtype == np.int64 and result.coef.shape == result.support.shape
+            decision = (rbf_kernel(X, X[result.support], gamma=1.0) @ result.coef
+                        + result.intercept)
+            assert np.mean(np.where(decision > 0, 1.0, -1.0) == expected) >= 0.98, name
+        assert isinstance(result, SolverResult) and set(result.history) == set(HISTORY_COLUMNS)
+        assert set(result.timings) == {"solve", "checkpoints"}
+        assert result.timings["solve"] == result.history["time"][-1] >= 0.0
+        assert result.n_iter >= 1 and isinstance(result.stop_reason, str)
+
+
+def test_a_solver_is_added_by_one_registry_line(monkeypatch):
+    """Issue 11: a new solver needs its module and one registry entry; the estimator and the
+    sweeps find it there (oracle: LinearSVC on the same embedding, hinge loss, no bias)."""
+    from sklearn.svm import LinearSVC
+
+    from snacks_core import SnacksClassifier
+    from snacks_core.solvers import REGISTRY, Solver
+
+    def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
+              validation=None, callback=None):
+        model = LinearSVC(C=lam_to_C(lam, Z.shape[0]), loss="hinge", fit_intercept=False,
+                          tol=1e-8, max_iter=100_000).fit(Z, y, sample_weight=sample_weight)
+        w = model.coef_.ravel()
+        history = {name: np.array([np.nan]) for name in HISTORY_COLUMNS}
+        history.update(iteration=np.array([1.0]), time=np.array([0.0]),
+                       objective=np.array([primal_objective(w, Z, y, lam, sample_weight)]))
+        return SolverResult(coef=w, history=history, n_iter=1, n_epochs=np.nan,
+                            stop_reason="converged")
+
+    monkeypatch.setitem(REGISTRY, "linear_svc", Solver(solve))
+    X, y01 = make_moons_data()
+    model = SnacksClassifier(solver="linear_svc", n_components=30, lam=1e-3,
+                             random_state=0).fit(X, y01)
+    Z = model.embedding_.transform(X)
+    oracle = LinearSVC(C=lam_to_C(1e-3, len(y01)), loss="hinge", fit_intercept=False, tol=1e-8,
+                       max_iter=100_000).fit(Z, np.where(y01 > 0, 1.0, -1.0))
+    np.testing.assert_allclose(model.coef_.ravel(), oracle.coef_.ravel(), rtol=1e-5,
+                               atol=1e-5 * np.abs(oracle.coef_).max())
+    assert model.stop_reasons_ == ["converged"]
+
+
+def make_moons_data():
+    from sklearn.datasets import make_moons
+
+    return make_moons(300, noise=0.2, random_state=0)
