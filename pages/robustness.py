@@ -103,7 +103,11 @@ figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
                                 row_label=LABELS[result["axis"]], col_label="λ",
                                 spread=table["seed"].nunique() > 1)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
-st.plotly_chart(figure, width="stretch", key="heatmap", config=config)
+heatmap_col, cell_col = st.columns([3, 2], gap="medium")
+heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=config,
+                         on_select=widgets.pick_heatmap_cell, selection_mode="points")
+with cell_col:
+    widgets.heatmap_cell_view(request, split, params, result["axis"], seeds[0], table)
 i, j = np.unravel_index(np.nanargmin(mean), mean.shape)
 n_train = split.X_train.shape[0]
 st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j]:g} "

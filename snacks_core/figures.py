@@ -167,9 +167,11 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
                              classes, train_pred=None, test_pred=None, landmarks=None,
                              axis_titles=("x₁", "x₂"), title=None, height=680,
                              max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS,
-                             max_crosses=MAX_CROSSES):
+                             max_crosses=MAX_CROSSES, legend_below=False):
     """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
+
+    The legend sits beside the plot, or below it with ``legend_below`` (narrow columns).
 
     For more than two classes the regions of the predicted class replace the contour.
     Large data is drawn as a class-stratified sample of ``max_train`` training and
@@ -224,8 +226,10 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     # Legend and colour bar beside the square plot (whose width is free anyway, the axes
     # having equal scales), so the whole figure fits under the metrics of a 1280 × 800 window.
     fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
-                      legend=dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
-                                  font=dict(size=12)))
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.14,
+                                  yanchor="top", font=dict(size=11)) if legend_below else
+                      dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
+                           font=dict(size=12)))
     # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
     fig.update_xaxes(title=axis_titles[0], range=[surface.xs[0], surface.xs[-1]],
                      showgrid=False, zeroline=False, constrain="domain")
@@ -469,15 +473,33 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     color_title = "test error (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
-        textfont=dict(size=12), customdata=custom, zmin=zmin, zmax=zmax,
+        textfont=dict(size=12), zmin=zmin, zmax=zmax, hoverinfo="skip",
         colorscale="Viridis_r", colorbar=dict(title=dict(text=color_title, side="right"),
                                               thickness=12),
-        hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
-                       "test error = %{z:.2f} % ± %{customdata[0]:.2f}<br>"
-                       "fit time = %{customdata[1]:.3f} s<extra></extra>"),
         xgap=1, ygap=1))
-    fig.update_xaxes(title=col_label, type="category")
-    fig.update_yaxes(title=row_label, type="category")
+    # Plotly reports no click on a heatmap cell (streamlit/streamlit#8760): one square
+    # marker per finished cell, invisible until selected, carries the hover text and the
+    # click.  customdata: row value, column value, spread (%), fit time (s).
+    i, j = np.nonzero(np.isfinite(mean))
+    size = max(8.0, min(60.0, 0.8 * (height - 140) / max(len(rows), 1)))
+    fig.add_trace(go.Scatter(
+        x=[cols[k] for k in j], y=[rows[k] for k in i], mode="markers", name="cells",
+        showlegend=False,
+        # A list, not an array: a selection sends each point's customdata back as it is in
+        # the figure, and a row of a typed array would come back as an object.
+        customdata=np.column_stack([np.asarray(row_values, dtype=float)[i],
+                                    np.asarray(col_values, dtype=float)[j], custom[i, j, 0],
+                                    custom[i, j, 1], 100 * mean[i, j]]).tolist(),
+        marker=dict(symbol="square-open", size=size, color="#ff2b2b", opacity=0.0,
+                    line=dict(width=3)),
+        selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=0.0)),
+        hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
+                       "test error = %{customdata[4]:.2f} % ± %{customdata[2]:.2f}<br>"
+                       "fit time = %{customdata[3]:.3f} s<extra></extra>")))
+    fig.update_xaxes(title=col_label, type="category", categoryorder="array",
+                     categoryarray=cols)
+    fig.update_yaxes(title=row_label, type="category", categoryorder="array",
+                     categoryarray=rows)
     return _layout(fig, title, height)
 
 

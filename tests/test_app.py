@@ -10,9 +10,11 @@ lands on a page file alone is routed back through ``app.py`` by
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
@@ -54,6 +56,14 @@ def metric(at, label):
 def figure_data(chart):
     """The traces of a plotly chart element."""
     return json.loads(chart.proto.spec)["data"]
+
+
+def plotly_array(value):
+    """A plotly JSON array, plain or typed ({'dtype', 'bdata', 'shape'})."""
+    if not isinstance(value, dict):
+        return np.asarray(value)
+    shape = [int(k) for k in str(value.get("shape", "-1")).split(",")]
+    return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
 
 
 SMALL = {"n_samples": 200, "m": 20}
@@ -463,3 +473,28 @@ def test_data_page_builds_only_the_columns_it_shows():
     frame = at.dataframe[0].value
     assert list(frame.columns) == ["label"] + [f"x{j}" for j in range(1, 31)]
     assert any("first 30 of 100,000 columns" in e.label for e in at.expander)
+
+
+@pytest.mark.parametrize("settings, expected", [
+    ({}, "cell_boundary"),
+    ({"dataset": "bundled:breast_cancer"}, "cell_margins"),
+])
+def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expected):
+    at = open_page("robustness", rob_size=2, rob_seeds=1, **settings)
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    cells = next(t for t in figure_data(at.get("plotly_chart")[0]) if t.get("name") == "cells")
+    # One clickable marker per cell, carrying the cell's (m, λ) and its test error.
+    assert len(cells["x"]) == 4
+    m, lam, _, _, error = plotly_array(cells["customdata"])[3]
+    assert any("Click a cell" in i.value for i in at.info)
+    # What the page's on_select callback stores for a click (the browser test clicks).
+    at.session_state["_heatmap_cell"] = (m, lam)
+    at.run()
+    assert_clean(at)
+    charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
+    assert expected in charts and "cell_convergence" in charts
+    text = next(md.value for md in at.markdown if md.value.startswith("**Cell m ="))
+    assert f"m = {m:g}, λ = {lam:g}" in text and f"(in the sweep: {error:.1f} %)" in text
+    curve = figure_data(charts["cell_convergence"])
+    assert curve and curve[0]["name"].startswith("Snacks")

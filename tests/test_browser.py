@@ -233,3 +233,45 @@ def test_robustness_sweep_can_be_stopped(server, browser):
         assert_no_error_shown(page, "stopped sweep")
     finally:
         page.close()
+
+
+CELL_CENTRE = """(gd) => {
+    const layout = gd._fullLayout, xa = layout.xaxis, ya = layout.yaxis;
+    const cells = gd.data.find(trace => trace.name === 'cells');
+    const k = cells.x.length - 1;
+    const box = gd.getBoundingClientRect();
+    return [box.left + xa._offset + xa.l2p(xa.d2c(cells.x[k])),
+            box.top + ya._offset + ya.l2p(ya.d2c(cells.y[k])), cells.x[k], cells.y[k]];
+}"""
+
+
+def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_factory):
+    """A click on a cell draws that cell's decision boundary and convergence beside the map."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/robustness?n_samples=400&rob_size=3", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_role("button", name="Run sweep", exact=True).click()
+        wait_until_idle(page)
+        heatmap = page.locator(".js-plotly-plot").first
+        heatmap.wait_for(timeout=60_000)
+        assert page.get_by_text("Click a cell of the heatmap").count() == 1
+        x, y, lam, m = heatmap.evaluate(CELL_CENTRE)
+        page.mouse.click(x, y)
+        page.get_by_text("retrained alone with seed").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
+            timeout=60_000)
+        page.wait_for_timeout(800)
+        text = page.inner_text("body")
+        assert f"Cell m = {m}, λ = {lam}" in text, text[:3000]
+        assert page.get_by_text("Click a cell of the heatmap").count() == 0
+        assert_no_error_shown(page, "heatmap cell")
+        folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
+                  else tmp_path_factory.getbasetemp() / "screenshots")
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / "robustness_cell.png"), full_page=True)
+    finally:
+        page.close()

@@ -112,6 +112,8 @@ class Keys:
     RUN_STARTED = "_run_started"   # time.time() at the start of this script run
     SWEEP_ROWS = "_sweep_rows"     # finished fits of the sweep in progress (kept by Stop)
     DATA_DEFAULTS = "_data_defaults"  # dataset whose data-aware defaults were applied
+    HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
+    HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
 
 
 def _matching_choice(value, choices):

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 import streamlit as st
 
-from .. import persistence
+from .. import analysis, figures, persistence
 from ..datasets import DownloadError
 from ..kernels import resolve_gamma
 from ..nystrom import NystromEmbedding
@@ -445,6 +445,9 @@ def export_section(request, split, params, run):
 
 # The Playground's figure fits under the metrics in a 1280 × 800 window.
 BOUNDARY_HEIGHT = 500
+# Heights of the figures beside the robustness heatmap.
+CELL_FIGURE_HEIGHT = 380
+CELL_BOUNDARY_HEIGHT = 480
 
 
 def landmarks_of(run):
@@ -462,3 +465,62 @@ def first_problem(history):
 
 def class_names(split):
     return np.unique(np.concatenate([np.asarray(split.y_train), np.asarray(split.y_test)]))
+
+
+def pick_heatmap_cell():
+    """Keep the heatmap cell just clicked (its row value and λ) for :func:`heatmap_cell_view`.
+
+    A click elsewhere clears the selection and keeps the last cell shown.
+    """
+    points = st.session_state[Keys.HEATMAP].selection.points
+    if points:
+        row_value, lam = points[0]["customdata"][:2]
+        st.session_state[Keys.HEATMAP_CELL] = (float(row_value), float(lam))
+
+
+def heatmap_cell_view(request, split, params, axis, seed, table):
+    """The clicked cell's model, retrained alone: its decision boundary (2-D data) or margin
+    histogram, and its convergence curve."""
+    cell = st.session_state.get(Keys.HEATMAP_CELL)
+    names = {"m": "m", "gamma": "γ"}
+    rows = table[np.isclose(table[axis], cell[0]) & np.isclose(table["lam"], cell[1])] \
+        if cell is not None else table.iloc[:0]
+    if rows.empty:
+        st.info("Click a cell of the heatmap to see its model here: the decision boundary "
+                "(2-D data) or the margins, and how the solver converged.",
+                icon=":material/ads_click:")
+        return
+    row_value, lam = cell
+    # As in the sweep: its solver, no class weights, the grid's first seed.
+    cell_params = {**params, "lam": lam, "solver": analysis.grid_solver(params),
+                   "class_weight": None, "random_state": int(seed)}
+    if axis == "m":
+        cell_params["n_components"] = int(row_value)
+    else:
+        cell_params["gamma"] = row_value
+    run = train_or_stop(request, split, cell_params)
+    same_seed = rows.loc[rows["seed"] == seed, "test_error"]
+    in_sweep = same_seed.iloc[0] if len(same_seed) else rows["test_error"].mean()
+    st.markdown(f"**Cell {names[axis]} = {row_value:g}, λ = {lam:g}**: retrained alone with "
+                f"seed {seed}, test error {_percent(run.metrics['test_error'])} (in the "
+                f"sweep: {_percent(in_sweep)}).")
+    classes = class_names(split)
+    if split.n_features == 2:
+        surface = cached.surface(request, split, cell_params, run)
+        st.plotly_chart(figures.decision_boundary_figure(
+            surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
+            train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
+            landmarks=landmarks_of(run), axis_titles=split.feature_names[:2],
+            height=CELL_BOUNDARY_HEIGHT, legend_below=True), width="stretch",
+            key="cell_boundary")
+    else:
+        st.plotly_chart(figures.margin_histogram_figure(
+            run.model.decision_function(split.X_test), split.y_test, classes=classes,
+            height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_margins")
+    solver = cell_params["solver"]
+    st.plotly_chart(figures.convergence_figure(
+        {solver: first_problem(run.model.history_)}, labels={solver: solver_label(solver)},
+        height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
+    st.caption("The sweep shares landmarks across m (each m takes the first m of one "
+               "selection) and starts each λ from the previous λ's solution; this model is "
+               "fitted from scratch, so its error can differ slightly from the cell's.")
