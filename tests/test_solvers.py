@@ -550,3 +550,21 @@ def make_moons_data():
     from sklearn.datasets import make_moons
 
     return make_moons(300, noise=0.2, random_state=0)
+
+
+def test_paper_lambda_converts_to_ours(weighted_problem):
+    """Issue 12: the Snacks paper minimises hinge + (λ_paper/2)‖w‖² (its subgradient λw −
+    y_i z_i); ours is hinge + λ‖w‖², so λ = λ_paper/2 gives the paper's model (oracle:
+    LinearSVC at the paper's C = 1/(n λ_paper))."""
+    from sklearn.svm import LinearSVC
+
+    from snacks_core.objective import paper_lam_to_lam
+    from snacks_core.solvers import liblinear
+
+    p = weighted_problem
+    lam_paper = 2e-2
+    oracle = LinearSVC(C=1.0 / (p.Z.shape[0] * lam_paper), loss="hinge", fit_intercept=False,
+                       tol=1e-10, max_iter=200_000, random_state=0).fit(p.Z, p.y)
+    ours = liblinear.solve(p.Z, p.y, paper_lam_to_lam(lam_paper), tol=1e-9, max_epochs=100_000)
+    np.testing.assert_allclose(ours.coef, oracle.coef_.ravel(), rtol=1e-4,
+                               atol=1e-4 * np.abs(oracle.coef_).max())
