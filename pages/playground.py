@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from snacks_core import figures
+from snacks_core import analysis, figures
 from snacks_core.ui import cached, widgets
-from snacks_core.ui.text import CAPTIONS
+from snacks_core.ui.text import CAPTIONS, solver_label
 
 widgets.require_entry_point("playground")
 st.title("Playground")
@@ -51,5 +51,17 @@ with notes:
     widgets.run_facts(run, split)
     st.markdown("**Try this**")
     widgets.try_this_hints()
+
+if split.n_features == 2 and run.checkpoints:
+    with st.expander("Watch it learn: the boundary and the test error, epoch by epoch",
+                     icon=":material/play_circle:"):
+        surface = cached.surface(request, split, params, run)
+        xs, ys = surface.xs[::2], surface.ys[::2]
+        st.plotly_chart(figures.boundary_animation_figure(
+            xs, ys, analysis.animation_frames(run, xs, ys), split.X_train, split.y_train,
+            classes=classes, landmarks=widgets.landmarks_of(run),
+            axis_titles=split.feature_names[:2], error_panel=True, height=520),
+            width="stretch", key="learning")
+        st.caption(CAPTIONS["learning"].format(solver=solver_label(params["solver"])))
 
 widgets.export_section(request, split, params, run)

@@ -213,8 +213,8 @@ def warm_up() -> None:
 
 
 def animation_frames(run, xs, ys, max_frames=30) -> list:
-    """(label, f on the grid) for up to ``max_frames`` checkpoints of a two-class run,
-    evenly spread and always including the last."""
+    """(label, f on the grid, history record) for up to ``max_frames`` checkpoints of a
+    two-class run, evenly spread and always including the last."""
     if not run.checkpoints:
         return []
     gx, gy = np.meshgrid(xs, ys)
@@ -225,7 +225,7 @@ def animation_frames(run, xs, ys, max_frames=30) -> list:
     for k in picks:
         record, w = run.checkpoints[k]
         label = f"epoch {record['epoch']:.3g}"
-        frames.append((label, (Z @ w).reshape(gy.shape)))
+        frames.append((label, (Z @ w).reshape(gy.shape), record))
     return frames
 
 

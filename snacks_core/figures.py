@@ -240,10 +240,15 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
 
 
 def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, landmarks=None,
-                              axis_titles=("x₁", "x₂"), title=None, height=560):
-    """The decision function replayed over solver checkpoints, with play/pause and a slider.
+                              axis_titles=("x₁", "x₂"), title=None, height=560,
+                              error_panel=False):
+    """The decision function replayed over solver checkpoints, with play/pause and a slider
+    whose steps are the checkpoints.
 
-    ``frames`` is a list of (label, scores) with ``scores`` of shape (len(ys), len(xs)).
+    ``frames`` is a list of (label, scores) or (label, scores, record) with ``scores`` of
+    shape (len(ys), len(xs)) and ``record`` the checkpoint's history row.  With
+    ``error_panel`` (records needed) a second panel draws the held-out error against epochs,
+    a marker following the frame shown.
     """
     if not frames:
         raise ValueError("no checkpoints to animate.")
@@ -262,7 +267,12 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
                        line=dict(color="#222222", width=1.5)),
         ]
 
-    fig = go.Figure(contours(frames[-1][1]))
+    if error_panel:
+        fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.1)
+    else:
+        fig = go.Figure()
+    for trace in contours(frames[-1][1]):
+        fig.add_trace(trace)
     colors = class_colors(classes)
     for trace in _points_trace(X_train, y_train, classes, colors, name="train", symbol="circle",
                                size=6, outline="white", hover="train"):
@@ -272,12 +282,37 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
         fig.add_trace(go.Scatter(x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
                                  name="landmarks", marker=dict(symbol="star", size=12,
                                  color=LANDMARK_COLOR, line=dict(color="#111111", width=1))))
-    fig.frames = [go.Frame(data=contours(scores), traces=[0, 1], name=label)
-                  for label, scores in frames]
+    moving = []
+    if error_panel:
+        epochs = [record["epoch"] for _, _, record in frames]
+        errors = [100 * record["validation_error"] for _, _, record in frames]
+
+        def marker(k):
+            return go.Scatter(x=[epochs[k]], y=[errors[k]], mode="markers+text",
+                              text=[f"{errors[k]:.1f} %"],
+                              textposition="top right" if 2 * k < len(frames) else "top left",
+                              marker=dict(size=12, color="#d62728"), showlegend=False,
+                              hoverinfo="skip", xaxis="x2", yaxis="y2")
+
+        fig.add_trace(go.Scatter(x=epochs, y=errors, mode="lines+markers", name="test error",
+                                 line=dict(color="#777777", width=1.5), marker=dict(size=5),
+                                 showlegend=False,
+                                 hovertemplate="epoch %{x:.3g}: %{y:.1f} %<extra></extra>"),
+                      row=1, col=2)
+        fig.add_trace(marker(len(frames) - 1), row=1, col=2)
+        moving = [len(fig.data) - 1]
+        fig.update_xaxes(title="epochs", row=1, col=2)
+        fig.update_yaxes(title="test error (%)", range=[0, 1.1 * max(errors + [1.0])],
+                         row=1, col=2)
+        fig.frames = [go.Frame(data=contours(scores) + [marker(k)], traces=[0, 1, *moving],
+                               name=label) for k, (label, scores, _) in enumerate(frames)]
+    else:
+        fig.frames = [go.Frame(data=contours(scores), traces=[0, 1], name=label)
+                      for label, scores, *_ in frames]
     steps = [dict(method="animate", label=label,
                   args=[[label], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                       transition=dict(duration=0))])
-             for label, _ in frames]
+             for label, *_ in frames]
     fig.update_layout(
         updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.08, xanchor="left",
                           yanchor="top", pad=dict(r=10, t=10), buttons=[
@@ -291,9 +326,11 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
                       currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))],
     )
     fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False,
-                     constrain="domain")
+                     constrain="domain", row=1 if error_panel else None,
+                     col=1 if error_panel else None)
     fig.update_yaxes(title=axis_titles[1], range=[ys[0], ys[-1]], showgrid=False,
-                     zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain")
+                     zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain",
+                     row=1 if error_panel else None, col=1 if error_panel else None)
     fig = _layout(fig, title, height)
     fig.update_layout(margin=dict(b=130))
     return fig

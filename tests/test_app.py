@@ -74,9 +74,9 @@ def test_playground_trains_and_draws_the_boundary():
     assert_clean(at)
     assert at.title[0].value == "Playground"
     assert float(metric(at, "Test error").rstrip(" %")) < 20
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1
-    names = [trace.get("name", "") for trace in figure_data(charts[0])]
+    charts = [chart.key for chart in at.get("plotly_chart")]
+    assert charts == ["boundary", "learning"]
+    names = [trace.get("name", "") for trace in figure_data(at.get("plotly_chart")[0])]
     assert any(name.startswith("landmarks (m = 20)") for name in names)
     assert "margins f = ±1" in names
 
@@ -97,7 +97,7 @@ def test_playground_changes_dataset():
     at.selectbox(key="dataset").set_value("synthetic:xor").run()
     assert_clean(at)
     assert at.query_params["dataset"] == "synthetic:xor"
-    assert len(at.get("plotly_chart")) == 1
+    assert [chart.key for chart in at.get("plotly_chart")] == ["boundary", "learning"]
 
 
 def test_query_parameters_round_trip():
@@ -498,3 +498,29 @@ def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expect
     assert f"m = {m:g}, λ = {lam:g}" in text and f"(in the sweep: {error:.1f} %)" in text
     curve = figure_data(charts["cell_convergence"])
     assert curve and curve[0]["name"].startswith("Snacks")
+
+
+def test_watch_it_learn_replays_the_boundary_and_the_error_per_checkpoint():
+    at = run_app(**SMALL)
+    assert_clean(at)
+    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("-learning"))
+    spec = json.loads(chart.proto.spec)
+    frames = spec["frames"]
+    names = [frame["name"] for frame in frames]
+    assert len(frames) > 2 and names[0] == "epoch 0"
+    # Each frame moves the error marker to that checkpoint's recorded test error; the last
+    # one is the returned model's test error (shown in the metrics).
+    markers = [frame["data"][-1] for frame in frames]
+    last = markers[-1]
+    assert f"{last['y'][0]:.1f} %" == metric(at, "Test error")
+    assert [f"epoch {m['x'][0]:.3g}" for m in markers] == names
+    assert markers[0]["y"][0] == 100.0
+    buttons = [b["label"] for b in spec["layout"]["updatemenus"][0]["buttons"]]
+    assert buttons == ["▶ Play", "❚❚ Pause"]
+    assert len(spec["layout"]["sliders"][0]["steps"]) == len(frames)
+
+
+def test_watch_it_learn_is_only_for_two_features():
+    at = run_app(dataset="bundled:breast_cancer", m=20)
+    assert_clean(at)
+    assert not any(c.proto.id.endswith("-learning") for c in at.get("plotly_chart"))

@@ -221,6 +221,12 @@ CAPTIONS = {
                    "with dual coordinate ascent until its certified gap is below tol; right "
                    "after the switch its objective can rise for a few epochs (the dual "
                    "method's first points), and the fit returns its best point.",
+    "learning": "The weights {solver} held at each checkpoint it recorded while training "
+                "(the slider names each one's epoch, passes over the data so far), on the "
+                "same landmarks: press ▶ Play, ❚❚ Pause, "
+                "or click a step of the slider to move one checkpoint at a time. Right: the "
+                "test error measured at that checkpoint during training. The first frame is "
+                "w = 0 (f = 0 everywhere: no prediction yet, counted as all wrong).",
     "animation": "Press play to replay the decision function f(x) at the solver's checkpoints "
                  "(lines: f = −1, 0, +1). Early checkpoints show a rough boundary that the "
                  "later ones refine.",
