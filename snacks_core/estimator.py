@@ -12,8 +12,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -24,7 +24,6 @@ from .operators import build_operator
 from .solvers import REGISTRY, admm
 from .solvers.base import HISTORY_COLUMNS
 from .storage import STORAGES, embed_to_store, plan_storage
-
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000

@@ -176,7 +176,12 @@ class HSSKernel:
                 or error_columns < 0):
             raise ValueError(f"error_columns must be an integer >= 0, got {error_columns!r}.")
         self.n, self.beta = n, float(beta)
-        self.leaf_size, self.max_rank, self.tol, self.n_samples = leaf_size, max_rank, tol, n_samples
+        self.leaf_size, self.max_rank, self.tol, self.n_samples = (
+            leaf_size,
+            max_rank,
+            tol,
+            n_samples,
+        )
         self.kernel_params = {"kernel": kernel, "gamma": resolve_gamma(gamma, X),
                               "degree": degree, "coef0": coef0}
         self.X = X
@@ -185,7 +190,11 @@ class HSSKernel:
         with _BLAS.limit(limits=1, user_api="blas"):
             start = time.perf_counter()
             # Thousands of small row selections: a sparse X that fits is densified first.
-            work = X.toarray() if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES else X
+            work = (
+                X.toarray()
+                if sp.issparse(X) and X.shape[0] * X.shape[1] <= _DENSIFY_MAX_ENTRIES
+                else X
+            )
             self._build_tree(work, rng)
             self._Xp = work[self.perm]
             self._compress(rng)
@@ -346,7 +355,9 @@ class HSSKernel:
         would make K(Ĩ, Ĩ) singular).  Returns (rank, capped, basis).
         """
         pivots_size = np.abs(np.diag(R))
-        numerical = int(np.sum(pivots_size > _NUMERICAL_RANK * pivots_size[0])) if pivots_size[0] > 0 else 1
+        numerical = (
+            int(np.sum(pivots_size > _NUMERICAL_RANK * pivots_size[0])) if pivots_size[0] > 0 else 1
+        )
         limit = max(rank, min(self.max_rank, candidates.shape[0], numerical))
         target = self.tol * np.linalg.norm(F)
         while True:
@@ -487,7 +498,9 @@ class HSSKernel:
             left, right = children
             k_left = self._skeleton[left].shape[0]
             for child, part in ((left, x[:k_left]), (right, x[k_left:])):
-                incoming[child] = y[child] + self._P[child] @ (part - self._S[child] @ reduced[child])
+                incoming[child] = y[child] + self._P[child] @ (
+                    part - self._S[child] @ reduced[child]
+                )
         return self._unpermute(out, b.shape)
 
     def _unpermute(self, out_permuted, shape):
@@ -547,9 +560,16 @@ class HSSKernel:
                     skeleton = self._skeleton[node]
                     core = kernel_matrix(self.X[self.perm[skeleton]], self.X[self.perm[skeleton]],
                                          dtype=np.float64, **self.kernel_params)
-                    core[np.diag_indices_from(core)] += 1e-12 * max(float(core.diagonal().max()), 1e-300)
-                    block.append(scipy.linalg.cho_solve(scipy.linalg.cho_factor(core, check_finite=False),
-                                                        incoming[node], check_finite=False))
+                    core[np.diag_indices_from(core)] += 1e-12 * max(
+                        float(core.diagonal().max()), 1e-300
+                    )
+                    block.append(
+                        scipy.linalg.cho_solve(
+                            scipy.linalg.cho_factor(core, check_finite=False),
+                            incoming[node],
+                            check_finite=False,
+                        )
+                    )
                     columns.append(skeleton)
                 weights.append(np.vstack(block))
                 offsets.append(offsets[-1] + sum(b.shape[0] for b in block))
@@ -629,7 +649,9 @@ class HSSModel:
     def decision(self, X_new):
         """f(x) for every new row: shape (n_new,) or (n_new, r), in row blocks."""
         X_new = check_data(X_new)
-        block = max(1, _DECISION_BLOCK_ENTRIES // max(1, self.weights.shape[0] // len(self._leaves)))
+        block = max(
+            1, _DECISION_BLOCK_ENTRIES // max(1, self.weights.shape[0] // len(self._leaves))
+        )
         parts = [np.asarray(self.transform(X_new[start:start + block]) @ self.weights)
                  for start in range(0, X_new.shape[0], block)]
         return np.concatenate(parts) if parts else np.zeros((0,) + self.weights.shape[1:])

@@ -89,7 +89,9 @@ class DenseKernel:
                 f"The dense kernel representation needs an n × n matrix: {n_bytes / 2**30:.1f} GiB "
                 f"for n = {self.n}, above the {_MAX_DENSE_BYTES / 2**30:.0f} GiB limit. "
                 "Use representation='hss' or 'nystrom' for this n.")
-        check_fits_in_memory(n_bytes, "The dense kernel matrix", "Use representation='hss' or 'nystrom'.")
+        check_fits_in_memory(
+            n_bytes, "The dense kernel matrix", "Use representation='hss' or 'nystrom'."
+        )
         self.X = X
         self.kernel_params = {"kernel": kernel, "gamma": resolve_gamma(gamma, X),
                               "degree": degree, "coef0": coef0}
@@ -97,10 +99,14 @@ class DenseKernel:
         K = kernel_matrix(X, X, dtype=np.float64, **self.kernel_params)
         K[np.diag_indices_from(K)] += self.beta
         try:
-            self._factor = scipy.linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+            self._factor = scipy.linalg.cholesky(
+                K, lower=True, overwrite_a=True, check_finite=False
+            )
         except np.linalg.LinAlgError:
-            raise ValueError("K + βI is not positive definite (kernel not positive "
-                             "semi-definite?); increase beta.") from None
+            raise ValueError(
+                "K + βI is not positive definite (kernel not positive "
+                "semi-definite?); increase beta."
+            ) from None
         self.nbytes = self._factor.nbytes
         self.build_time = time.perf_counter() - start
 
@@ -186,7 +192,9 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
         :data:`DEFAULT_HSS_OPTIONS`.
     """
     if representation not in REPRESENTATIONS:
-        raise ValueError(f"unknown representation {representation!r}; choose one of {REPRESENTATIONS}.")
+        raise ValueError(
+            f"unknown representation {representation!r}; choose one of {REPRESENTATIONS}."
+        )
     if hss_options and representation != "hss":
         raise ValueError("hss_options only apply to representation='hss'.")
     X = check_data(X)

@@ -73,9 +73,14 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         if self.kernel not in RFF_KERNELS:
             raise ValueError(f"random Fourier features need a shift-invariant kernel "
                              f"{RFF_KERNELS}, got {self.kernel!r}; use NystromEmbedding instead.")
-        if (isinstance(self.n_components, bool) or not isinstance(self.n_components, (int, np.integer))
-                or self.n_components < 1):
-            raise ValueError(f"n_components (D) must be an integer >= 1, got {self.n_components!r}.")
+        if (
+            isinstance(self.n_components, bool)
+            or not isinstance(self.n_components, (int, np.integer))
+            or self.n_components < 1
+        ):
+            raise ValueError(
+                f"n_components (D) must be an integer >= 1, got {self.n_components!r}."
+            )
         if np.dtype(self.dtype) not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}.")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])

@@ -50,10 +50,15 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
+from .estimator import (
+    binary_targets,
+    draw_seeds,
+    early_stopping_enabled,
+    labels_from_scores,
+    validation_split,
+)
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import distinct_rows, select_landmarks
-from .estimator import (binary_targets, draw_seeds, early_stopping_enabled, labels_from_scores,
-                        validation_split)
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, primal_objective
 from .solvers import EMBEDDED_SOLVERS, REGISTRY
@@ -125,9 +130,9 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     then fewer jobs; the first that fits is returned, with ``notes`` saying what changed.
     Locally, "fits" means at most half the tighter of the process's limit (physical memory,
     cgroup limit, ``RLIMIT_AS`` headroom: :func:`snacks_core.validation.memory_limit`) and
-    the memory free on the machine now (``MemAvailable``).  On a Dask cluster the need of one worker (a wave's kernel blocks and one embedding per
-    worker thread) is compared with the smallest worker's memory, and only the precision
-    can change.
+    the memory free on the machine now (``MemAvailable``).  On a Dask cluster the need of
+    one worker (a wave's kernel blocks and one embedding per worker thread) is compared
+    with the smallest worker's memory, and only the precision can change.
 
     Parameters
     ----------
@@ -620,7 +625,9 @@ def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, w
     else:
         f1 = f1_score(problem.y_test, test_pred, labels=classes, average="macro",
                       zero_division=0.0)
-    objective = np.mean([primal_objective(w, Z, t, lam) for w, t in zip(coefs, targets)])
+    objective = np.mean(
+        [primal_objective(w, Z, t, lam) for w, t in zip(coefs, targets, strict=False)]
+    )
     return {
         "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
         "C": lam_to_C(lam, Z.shape[0]), "n_components": Z.shape[1],

@@ -9,9 +9,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 import reference
-from snacks_core import NystromEmbedding, SnacksClassifier
+from snacks_core import NystromEmbedding, SnacksClassifier, operators
 from snacks_core.objective import lam_to_C
-from snacks_core import operators
 from snacks_core.solvers import EXACT_SOLVERS, admm
 from snacks_core.solvers.base import HISTORY_COLUMNS
 
@@ -90,7 +89,9 @@ def test_history_objective_and_certificate(data, dense):
     # The objective is the kernel SVM's primal F at the returned model (oracle formula).
     K = rbf_kernel(X, X, gamma=GAMMA)
     coef = full(result, 1000)
-    F = reference.kernel_svm_objective(K @ coef + intercept, dual_coef, K[np.ix_(support, support)], y, LAM)
+    F = reference.kernel_svm_objective(
+        K @ coef + intercept, dual_coef, K[np.ix_(support, support)], y, LAM
+    )
     assert h["objective"][-1] == pytest.approx(F, rel=1e-9)
     np.testing.assert_array_equal(rows[-1][1], coef)
     # The gap certifies: F − gap ≤ F* (LIBSVM's optimum), and it shrinks.
@@ -100,7 +101,9 @@ def test_history_objective_and_certificate(data, dense):
     assert np.all(h["objective"] >= f_star * (1 - 1e-9))
     assert h["gap"][-1] < h["gap"][0]
     decision = rbf_kernel(X_test, X[support], gamma=GAMMA) @ dual_coef + intercept
-    assert h["validation_error"][-1] == pytest.approx(np.mean(np.where(decision > 0, 1.0, -1.0) != y_test))
+    assert h["validation_error"][-1] == pytest.approx(
+        np.mean(np.where(decision > 0, 1.0, -1.0) != y_test)
+    )
 
 
 @pytest.mark.parametrize("relaxation", [1.0, 1.6])
@@ -117,7 +120,9 @@ def test_default_stop_is_the_certified_gap(relaxation, data, dense):
     assert 0.0 <= h["objective"][-1] - f_star <= h["gap"][-1] + 1e-12
     np.testing.assert_array_equal(h["iteration"] % admm.DEFAULT_CHECKPOINT_EVERY, 0)
     tight = admm.solve(dense, y, LAM, tol=1e-4, relaxation=relaxation)
-    assert tight.stop_reason == "tol_gap" and tight.history["objective"][-1] - f_star <= 1e-4 * f_star
+    assert (
+        tight.stop_reason == "tol_gap" and tight.history["objective"][-1] - f_star <= 1e-4 * f_star
+    )
     assert set(result.info) >= {"beta", "relaxation", "solve_time", "checkpoint_time"}
     if relaxation == 1.6:
         plain = admm.solve(dense, y, LAM, tol=1e-4, relaxation=1.0)
@@ -146,14 +151,19 @@ def test_nystrom_representation_is_the_linear_kernel_svm_on_the_embedding(data):
     operator = operators.NystromKernel(embedding, Z, beta=1.0)
     b = np.random.default_rng(0).normal(size=1000)
     np.testing.assert_allclose(operator.matvec(b), Z @ (Z.T @ b), rtol=1e-12)
-    np.testing.assert_allclose(operator.solve(b), np.linalg.solve(Z @ Z.T + np.eye(1000), b), rtol=1e-8)
+    np.testing.assert_allclose(
+        operator.solve(b), np.linalg.solve(Z @ Z.T + np.eye(1000), b), rtol=1e-8
+    )
     result = admm.solve(operator, y, LAM, max_iter=1500, tol=1e-6)
     model = SVC(C=lam_to_C(LAM, 1000), kernel="linear", tol=1e-8).fit(Z, y)
     expected = svc_dual(model, Z @ Z.T, y, LAM)
     dual = result.history["objective"][-1] - result.history["gap"][-1]
     assert abs(dual - expected) <= 1e-3 * abs(expected)
     w = operator.primal_weights(full(result, 1000))
-    agreement = np.mean(np.sign(embedding.transform(X_test) @ w + result.intercept) == model.predict(embedding.transform(X_test)))
+    agreement = np.mean(
+        np.sign(embedding.transform(X_test) @ w + result.intercept)
+        == model.predict(embedding.transform(X_test))
+    )
     assert agreement >= 0.99
 
 
@@ -226,19 +236,23 @@ def test_solve_path_reuses_the_factorization(data, dense):
     path = admm.solve_path(counting, y, lams, max_iter=15, tol=0.0, validation=(X_test, y_test))
     # One solve for K̃_β⁻¹e, then one block solve (a column per λ) per iteration.
     assert counting.solves == 1 + 15 and counting.columns == 1 + 10 * 15
-    for lam, result in zip(lams, path):
+    for lam, result in zip(lams, path, strict=False):
         single = admm.solve(dense, y, lam, max_iter=15, tol=0.0, validation=(X_test, y_test))
         np.testing.assert_allclose(full(result, 1000), full(single, 1000), rtol=1e-9, atol=1e-12)
         assert result.intercept == pytest.approx(single.intercept, abs=1e-9)
-        np.testing.assert_allclose(result.history["objective"], single.history["objective"], rtol=1e-9)
-        np.testing.assert_array_equal(result.history["validation_error"], single.history["validation_error"])
+        np.testing.assert_allclose(
+            result.history["objective"], single.history["objective"], rtol=1e-9
+        )
+        np.testing.assert_array_equal(
+            result.history["validation_error"], single.history["validation_error"]
+        )
         assert np.abs(result.coef).max() <= lam_to_C(lam, 1000) * (1 + 1e-12)
 
 
 def test_path_columns_stop_on_their_own_gaps(data, dense):
     _, y, _, _ = data
     path = admm.solve_path(dense, y, [1e-2, 1e-4], max_iter=3000, tol=1e-4)
-    for lam, result in zip([1e-2, 1e-4], path):
+    for lam, result in zip([1e-2, 1e-4], path, strict=False):
         single = admm.solve(dense, y, lam, max_iter=3000, tol=1e-4)
         assert result.stop_reason == single.stop_reason == "tol_gap"
         assert result.n_iter == single.n_iter == result.history["iteration"][-1]
@@ -255,7 +269,7 @@ def test_path_over_C_gives_libsvm_models_per_C(data, dense):
     K = rbf_kernel(X, X, gamma=GAMMA)
     path = admm.solve_path(dense, y, lams, tol=1e-3)
     predictions = []
-    for C, lam, result in zip(Cs, lams, path):
+    for C, lam, result in zip(Cs, lams, path, strict=False):
         support, dual_coef, intercept = result.support, result.coef, result.intercept
         model = SVC(C=C, gamma=GAMMA, tol=1e-8).fit(X, y)
         f_star = svc_dual(model, K, y, lam)
@@ -276,8 +290,14 @@ def test_estimator_dispatch(data):
     assert "admm" in EXACT_SOLVERS
     scores = {}
     for representation in ("dense", "hss", "nystrom"):
-        model = SnacksClassifier(solver="admm", gamma=GAMMA, lam=LAM, n_components=100, random_state=0,
-                                 solver_options={"representation": representation, "beta": 1.0})
+        model = SnacksClassifier(
+            solver="admm",
+            gamma=GAMMA,
+            lam=LAM,
+            n_components=100,
+            random_state=0,
+            solver_options={"representation": representation, "beta": 1.0},
+        )
         model.fit(X, y, eval_set=(X_test, y_test))
         scores[representation] = model.score(X_test, y_test)
         assert model.history_["validation_error"][-1] == pytest.approx(1 - scores[representation])
@@ -287,20 +307,53 @@ def test_estimator_dispatch(data):
         assert score >= reference_score - 0.01
     # One-vs-rest shares the factorisation; HSS models predict with K̃'s extension.
     X, y = load_iris(return_X_y=True)
-    model = SnacksClassifier(solver="admm", lam=1e-3, random_state=0,
-                             solver_options={"max_iter": 100, "hss_options": {"leaf_size": 32}}).fit(X, y)
+    model = SnacksClassifier(
+        solver="admm",
+        lam=1e-3,
+        random_state=0,
+        solver_options={"max_iter": 100, "hss_options": {"leaf_size": 32}},
+    ).fit(X, y)
     assert model.coef_.shape[0] == 3 and model.score(X, y) >= 0.95
 
 
-@pytest.mark.parametrize("build, match", [
-    (lambda X: operators.DenseKernel(X, beta=0.0, gamma=1.0), "beta"),
-    (lambda X: operators.build_operator(X, representation="dense", beta=-1.0, gamma=1.0), "beta"),
-    (lambda X: operators.build_operator(X, representation="exact", gamma=1.0), "representation"),
-    (lambda X: operators.build_operator(X, representation="dense", gamma=1.0, hss_options={"tol": 1e-3}), "hss_options"),
-    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"tol": 0.0}), "tol"),
-    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"max_rank": 0}), "max_rank"),
-    (lambda X: operators.build_operator(X, representation="hss", gamma=1.0, hss_options={"leaf_size": 10**6}), "leaf_size"),
-])
+@pytest.mark.parametrize(
+    "build, match",
+    [
+        (lambda X: operators.DenseKernel(X, beta=0.0, gamma=1.0), "beta"),
+        (
+            lambda X: operators.build_operator(X, representation="dense", beta=-1.0, gamma=1.0),
+            "beta",
+        ),
+        (
+            lambda X: operators.build_operator(X, representation="exact", gamma=1.0),
+            "representation",
+        ),
+        (
+            lambda X: operators.build_operator(
+                X, representation="dense", gamma=1.0, hss_options={"tol": 1e-3}
+            ),
+            "hss_options",
+        ),
+        (
+            lambda X: operators.build_operator(
+                X, representation="hss", gamma=1.0, hss_options={"tol": 0.0}
+            ),
+            "tol",
+        ),
+        (
+            lambda X: operators.build_operator(
+                X, representation="hss", gamma=1.0, hss_options={"max_rank": 0}
+            ),
+            "max_rank",
+        ),
+        (
+            lambda X: operators.build_operator(
+                X, representation="hss", gamma=1.0, hss_options={"leaf_size": 10**6}
+            ),
+            "leaf_size",
+        ),
+    ],
+)
 def test_bad_operators(build, match, data):
     with pytest.raises(ValueError, match=match):
         build(data[0])

@@ -7,8 +7,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import (load_breast_cancer, load_digits, load_iris, load_wine,
-                              make_classification, make_moons)
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_classification,
+    make_moons,
+)
 from sklearn.metrics import f1_score, recall_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -16,13 +22,30 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from snacks_core.estimator import SnacksClassifier
+from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import lam_to_C
+from snacks_core.random_features import RandomFourierFeatures
 from snacks_core.solvers.base import HISTORY_COLUMNS
 
 SOLVERS = ("snacks", "pegasos", "liblinear", "libsvm")
 
 
+# NystromEmbedding validates its input with the project's check_data rather than
+# scikit-learn's validate_data, so these checks of scikit-learn's own input contract fail
+# until nystrom.py adopts it (n_features_in_ checked in transform, sparse input declared
+# in its tags, scikit-learn's messages for empty, 1-D, complex and object input).
+_NYSTROM_FAILURES = dict.fromkeys(
+    ("check_n_features_in_after_fitting", "check_complex_data", "check_dtype_object",
+     "check_estimators_empty_data_messages", "check_estimator_sparse_tag",
+     "check_fit2d_predict1d"),
+    "uses snacks_core.validation.check_data, not validate_data: to be fixed in nystrom.py")
+
+
 def _expected_failed_checks(estimator):
+    if isinstance(estimator, NystromEmbedding):
+        return _NYSTROM_FAILURES
+    if isinstance(estimator, RandomFourierFeatures):
+        return {}
     reason = ("fitting with integer sample weights differs from fitting on repeated rows: "
               "the landmarks are drawn from a different row set and the stochastic solver "
               "samples rows uniformly, so weights and repetitions give different iterates")
@@ -33,14 +56,18 @@ def _expected_failed_checks(estimator):
 
 
 @parametrize_with_checks(
-    [SnacksClassifier(n_components=20, max_epochs=20, random_state=0)],
+    [SnacksClassifier(n_components=20, max_epochs=20, random_state=0),
+     # The feature maps too (issue 11).
+     RandomFourierFeatures(n_components=20, random_state=0),
+     RandomFourierFeatures(kernel="laplacian", n_components=20, random_state=0),
+     NystromEmbedding(n_components=5, random_state=0)],
     expected_failed_checks=_expected_failed_checks,
     xfail_strict=True,
 )
 def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
-        # The checks fit on 10–20 rows: m = 20 landmarks are clipped, as documented.
-        warnings.filterwarnings("ignore", "n_components=20 is larger", UserWarning)
+        # The checks fit on 10–20 rows: m landmarks are clipped, as documented.
+        warnings.filterwarnings("ignore", "n_components=.* is larger", UserWarning)
         check(estimator)
 
 
@@ -50,7 +77,9 @@ def test_sklearn_estimator_checks(estimator, check):
 @pytest.fixture(scope="module")
 def breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.5, random_state=0, stratify=y
+    )
     scaler = StandardScaler().fit(X_train)
     return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
 
@@ -58,13 +87,19 @@ def breast_cancer():
 @pytest.fixture(scope="module")
 def digits_seven():
     X, y = load_digits(return_X_y=True)
-    return train_test_split(X / 16.0, (y == 7).astype(int), test_size=0.5, random_state=0, stratify=y)
+    return train_test_split(
+        X / 16.0, (y == 7).astype(int), test_size=0.5, random_state=0, stratify=y
+    )
 
 
 def test_breast_cancer_accuracy_matches_svc(breast_cancer):
     X_train, X_test, y_train, y_test = breast_cancer
     lam = 1e-3
-    exact = SVC(C=lam_to_C(lam, len(y_train)), gamma="scale").fit(X_train, y_train).score(X_test, y_test)
+    exact = (
+        SVC(C=lam_to_C(lam, len(y_train)), gamma="scale")
+        .fit(X_train, y_train)
+        .score(X_test, y_test)
+    )
     for seed in (0, 1):
         model = SnacksClassifier(n_components=200, lam=lam, random_state=seed).fit(X_train, y_train)
         assert abs(model.score(X_test, y_test) - exact) <= 0.01
@@ -116,7 +151,9 @@ def test_multiclass_string_labels_one_vs_rest(loader):
 def test_digits_ten_classes():
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(X / 16.0, y, test_size=0.3, random_state=0)
-    model = SnacksClassifier(n_components=150, lam=1e-4, max_epochs=20, random_state=0).fit(X_train, y_train)
+    model = SnacksClassifier(n_components=150, lam=1e-4, max_epochs=20, random_state=0).fit(
+        X_train, y_train
+    )
     assert model.coef_.shape == (10, model.embedding_.n_components_)
     assert model.score(X_test, y_test) >= 0.95
 
@@ -163,7 +200,9 @@ def test_same_random_state_same_model():
 def test_every_solver_fits_and_predicts(solver):
     X, y = make_moons(200, noise=0.15, random_state=3)
     labels = np.array(["a", "b"])[y]
-    model = SnacksClassifier(n_components=40, lam=1e-3, solver=solver, random_state=0).fit(X, labels)
+    model = SnacksClassifier(n_components=40, lam=1e-3, solver=solver, random_state=0).fit(
+        X, labels
+    )
     assert model.score(X, labels) >= 0.95
     assert set(model.history_) == {"problem", *HISTORY_COLUMNS}
     assert model.n_iter_ > 0 and model.training_time_ >= 0
@@ -179,8 +218,13 @@ def test_balanced_class_weight_helps_the_minority():
     balanced = SnacksClassifier(n_components=50, lam=1e-3, class_weight="balanced",
                                 random_state=0).fit(X_train, y_train)
     assert not np.allclose(plain.coef_, balanced.coef_)
-    assert recall_score(y_test, balanced.predict(X_test)) > recall_score(y_test, plain.predict(X_test)) + 0.3
-    assert recall_score(y_train, balanced.predict(X_train)) > recall_score(y_train, plain.predict(X_train))
+    assert (
+        recall_score(y_test, balanced.predict(X_test))
+        > recall_score(y_test, plain.predict(X_test)) + 0.3
+    )
+    assert recall_score(y_train, balanced.predict(X_train)) > recall_score(
+        y_train, plain.predict(X_train)
+    )
 
 
 # ------------------------------------------------------------------------------ bad input

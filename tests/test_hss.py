@@ -72,7 +72,9 @@ def test_solve_inverts_the_shifted_approximation(basis, moons):
                                rtol=1e-8, atol=1e-10)
     # Close to the exact kernel's solution at this tolerance.
     exact = np.linalg.solve(K + beta * np.eye(1000), b)
-    assert np.linalg.norm(x - exact) / np.linalg.norm(exact) <= (2e-3 if basis == "interpolative" else 2e-2)
+    assert np.linalg.norm(x - exact) / np.linalg.norm(exact) <= (
+        2e-3 if basis == "interpolative" else 2e-2
+    )
     # Blocks of right-hand sides are solved column by column (to rounding: BLAS takes
     # other paths for blocks).
     B = rng.normal(size=(1000, 3))
@@ -86,7 +88,9 @@ def test_single_leaf_is_the_dense_kernel(moons):
     operator = HSSKernel(X, beta=2.0, gamma=2.0, leaf_size=200)
     np.testing.assert_allclose(dense_of(operator), K, atol=1e-12)
     b = np.arange(200.0)
-    np.testing.assert_allclose(operator.solve(b), np.linalg.solve(K + 2.0 * np.eye(200), b), rtol=1e-9)
+    np.testing.assert_allclose(
+        operator.solve(b), np.linalg.solve(K + 2.0 * np.eye(200), b), rtol=1e-9
+    )
 
 
 def test_sparse_input_and_other_kernels(moons):
@@ -114,18 +118,24 @@ def test_kernel_expansion_is_the_exact_decision_function(moons):
     coef = np.zeros(1000)
     coef[::7] = np.random.default_rng(2).normal(size=coef[::7].shape)
     X_new = X[:30] + 0.1
-    np.testing.assert_allclose(kernel_expansion(X_new, X, coef, {"kernel": "rbf", "gamma": 2.0, "degree": 3,
-                                                                  "coef0": 1.0}),
-                               rbf_kernel(X_new, X, gamma=2.0) @ coef, rtol=1e-10)
+    np.testing.assert_allclose(
+        kernel_expansion(
+            X_new, X, coef, {"kernel": "rbf", "gamma": 2.0, "degree": 3, "coef0": 1.0}
+        ),
+        rbf_kernel(X_new, X, gamma=2.0) @ coef,
+        rtol=1e-10,
+    )
     operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=128, random_state=0)
-    np.testing.assert_allclose(operator.exact_decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef,
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        operator.exact_decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef, rtol=1e-10
+    )
 
 
 @pytest.mark.parametrize("basis", BASES)
 def test_model_extends_the_approximation_to_new_rows(basis, moons):
-    """On training rows the model is K̃c (exactly for Nyström bases); on new rows it is as close to the exact
-    expansion as K̃ is to K; one column per problem gives the same as one at a time."""
+    """On training rows the model is K̃c (exactly for Nyström bases); on new rows it is as
+    close to the exact expansion as K̃ is to K; one column per problem gives the same as one
+    at a time."""
     X, K = moons
     operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-6, max_rank=60, leaf_size=64,
                          basis=basis, random_state=0)
@@ -182,7 +192,7 @@ def test_ranks_meet_the_target_on_the_sampled_entries():
         R, pivots, rank, capped = _pivoted_qr(F, tol, 80)
         assert not capped
 
-        def error(k):
+        def error(k, R=R, pivots=pivots):
             U = _interpolation_matrix(R, pivots, k)
             return np.linalg.norm(F - U @ F[pivots[:k]]) / np.linalg.norm(F)
 

@@ -68,13 +68,22 @@ def random_problems(draw):
 @given(random_problems())
 def test_objective_matches_reference(problem):
     Z, y, lam, weights, w, beta = problem
-    np.testing.assert_allclose(hinge_loss(w, Z, y, weights), reference.hinge(w, Z, y, weights), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(
-        primal_objective(w, Z, y, lam, weights), reference.objective(w, Z, y, lam, weights), rtol=1e-9, atol=1e-12
+        hinge_loss(w, Z, y, weights), reference.hinge(w, Z, y, weights), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        primal_objective(w, Z, y, lam, weights),
+        reference.objective(w, Z, y, lam, weights),
+        rtol=1e-9,
+        atol=1e-12,
     )
     dual, w_beta = dual_objective(beta, Z, y, lam, weights)
-    np.testing.assert_allclose(dual, reference.dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(w_beta, reference.primal_from_dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        dual, reference.dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        w_beta, reference.primal_from_dual(beta, Z, y, lam, weights), rtol=1e-9, atol=1e-12
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -102,9 +111,10 @@ def test_reference_subgradient_and_descent(tiny_problem):
     rng = np.random.default_rng(0)
     w, d = rng.normal(size=p.Z.shape[1]), rng.normal(size=p.Z.shape[1])
     eps = 1e-7
-    numeric = (reference.objective(w + eps * d, p.Z, p.y, p.lam) - reference.objective(w - eps * d, p.Z, p.y, p.lam)) / (
-        2 * eps
-    )
+    numeric = (
+        reference.objective(w + eps * d, p.Z, p.y, p.lam)
+        - reference.objective(w - eps * d, p.Z, p.y, p.lam)
+    ) / (2 * eps)
     np.testing.assert_allclose(numeric, reference.subgradient(w, p.Z, p.y, p.lam) @ d, rtol=1e-5)
     averaged = reference.subgradient_descent(p.Z, p.y, p.lam, 3000)
     assert 0.0 <= _relative_excess(averaged, p) <= 2e-2
@@ -126,7 +136,9 @@ def test_result_contract(solver, moons_problem):
     assert np.all(np.diff(result.history["time"]) >= 0) and result.history["time"][0] >= 0
     assert result.history["iteration"][-1] == result.n_iter
     np.testing.assert_allclose(
-        result.history["objective"][-1], reference.objective(result.coef, p.Z, p.y, p.lam), rtol=1e-10
+        result.history["objective"][-1],
+        reference.objective(result.coef, p.Z, p.y, p.lam),
+        rtol=1e-10,
     )
     assert isinstance(result.stop_reason, str)
 
@@ -144,7 +156,9 @@ def test_reaches_optimum(name, moons_problem):
 def test_weighted_problem(name, weighted_problem):
     solver = importlib.import_module(f"snacks_core.solvers.{name}")
     p = weighted_problem
-    result = solver.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=100, random_state=0)
+    result = solver.solve(
+        p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=100, random_state=0
+    )
     assert _relative_excess(result.coef, p) <= 2e-2
     # The weights returned are those of one of the recorded checkpoints.
     objective = reference.objective(result.coef, p.Z, p.y, p.lam, p.sample_weight)
@@ -231,7 +245,9 @@ def test_pegasos_matches_plain_implementation(projection, dtype, tiny_problem, w
         )
         expected = _pegasos_reference(p, 7, 3, projection)
         rtol = 1e-9 if dtype == np.float64 else 1e-4
-        np.testing.assert_allclose(result.coef, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+        np.testing.assert_allclose(
+            result.coef, expected, rtol=rtol, atol=rtol * np.abs(expected).max()
+        )
 
 
 def test_pegasos_projection_is_active_and_respected(tiny_problem):
@@ -251,13 +267,22 @@ def test_pegasos_checkpoints_and_stopping(moons_problem, tiny_problem):
 
     p = moons_problem
     n = p.Z.shape[0]
-    result = pegasos.solve(p.Z, p.y, p.lam, max_epochs=2, tol=0.0, random_state=0, checkpoints_per_epoch=4)
+    result = pegasos.solve(
+        p.Z, p.y, p.lam, max_epochs=2, tol=0.0, random_state=0, checkpoints_per_epoch=4
+    )
     np.testing.assert_allclose(result.history["epoch"], np.arange(9) / 4)
     np.testing.assert_array_equal(result.history["iteration"], np.arange(9) * n / 4)
     assert result.stop_reason == "max_epochs" and result.n_iter == 2 * n and result.n_epochs == 2.0
     assert result.history["objective"][0] == pytest.approx(1.0)
 
-    tiny = pegasos.solve(tiny_problem.Z, tiny_problem.y, tiny_problem.lam, max_epochs=2, tol=0.0, checkpoints_per_epoch=100)
+    tiny = pegasos.solve(
+        tiny_problem.Z,
+        tiny_problem.y,
+        tiny_problem.lam,
+        max_epochs=2,
+        tol=0.0,
+        checkpoints_per_epoch=100,
+    )
     np.testing.assert_array_equal(tiny.history["iteration"], np.arange(61))
 
     early = pegasos.solve(p.Z, p.y, p.lam, max_epochs=50, tol=0.05, random_state=0)
@@ -278,14 +303,16 @@ def test_pegasos_certificate_bounds_the_true_gap(fixture, request):
     h = result.history
     assert np.all(np.isfinite(h["gap"])) and np.all(h["gap"] >= 0)
     assert np.all(h["objective"] - h["gap"] <= p.f_star * (1 + 1e-9))
-    for objective, w in zip(h["objective"], rows):
+    for objective, w in zip(h["objective"], rows, strict=False):
         assert objective == pytest.approx(reference.objective(w, p.Z, p.y, p.lam, p.sample_weight),
                                           rel=1e-9)
     # The certificate closes as Pegasos converges, if slowly (no dual-ascent polish here).
     assert h["gap"][-1] <= h["gap"][1] / 5
 
 
-@pytest.mark.parametrize("options", [{"max_epochs": 0}, {"checkpoints_per_epoch": 0}, {"tol": -1.0}])
+@pytest.mark.parametrize(
+    "options", [{"max_epochs": 0}, {"checkpoints_per_epoch": 0}, {"tol": -1.0}]
+)
 def test_pegasos_bad_options(options, tiny_problem):
     from snacks_core.solvers import pegasos
 
@@ -329,7 +356,7 @@ def test_liblinear_history_is_one_certified_checkpoint_per_outer_iteration(weigh
     assert result.stop_reason == "tol_gap" and n_checkpoints >= 5
     np.testing.assert_array_equal(h["iteration"], np.arange(n_checkpoints))
     np.testing.assert_array_equal(h["epoch"], np.arange(1, n_checkpoints + 1))
-    for objective, w in zip(h["objective"], rows):
+    for objective, w in zip(h["objective"], rows, strict=False):
         assert objective == pytest.approx(reference.objective(w, p.Z, p.y, p.lam, p.sample_weight),
                                           rel=1e-10)
     assert h["objective"][0] == pytest.approx(np.mean(p.sample_weight))
@@ -345,7 +372,9 @@ def test_liblinear_history_is_one_certified_checkpoint_per_outer_iteration(weigh
                                atol=1e-2 * np.abs(model.coef_).max())
     # The returned α is LIBLINEAR's: in the box [0, C s_i], with w = Σ α_i y_i z_i.
     alpha = result.info["dual_coef"]
-    assert np.all(alpha >= 0) and np.all(alpha <= lam_to_C(p.lam, p.Z.shape[0]) * p.sample_weight * (1 + 1e-12))
+    assert np.all(alpha >= 0) and np.all(
+        alpha <= lam_to_C(p.lam, p.Z.shape[0]) * p.sample_weight * (1 + 1e-12)
+    )
 
 
 # ---------------------------------------------------------------------- exact kernel (LIBSVM)
@@ -377,7 +406,13 @@ def test_libsvm_matches_svc(kernel, weighted, kernel_data):
     params, _, oracle = KERNELS[kernel]
 
     result = libsvm.solve(
-        X_train, y_train, lam, kernel=kernel, sample_weight=weights, validation=(X_test, y_test), **params
+        X_train,
+        y_train,
+        lam,
+        kernel=kernel,
+        sample_weight=weights,
+        validation=(X_test, y_test),
+        **params,
     )
     support, dual_coef, intercept = result.support, result.coef, result.intercept
     expected = _sklearn_svc(kernel, X_train, y_train, lam, weights)
@@ -387,17 +422,22 @@ def test_libsvm_matches_svc(kernel, weighted, kernel_data):
 
     train_decision = oracle(X_train, X_train[support]) @ dual_coef + intercept
     K_sv = oracle(X_train[support], X_train[support])
-    objective = reference.kernel_svm_objective(train_decision, dual_coef, K_sv, y_train, lam, weights)
+    objective = reference.kernel_svm_objective(
+        train_decision, dual_coef, K_sv, y_train, lam, weights
+    )
     np.testing.assert_allclose(result.history["objective"], [objective], rtol=1e-8)
     assert -1e-9 <= result.history["gap"][0] <= 1e-3 * objective
-    assert result.history["validation_error"][0] == pytest.approx(np.mean(expected.predict(X_test) != y_test))
+    assert result.history["validation_error"][0] == pytest.approx(
+        np.mean(expected.predict(X_test) != y_test)
+    )
     assert result.stop_reason == "converged" and result.n_iter > 0
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 def test_libsvm_sparse_input_and_gamma_rule(kernel, kernel_data):
-    from snacks_core.solvers import libsvm
     import scipy.sparse as sp
+
+    from snacks_core.solvers import libsvm
 
     X, y = kernel_data
     dense = libsvm.solve(X, y, 1e-3, kernel=kernel, gamma="scale")
@@ -428,7 +468,13 @@ def test_libsvm_bad_input(kernel_data):
         libsvm.solve(X_nan, y, 1e-3, gamma=1.0)
     n = 17_000
     with pytest.raises(ValueError, match="GiB"):
-        libsvm.solve(np.zeros((n, 1)), np.where(np.arange(n) % 2, 1.0, -1.0), 1e-3, kernel="laplacian", gamma=1.0)
+        libsvm.solve(
+            np.zeros((n, 1)),
+            np.where(np.arange(n) % 2, 1.0, -1.0),
+            1e-3,
+            kernel="laplacian",
+            gamma=1.0,
+        )
 
 
 def test_libsvm_max_iter(kernel_data):
@@ -442,8 +488,7 @@ def test_libsvm_max_iter(kernel_data):
 
 
 def test_snacks_needs_fewer_epochs_than_pegasos(moons_problem):
-    from snacks_core.solvers import snacks
-    from snacks_core.solvers import pegasos
+    from snacks_core.solvers import pegasos, snacks
 
     p = moons_problem
 
@@ -478,7 +523,7 @@ def test_snacks_runs_the_papers_fixed_schedule(weighted_problem):
                                       sample_weight=p.sample_weight)
     # One checkpoint per stage end (epochs 1..K after the start), each the stage's average.
     np.testing.assert_array_equal(result.history["epoch"][1:K + 1], np.arange(1, K + 1))
-    for w, stage in zip(seen[1:K + 1], stages):
+    for w, stage in zip(seen[1:K + 1], stages, strict=False):
         np.testing.assert_allclose(w, stage["average"], rtol=1e-10,
                                    atol=1e-10 * max(1.0, np.abs(stage["average"]).max()))
 

@@ -61,7 +61,8 @@ def default_beta(n_samples: int) -> float:
     Tuned for the paper's 10 early-stopped iterations; for a stop on the gap it is far
     too large (w8a: a 98 % gap after 10 iterations at β = 100, 300 iterations to a 1 % gap
     at β = 30, 100–155 at β = 1–3), so :func:`snacks_core.operators.build_operator` uses
-    its ``DEFAULT_BETA`` = 3 unless told otherwise.  Pass ``beta=default_beta(n)`` to reproduce the paper."""
+    its ``DEFAULT_BETA`` = 3 unless told otherwise.  Pass ``beta=default_beta(n)`` to
+    reproduce the paper."""
     return float(10.0 ** np.clip(np.floor(np.log10(max(n_samples, 1))) - 2, 0, 4))
 
 
@@ -214,7 +215,7 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=DEFAULT_MAX_IT
         converged = gaps <= tol * objectives
         for k, column in enumerate(columns):
             row = (iteration, np.nan, elapsed[column], objectives[k], gaps[k], errors[k])
-            for name, value in zip(HISTORY_COLUMNS, row):
+            for name, value in zip(HISTORY_COLUMNS, row, strict=False):
                 histories[column][name].append(float(value))
             if callback is not None:
                 callback({name: histories[column][name][-1] for name in HISTORY_COLUMNS},
@@ -237,11 +238,20 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=DEFAULT_MAX_IT
         if hasattr(operator, "compression"):
             column_info.update(choose_evaluation(operator, y, labels[:, 0] * z[:, column],
                                                  intercepts[column], sample_weight))
-        results.append(SolverResult(
-            coef=dual_coef,
-            history={name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()},
-            n_iter=int(n_iter[column]), n_epochs=np.nan, stop_reason=stop_reasons[column],
-            info=column_info, intercept=float(intercepts[column]), support=support))
+        results.append(
+            SolverResult(
+                coef=dual_coef,
+                history={
+                    name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()
+                },
+                n_iter=int(n_iter[column]),
+                n_epochs=np.nan,
+                stop_reason=stop_reasons[column],
+                info=column_info,
+                intercept=float(intercepts[column]),
+                support=support,
+            )
+        )
     return results
 
 
@@ -322,8 +332,10 @@ def _checkpoints(operator, y, z, upper, lams, sample_weight):
     scale_negative = np.where(negative > positive, positive / np.maximum(negative, 1e-300), 1.0)
     c_positive, c_negative = parts[:, :count], parts[:, count:]
     # (s₊c₊ + s₋c₋)ᵀ K̃ (s₊c₊ + s₋c₋) from K̃c₊ and K̃c₋ (K̃ symmetric).
-    quadratic = (scale_positive ** 2 * np.einsum("ij,ij->j", c_positive, K_positive)
-                 + 2.0 * scale_positive * scale_negative * np.einsum("ij,ij->j", c_positive, K_negative)
-                 + scale_negative ** 2 * np.einsum("ij,ij->j", c_negative, K_negative))
+    quadratic = (
+        scale_positive**2 * np.einsum("ij,ij->j", c_positive, K_positive)
+        + 2.0 * scale_positive * scale_negative * np.einsum("ij,ij->j", c_positive, K_negative)
+        + scale_negative**2 * np.einsum("ij,ij->j", c_negative, K_negative)
+    )
     duals = 2.0 * lams * (scale_positive * positive + scale_negative * negative) - lams * quadratic
     return intercepts, objectives, np.maximum(objectives - duals, 0.0)

@@ -105,7 +105,7 @@ class HistoryRecorder:
             Z_val, y_val = self.validation
             val_error = float(np.mean(np.sign(matvec(Z_val, w)) != y_val))
         for name, value in zip(
-            HISTORY_COLUMNS, (iteration, epoch, elapsed, objective, gap, val_error)
+            HISTORY_COLUMNS, (iteration, epoch, elapsed, objective, gap, val_error), strict=False
         ):
             self.rows[name].append(float(value))
         if self.callback is not None:
@@ -164,7 +164,9 @@ def _check_labels_and_weights(y, sample_weight, n_rows):
         sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).ravel()
         if (sample_weight.shape[0] != n_rows or not np.all(np.isfinite(sample_weight))
                 or np.any(sample_weight < 0)):
-            raise ValueError("sample_weight must be finite and non-negative, with one entry per row.")
+            raise ValueError(
+                "sample_weight must be finite and non-negative, with one entry per row."
+            )
     return y, sample_weight
 
 
@@ -178,4 +180,6 @@ def resolve_seed(random_state) -> int:
         return int(random_state.integers(0, 2**31 - 1))
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(0, 2**31 - 1))
-    raise ValueError(f"random_state must be None, an int or a numpy generator, got {random_state!r}.")
+    raise ValueError(
+        f"random_state must be None, an int or a numpy generator, got {random_state!r}."
+    )

@@ -80,8 +80,8 @@ def solve(
         when the gap reached ``tol`` (``stop_reason='tol_gap'``); when the budget ends
         first (``'max_epochs'``) it is the final w, certified by one more read of the
         data outside the measured time.  ``n_iter`` is the returned point's k,
-        ``n_epochs`` the sweeps made; ``info['dual_coef']`` holds the returned point's α (LIBLINEAR's scaling,
-        w = Σ α_i y_i z_i).
+        ``n_epochs`` the sweeps made; ``info['dual_coef']`` holds the returned point's α
+        (LIBLINEAR's scaling, w = Σ α_i y_i z_i).
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
     if isinstance(max_epochs, bool) or int(max_epochs) != max_epochs or max_epochs < 1:

@@ -170,7 +170,10 @@ def solve(
     checkpoint = (n_iter, np.nan, fit_time, objective, objective - dual, validation_error)
     return SolverResult(
         coef=dual_coef,
-        history={name: np.array([value], dtype=np.float64) for name, value in zip(HISTORY_COLUMNS, checkpoint)},
+        history={
+            name: np.array([value], dtype=np.float64)
+            for name, value in zip(HISTORY_COLUMNS, checkpoint, strict=False)
+        },
         n_iter=n_iter,
         n_epochs=np.nan,
         stop_reason="converged" if converged else "max_iter",

@@ -434,7 +434,7 @@ def _newton_step(M, gradient, w, active, lam, mu, n_alpha):
             free[pos[uphill]] = False
             continue
         gd, dHd = float(g @ d), float(d @ (Hf @ d))
-        t, zeroed = _minimize_on_line(xf, d, mu, lambda t: (gd + t * dHd, dHd))
+        t, zeroed = _minimize_on_line(xf, d, mu, lambda t, gd=gd, dHd=dHd: (gd + t * dHd, dHd))
         x[pos] = xf + t * d
         if zeroed < 0:
             break
