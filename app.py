@@ -25,6 +25,7 @@ PAGES = {
                           icon=":material/grid_on:"),
     "solvers": st.Page("pages/solvers.py", title="Solver comparison",
                        icon=":material/leaderboard:"),
+    "paper": st.Page("pages/paper.py", title="The paper's tables", icon=":material/article:"),
     "data": st.Page("pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))

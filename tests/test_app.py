@@ -524,3 +524,41 @@ def test_watch_it_learn_is_only_for_two_features():
     at = run_app(dataset="bundled:breast_cancer", m=20)
     assert_clean(at)
     assert not any(c.proto.id.endswith("-learning") for c in at.get("plotly_chart"))
+
+
+def test_paper_page_shows_the_published_table_beside_our_run():
+    from snacks_core import analysis
+    from snacks_core.datasets import load_bundled, split_dataset
+    from snacks_core.ui.state import PAPER_DATASETS
+    from snacks_core.ui.text import PAPER_TABLES
+
+    assert tuple(PAPER_TABLES) == PAPER_DATASETS
+    at = open_page("paper", dataset="bundled:breast_cancer")
+    table = at.dataframe[0].value
+    # Table III as published (Tanji et al.), row by row.
+    assert table["paper: solver"].tolist() == ["LibLinear", "ThunderSVM", "Pegasos", "Snacks"]
+    assert table["paper: time"].tolist() == ["39.0 s", "2.97 s", "52.0 s", "1.01 s"]
+    assert table["paper: C-err"].tolist() == ["15.8 %", "15.6 %", "20.0 %", "15.2 %"]
+    assert any("Optimal (LibSVM on the full problem): 15.1 %" in md.value for md in at.markdown)
+    # Ours: the same solvers with the paper's m = 800, clamped to the training rows.
+    split = split_dataset(load_bundled("breast_cancer"), test_size=0.3, scaling="standard",
+                          random_state=0)
+    n = split.X_train.shape[0]
+    assert any(f"the paper's 800, clamped to the {n:,} training rows" in md.value
+               for md in at.markdown)
+    params = {"kernel": "rbf", "gamma": "scale", "n_components": n, "lam": 1e-3,
+              "sampling": "uniform", "max_epochs": 50, "class_weight": None,
+              "random_state": 0}
+    for paper_name, solver in [("Snacks", "snacks"), ("LibLinear", "liblinear")]:
+        error = analysis.train(split, {**params, "solver": solver}).metrics["test_error"]
+        row = table[table["paper: solver"] == paper_name].iloc[0]
+        assert row["here: test error"] == f"{100 * error:.1f} %"
+    assert any("Choose **sklearn · breast cancer**" not in i.value and "a9a" in i.value
+               for i in at.info)
+
+
+def test_paper_page_mnist_bin_reports_f1():
+    at = open_page("paper", dataset="bundled:digits7", paper_table="mnist-bin", m=20)
+    table = at.dataframe[0].value
+    assert table["paper: F1-score"].tolist() == ["0.995", "0.995", "0.982", "0.985"]
+    assert "here: F1" in table.columns and not at.info

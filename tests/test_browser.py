@@ -38,6 +38,7 @@ PAGES = [
     ("robustness", "rob_seeds=2", "Run sweep", 1, "robustness"),
     ("solvers", "dataset=bundled:breast_cancer&m=100", None, 1, "solvers"),
     ("data", "dataset=bundled:wine", None, 2, "data"),
+    ("paper", "dataset=bundled:digits7&paper_table=mnist-bin", None, 0, "paper"),
     # 50,000 rows (35,000 training rows): the plot draws a stratified sample.
     ("", "n_samples=50000", None, 1, "playground_50k"),
 ]

@@ -36,6 +36,8 @@ EPOCH_OPTIONS = (1, 2, 5, 10, 20, 50, 100, 200)
 GAMMA_FACTORS = (0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 CLASS_WEIGHTS = ("none", "balanced")
 CONVERGENCE_AXES = ("epoch", "iteration", "time")
+# The datasets of the Snacks paper's Tables III–VII (ui.text.PAPER_TABLES).
+PAPER_DATASETS = ("a9a", "ijcnn1", "mnist-bin", "rcv1", "SUSY")
 # Robustness grids by the axis varied against λ (the URL value), with their display labels.
 GRIDS = ("m", "gamma")
 GRID_LABELS = {"m": "m × λ", "gamma": "γ × λ"}
@@ -90,6 +92,7 @@ SETTINGS = {
     "rob_size": Setting(5, "int", bounds=(2, 8)),
     "rob_seeds": Setting(2, "int", bounds=(1, 5)),
     "cmp_solvers": Setting(tuple(SOLVERS), "multi", tuple(SOLVERS)),
+    "paper_table": Setting("a9a", "choice", PAPER_DATASETS),
 }
 
 

@@ -1,0 +1,73 @@
+"""Paper: the Snacks paper's Tables III–VII beside the same protocol on the chosen data."""
+
+import pandas as pd
+import streamlit as st
+
+from snacks_core.objective import lam_to_C
+from snacks_core.ui import cached, state, widgets
+from snacks_core.ui.text import CAPTIONS, HELP, PAPER_SOLVERS, PAPER_TABLES, solver_label
+
+widgets.require_entry_point("paper")
+st.title("The paper's tables, here")
+st.caption("The Snacks paper (Tanji et al.) compares solvers on five datasets in its Tables "
+           "III–VII: each solver's training time and test error (F1 for mnist-bin), the "
+           "Nyström problem on m landmarks for LibLinear, Pegasos and Snacks, the exact "
+           "kernel SVM for ThunderSVM and for the \"optimal\" LibSVM reference. Left: its "
+           "published numbers; right: the same solvers on the data in the sidebar, on this "
+           "machine.")
+widgets.lesson_banner()
+
+st.segmented_control("Paper table", list(PAPER_TABLES), key="paper_table",
+                     format_func=lambda name: f"{PAPER_TABLES[name].number} · {name}",
+                     help=HELP["paper_table"])
+paper = PAPER_TABLES[state.current("paper_table") or state.SETTINGS["paper_table"].default]
+request, split = widgets.load_split_or_stop()
+n_train = split.X_train.shape[0]
+m = min(paper.m, n_train)
+params = {**cached.model_params(), "n_components": m}
+if paper.ours is None:
+    st.info(f"{paper.dataset} is not among this app's datasets (too large to download here): "
+            "the right-hand side runs the protocol on the sidebar's data.",
+            icon=":material/info:")
+elif request.dataset != paper.ours:
+    st.info(f"Table {paper.number} is about {paper.dataset}; the sidebar's data is "
+            f"{cached.dataset_label(request.dataset)}. Choose "
+            f"**{cached.dataset_label(paper.ours)}** in the sidebar to compare like with like"
+            + (" (download it on the Data page first)." if paper.ours.startswith("libsvm:")
+               else "."), icon=":material/info:")
+
+solvers = list(dict.fromkeys(PAPER_SOLVERS.values()))
+if not widgets.training_gate("paper", split, params, solvers):
+    st.stop()
+runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
+        for solver in solvers}
+
+f1 = paper.metric == "F1-score"
+
+
+def ours(solver):
+    metrics = runs[solver].metrics
+    value = f"{metrics['f1']:.3f}" if f1 else f"{100 * metrics['test_error']:.1f} %"
+    return metrics, value
+
+
+rows = []
+for name, (time, value) in paper.rows.items():
+    metrics, mine = ours(PAPER_SOLVERS[name])
+    rows.append({"paper: solver": name, "paper: time": time, f"paper: {paper.metric}": value,
+                 "here: solver": solver_label(PAPER_SOLVERS[name]),
+                 "here: training time": f"{metrics['training_time']:.3g} s",
+                 "here: embedding time": ("—" if metrics["n_landmarks"] is None
+                                          else f"{metrics['embedding_time']:.3g} s"),
+                 f"here: {'F1' if f1 else 'test error'}": mine})
+_, optimal = ours("libsvm")
+left, right = st.columns(2)
+left.markdown(f"**Paper, Table {paper.number}**: {paper.caption} Optimal (LibSVM on the full "
+              f"problem): {paper.optimal}.")
+m_note = (f"m = {m} (the paper's)" if m == paper.m
+          else f"m = {m} (the paper's {paper.m}, clamped to the {n_train:,} training rows)")
+right.markdown(f"**Here**: {cached.dataset_label(request.dataset)}, {n_train:,} training rows, "
+               f"{m_note}, λ = {params['lam']:g} (C = {lam_to_C(params['lam'], n_train):.3g}). "
+               f"Optimal (LIBSVM, exact kernel): {optimal}.")
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+st.caption(CAPTIONS["paper"])
