@@ -144,6 +144,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         K̃ + βI) and solving.
     storage_ : str
         Where the embedding was kept during training ('memory', 'compact' or 'disk').
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from snacks_core import SnacksClassifier
+    >>> X, y = make_moons(300, noise=0.2, random_state=0)
+    >>> model = SnacksClassifier(gamma=2.0, n_components=50, lam=1e-3, random_state=0)
+    >>> model.fit(X, y).score(X, y) > 0.9
+    True
+    >>> model.coef_.shape, model.stop_reasons_
+    ((1, 50), ['tol_gap'])
     """
 
     # Every parameter is checked here, once, at the start of fit (scikit-learn's
@@ -199,7 +210,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.storage = storage
         self.solver_options = solver_options
 
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None) -> SnacksClassifier:
         """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve."""
         self._validate_params()
         with _explain_non_numeric("X"):
@@ -411,7 +422,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X[support], support, kernel=self.kernel, gamma=resolve_gamma(self.gamma, X),
             degree=self.degree, coef0=self.coef0)
 
-    def decision_function(self, X):
+    def decision_function(self, X) -> np.ndarray:
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self, "coef_")
         with _explain_non_numeric("X"):
@@ -420,7 +431,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         scores = self.embedding_.transform(X) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         return labels_from_scores(self.decision_function(X), self.classes_)
 
     @property

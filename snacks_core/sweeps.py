@@ -368,6 +368,17 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
     ValueError
         For an empty grid, m < 1 or m > n_train, λ ≤ 0, γ ≤ 0, bad data or labels, an
         unknown kernel, solver or backend, or a grid too large for memory.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from snacks_core.sweeps import robustness_grid
+    >>> X, y = make_moons(400, noise=0.2, random_state=0)
+    >>> table = robustness_grid(X, y, m=[10, 40], lam=[1e-2, 1e-3], gamma=2.0, seeds=[0])
+    >>> table[["m", "lam"]].values.tolist()
+    [[10.0, 0.001], [10.0, 0.01], [40.0, 0.001], [40.0, 0.01]]
+    >>> bool((table["test_error"] < 0.5).all())
+    True
     """
     started = time.perf_counter()
     seed_values = _check_seeds(seeds)
