@@ -37,7 +37,7 @@ from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
 _MIN_SCALE = 1e-9
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pegasos_steps(Z, y, sample_weight, row_sqnorms, indices, v, scale, v_sqnorm, t0, lam, radius,
                    hits, violations):
     """Run one Pegasos step per entry of ``indices`` on w = scale · v, updating ``v`` in place.

@@ -70,7 +70,7 @@ _LINE_SEARCH_ITERATIONS = 100
 _ALPHA_FLOOR = 1e-12
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _loss_slope(u, v, s, alpha, t):
     """Derivatives in t of Σ_i s_i h_α(u_i − t v_i): first (Σ −s_i h_α' v_i) and second."""
     half = 0.5 * alpha
