@@ -31,7 +31,7 @@ with picture:
             surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
             train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
             landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2],
-            height=widgets.BOUNDARY_HEIGHT)
+            height=widgets.BOUNDARY_HEIGHT, legend_below=True)
         st.plotly_chart(figure, width="stretch", key="boundary")
     else:
         st.info(f"{split.name} has {split.n_features} features, so there is no boundary to "

@@ -314,7 +314,7 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
                                       transition=dict(duration=0))])
              for label, *_ in frames]
     fig.update_layout(
-        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.08, xanchor="left",
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.15, xanchor="left",
                           yanchor="top", pad=dict(r=10, t=10), buttons=[
                               dict(label="▶ Play", method="animate",
                                    args=[None, dict(frame=dict(duration=250, redraw=True),
@@ -322,7 +322,7 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
                               dict(label="❚❚ Pause", method="animate",
                                    args=[[None], dict(frame=dict(duration=0, redraw=False),
                                                       mode="immediate")])])],
-        sliders=[dict(active=len(frames) - 1, steps=steps, x=0.18, len=0.82, y=-0.05,
+        sliders=[dict(active=len(frames) - 1, steps=steps, x=0.18, len=0.82, y=-0.12,
                       currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))],
     )
     fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False,
@@ -332,7 +332,7 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
                      zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain",
                      row=1 if error_panel else None, col=1 if error_panel else None)
     fig = _layout(fig, title, height)
-    fig.update_layout(margin=dict(b=130))
+    fig.update_layout(margin=dict(b=150))
     return fig
 
 

@@ -276,3 +276,42 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         page.screenshot(path=str(folder / "robustness_cell.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory):
+    """Play moves the boundary and the error marker through the checkpoints; Pause holds."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/?n_samples=400", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_text("Watch it learn").first.click()
+        animation = page.locator(".js-plotly-plot").nth(1)
+        animation.wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+
+        def current():
+            return animation.evaluate("(gd) => gd._fullLayout.sliders[0].active")
+
+        last = current()
+        assert last == animation.evaluate("(gd) => gd._transitionData._frames.length - 1")
+        page.get_by_text("▶ Play").first.click()
+        page.wait_for_timeout(600)
+        playing = current()
+        assert 0 <= playing < last, (playing, last)
+        page.get_by_text("❚❚ Pause").first.click()
+        page.wait_for_timeout(300)
+        held = current()
+        page.wait_for_timeout(1200)
+        assert current() == held
+        marker = animation.evaluate("(gd) => gd.data[gd.data.length - 1].text[0]")
+        frame = animation.evaluate(f"(gd) => gd._transitionData._frames[{held}].data[2].text[0]")
+        assert marker == frame
+        assert_no_error_shown(page, "watch it learn")
+        folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
+                  else tmp_path_factory.getbasetemp() / "screenshots")
+        folder.mkdir(parents=True, exist_ok=True)
+        page.locator("[data-testid='stExpander']").filter(has_text="Watch it learn") \
+            .screenshot(path=str(folder / "watch_it_learn.png"))
+    finally:
+        page.close()
