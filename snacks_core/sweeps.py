@@ -320,7 +320,7 @@ def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
         The kernel, as in :func:`snacks_core.kernels.kernel_matrix`.
     sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
         Landmark selection.
-    solver : {'snacks', 'pegasos', 'liblinear'}, default='snacks'
+    solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton'}, default='snacks'
         An embedded solver (see :data:`snacks_core.solvers.EMBEDDED_SOLVERS`).
     max_epochs, tol
         The solver's budget and tolerance for every cell.
