@@ -21,7 +21,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from numba.extending import get_cython_function_address
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (KernelBlocks, _blas_controller, check_kernel_params, effective_n_threads,
                       for_row_blocks, kernel_matrix, resolve_gamma)
@@ -87,7 +87,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         k, the dimension of the embedding.
     """
 
-    def __init__(self, kernel="rbf", gamma="scale", degree=3, coef0=1.0, n_components=100,
+    def __init__(self, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0, n_components=100,
                  sampling="uniform", rank=None, eigen_tol=1e-10, dtype=np.float64,
                  random_state=None, n_jobs=None):
         self.kernel = kernel
@@ -104,7 +104,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None, landmark_indices=None):
         """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm."""
-        X = check_data(X)
+        X = self._validate(X, reset=True)
         check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLINGS}.")
@@ -133,8 +133,25 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
             K_mm, self.eigen_tol, self.rank)
         self.n_components_ = factor.shape[1]
         self.components_ = np.ascontiguousarray(factor, dtype=self.dtype)
-        self.n_features_in_ = X.shape[1]
         return self
+
+    def _validate(self, X, reset):
+        """scikit-learn's input contract (``n_features_in_``, its messages for empty, 1-D,
+        complex or object input), then the project's: finite values, CSR or a float array."""
+        try:
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                              ensure_all_finite=False, reset=reset)
+        except ValueError as exc:
+            if "convert" not in str(exc):
+                raise
+            raise ValueError(f"X must be numeric; it holds values that are not numbers ({exc}). "
+                             "Encode categorical columns as numbers first.") from None
+        return check_data(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def transform(self, X, out=None):
         """Z = K(X, landmarks) · F, in row chunks spread over ``n_jobs`` threads.
@@ -154,10 +171,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
             ``out`` when given; else a new array of the embedding's ``dtype``.
         """
         check_is_fitted(self, "components_")
-        X = check_data(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, the embedding was fitted on "
-                             f"{self.n_features_in_}.")
+        X = self._validate(X, reset=False)
         n_threads = effective_n_threads(self.n_jobs)
         n = X.shape[0]
         m, k = self.components_.shape

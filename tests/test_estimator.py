@@ -30,21 +30,8 @@ from snacks_core.solvers.base import HISTORY_COLUMNS
 SOLVERS = ("snacks", "pegasos", "liblinear", "libsvm")
 
 
-# NystromEmbedding validates its input with the project's check_data rather than
-# scikit-learn's validate_data, so these checks of scikit-learn's own input contract fail
-# until nystrom.py adopts it (n_features_in_ checked in transform, sparse input declared
-# in its tags, scikit-learn's messages for empty, 1-D, complex and object input).
-_NYSTROM_FAILURES = dict.fromkeys(
-    ("check_n_features_in_after_fitting", "check_complex_data", "check_dtype_object",
-     "check_estimators_empty_data_messages", "check_estimator_sparse_tag",
-     "check_fit2d_predict1d"),
-    "uses snacks_core.validation.check_data, not validate_data: to be fixed in nystrom.py")
-
-
 def _expected_failed_checks(estimator):
-    if isinstance(estimator, NystromEmbedding):
-        return _NYSTROM_FAILURES
-    if isinstance(estimator, RandomFourierFeatures):
+    if isinstance(estimator, (NystromEmbedding, RandomFourierFeatures)):
         return {}
     reason = ("fitting with integer sample weights differs from fitting on repeated rows: "
               "the landmarks are drawn from a different row set and the stochastic solver "

@@ -433,9 +433,9 @@ def test_bad_n_jobs_is_refused(n_jobs):
 
 def test_transform_checks_the_number_of_features():
     embedding = NystromEmbedding(n_components=5).fit(_data(20, 4))
-    with pytest.raises(ValueError, match="X has 3 features, the embedding was fitted on 4"):
+    with pytest.raises(ValueError, match="X has 3 features, but NystromEmbedding is expecting 4"):
         embedding.transform(_data(5, 3))
-    with pytest.raises(ValueError, match="must be 2-D"):
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
         embedding.transform(np.ones(4))
 
 
