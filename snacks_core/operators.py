@@ -190,6 +190,17 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
     hss_options : dict, optional
         For 'hss': keyword arguments of :class:`snacks_core.hss.HSSKernel`, over
         :data:`DEFAULT_HSS_OPTIONS`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_moons
+    >>> from snacks_core.operators import build_operator
+    >>> X, _ = make_moons(200, noise=0.2, random_state=0)
+    >>> K = build_operator(X, representation="dense", beta=1.0, gamma=2.0)
+    >>> b = np.ones(200)
+    >>> bool(np.allclose(K.matvec(K.solve(b)) + K.beta * K.solve(b), b))
+    True
     """
     if representation not in REPRESENTATIONS:
         raise ValueError(
