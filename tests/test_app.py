@@ -495,7 +495,8 @@ def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expect
     charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
     assert expected in charts and "cell_convergence" in charts
     text = next(md.value for md in at.markdown if md.value.startswith("**Cell m ="))
-    assert f"m = {m:g}, λ = {lam:g}" in text and f"(in the sweep: {error:.1f} %)" in text
+    assert f"m = {m:g}, λ = {lam:g}" in text
+    assert f"(in the sweep with seed 0: {error:.1f} %)" in text
     curve = figure_data(charts["cell_convergence"])
     assert curve and curve[0]["name"].startswith("Snacks")
 

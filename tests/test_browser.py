@@ -239,7 +239,7 @@ def test_robustness_sweep_can_be_stopped(server, browser):
 CELL_CENTRE = """(gd) => {
     const layout = gd._fullLayout, xa = layout.xaxis, ya = layout.yaxis;
     const cells = gd.data.find(trace => trace.name === 'cells');
-    const k = cells.x.length - 1;
+    const k = Math.floor(cells.x.length / 2);
     const box = gd.getBoundingClientRect();
     return [box.left + xa._offset + xa.l2p(xa.d2c(cells.x[k])),
             box.top + ya._offset + ya.l2p(ya.d2c(cells.y[k])), cells.x[k], cells.y[k]];

@@ -500,10 +500,14 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
         cell_params["gamma"] = row_value
     run = train_or_stop(request, split, cell_params)
     same_seed = rows.loc[rows["seed"] == seed, "test_error"]
-    in_sweep = same_seed.iloc[0] if len(same_seed) else rows["test_error"].mean()
+    sweep = [f"in the sweep with seed {seed}: {_percent(same_seed.iloc[0])}"] \
+        if len(same_seed) else []
+    if rows["seed"].nunique() > 1:
+        sweep.append(f"the cell's mean over {rows['seed'].nunique()} seeds: "
+                     f"{_percent(rows['test_error'].mean())}")
     st.markdown(f"**Cell {names[axis]} = {row_value:g}, λ = {lam:g}**: retrained alone with "
-                f"seed {seed}, test error {_percent(run.metrics['test_error'])} (in the "
-                f"sweep: {_percent(in_sweep)}).")
+                f"seed {seed}, test error {_percent(run.metrics['test_error'])} "
+                f"({'; '.join(sweep)}).")
     classes = class_names(split)
     if split.n_features == 2:
         surface = cached.surface(request, split, cell_params, run)
