@@ -227,7 +227,8 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     # having equal scales), so the whole figure fits under the metrics of a 1280 × 800 window.
     fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
                       legend=dict(orientation="h", x=0, xanchor="left", y=-0.14,
-                                  yanchor="top", font=dict(size=11)) if legend_below else
+                                  yanchor="top", font=dict(size=11), traceorder="normal",
+                                  tracegroupgap=0) if legend_below else
                       dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
                            font=dict(size=12)))
     # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
@@ -533,10 +534,11 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
         hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
                        "test error = %{customdata[4]:.2f} % ± %{customdata[2]:.2f}<br>"
                        "fit time = %{customdata[3]:.3f} s<extra></extra>")))
+    # Ranges fixed to the cells: the markers would otherwise pad the autorange.
     fig.update_xaxes(title=col_label, type="category", categoryorder="array",
-                     categoryarray=cols)
+                     categoryarray=cols, range=[-0.5, len(cols) - 0.5])
     fig.update_yaxes(title=row_label, type="category", categoryorder="array",
-                     categoryarray=rows)
+                     categoryarray=rows, range=[-0.5, len(rows) - 0.5])
     return _layout(fig, title, height)
 
 
