@@ -26,8 +26,13 @@ import numbers
 import numpy as np
 import scipy.linalg
 
-from .kernels import (_as_float_matrix, check_kernel_params, kernel_diagonal,
-                      kernel_matrix, resolve_gamma)
+from .kernels import (
+    _as_float_matrix,
+    check_kernel_params,
+    kernel_diagonal,
+    kernel_matrix,
+    resolve_gamma,
+)
 from .validation import clip_n_components
 
 SAMPLINGS = ("uniform", "leverage", "kmeans++")
@@ -127,7 +132,7 @@ def distinct_rows(rows):
         rows.sort_indices()
         data = rows.data + 0.0
         keys = [rows.indices[a:b].tobytes() + data[a:b].tobytes()
-                for a, b in zip(rows.indptr[:-1], rows.indptr[1:])]
+                for a, b in zip(rows.indptr[:-1], rows.indptr[1:], strict=True)]
     else:
         dense = np.ascontiguousarray(np.asarray(rows, dtype=np.float64) + 0.0)
         keys = [row.tobytes() for row in dense.reshape(dense.shape[0], -1)]

@@ -18,13 +18,19 @@ import functools
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 from numba.extending import get_cython_function_address
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .kernels import (KernelBlocks, _blas_controller, check_kernel_params, effective_n_threads,
-                      for_row_blocks, kernel_matrix, resolve_gamma)
+from .kernels import (
+    KernelBlocks,
+    _blas_controller,
+    check_kernel_params,
+    effective_n_threads,
+    for_row_blocks,
+    kernel_matrix,
+    resolve_gamma,
+)
 from .landmarks import SAMPLINGS, distinct_rows, select_landmarks
 from .validation import check_data, check_fits_in_memory, clip_n_components
 
@@ -313,7 +319,8 @@ def _landmark_factor(K_mm, eigen_tol, rank):
         if keep == m:
             try:
                 lower = scipy.linalg.cholesky(K_mm, lower=True)
-                return eigenvalues, scipy.linalg.solve_triangular(lower, np.eye(m), lower=True).T, True
+                inverse = scipy.linalg.solve_triangular(lower, np.eye(m), lower=True)
+                return eigenvalues, inverse.T, True
             except np.linalg.LinAlgError:
                 pass
         # The full decomposition: LAPACK's subset driver is several times slower here.

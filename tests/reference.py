@@ -24,7 +24,7 @@ def hinge(w, Z, y, sample_weight=None):
     Z = np.asarray(Z, dtype=np.float64)
     s = _weights(sample_weight, Z.shape[0])
     total = 0.0
-    for z_i, y_i, s_i in zip(Z, y, s):
+    for z_i, y_i, s_i in zip(Z, y, s, strict=True):
         total += s_i * max(0.0, 1.0 - y_i * float(np.dot(w, z_i)))
     return total / Z.shape[0]
 
@@ -48,7 +48,8 @@ def dual(beta, Z, y, lam, sample_weight=None):
     Z = np.asarray(Z, dtype=np.float64)
     n = Z.shape[0]
     a = _weights(sample_weight, n) * beta * y
-    return float(np.sum(_weights(sample_weight, n) * beta) / n - a @ (Z @ Z.T) @ a / (4.0 * lam * n * n))
+    return float(np.sum(_weights(sample_weight, n) * beta) / n
+                 - a @ (Z @ Z.T) @ a / (4.0 * lam * n * n))
 
 
 def primal_from_dual(beta, Z, y, lam, sample_weight=None):
@@ -139,9 +140,11 @@ def dual_box_qp(Z, y, lam, sample_weight=None):
 
 
 def kernel_svm_objective(decision, dual_coef, K_sv, y, lam, sample_weight=None):
-    """F of an intercept kernel SVM: (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ dual_coefᵀ K_sv dual_coef."""
+    """F of an intercept kernel SVM:
+    (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ dual_coefᵀ K_sv dual_coef."""
     s = _weights(sample_weight, len(y))
-    return float(np.mean(s * np.maximum(0.0, 1.0 - y * decision)) + lam * dual_coef @ K_sv @ dual_coef)
+    return float(np.mean(s * np.maximum(0.0, 1.0 - y * decision))
+                 + lam * dual_coef @ K_sv @ dual_coef)
 
 
 def assg_reference(Z, y, lam, stage_rows, eta0, radius0, omega=2.0, w0=None, sample_weight=None):

@@ -9,8 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from snacks_core.kernels import kernel_matrix
-from snacks_core.landmarks import (SAMPLINGS, _bless_leverage_scores, _ridge_leverage_scores,
-                                  distinct_rows, select_landmarks)
+from snacks_core.landmarks import (
+    SAMPLINGS,
+    _bless_leverage_scores,
+    _ridge_leverage_scores,
+    distinct_rows,
+    select_landmarks,
+)
 
 RBF = {"kernel": "rbf", "gamma": 0.5, "degree": 3, "coef0": 1.0}
 

@@ -123,7 +123,8 @@ def test_rank_truncation_keeps_the_leading_eigenpairs():
         # (Eckart–Young): its error is the tail of the spectrum.
         Z_landmarks = Z[truncated.landmark_indices_]
         tail = np.sqrt(np.sum(full.eigenvalues_[k:] ** 2))
-        assert np.linalg.norm(K_mm - Z_landmarks @ Z_landmarks.T) == pytest.approx(tail, rel=1e-7, abs=1e-10)
+        residual = np.linalg.norm(K_mm - Z_landmarks @ Z_landmarks.T)
+        assert residual == pytest.approx(tail, rel=1e-7, abs=1e-10)
         errors.append(_relative_error(Z @ Z.T, K))
     full_error = _relative_error(Z_full @ Z_full.T, K)
     assert all(error >= full_error * (1 - 1e-12) for error in errors)
@@ -137,10 +138,11 @@ def test_error_falls_as_m_grows():
     X = _data(150, 3)
     mean_errors = []
     for m in (5, 10, 20, 40, 80):
-        errors = [NystromEmbedding(gamma=0.5, n_components=m, random_state=seed).fit(X).approximation_error(X)
+        errors = [NystromEmbedding(gamma=0.5, n_components=m, random_state=seed)
+                  .fit(X).approximation_error(X)
                   for seed in range(5)]
         mean_errors.append(np.mean(errors))
-    assert all(later < earlier for earlier, later in zip(mean_errors, mean_errors[1:]))
+    assert np.all(np.diff(mean_errors) < 0)
     assert mean_errors[-1] < 0.2 * mean_errors[0]
 
 
@@ -214,7 +216,8 @@ def test_sparse_input_gives_the_dense_results(kernel):
     rng = np.random.default_rng(5)
     X = sp.random(80, 12, density=0.3, format="csr", random_state=5, data_rvs=rng.standard_normal)
     params, _, _ = KERNELS[kernel]
-    dense = NystromEmbedding(kernel=kernel, n_components=20, random_state=0, **params).fit(X.toarray())
+    dense = NystromEmbedding(kernel=kernel, n_components=20, random_state=0,
+                             **params).fit(X.toarray())
     sparse = NystromEmbedding(kernel=kernel, n_components=20, random_state=0, **params).fit(X)
     assert sp.issparse(sparse.landmarks_)
     np.testing.assert_array_equal(sparse.landmark_indices_, dense.landmark_indices_)
@@ -240,7 +243,8 @@ def test_sparse_gamma_scale_matches_dense():
 def test_given_landmark_indices_are_used():
     X = _data(50)
     chosen = np.array([7, 3, 41, 19, 0])
-    embedding = NystromEmbedding(gamma=0.5, n_components=2, random_state=0).fit(X, landmark_indices=chosen)
+    embedding = NystromEmbedding(gamma=0.5, n_components=2, random_state=0).fit(
+        X, landmark_indices=chosen)
     np.testing.assert_array_equal(embedding.landmark_indices_, chosen)
     np.testing.assert_array_equal(embedding.landmarks_, X[chosen])
     K_nm = rbf_kernel(X, X[chosen], gamma=0.5)
@@ -449,7 +453,8 @@ def test_full_rank_uses_the_triangular_factor_with_the_same_gram_matrix():
     Z = ours.transform(X)
     np.testing.assert_allclose(Z @ Z.T, Z_eigen @ Z_eigen.T, rtol=1e-8, atol=1e-10)
     # Dropping eigenvalues (or a rank) falls back to the eigenbasis.
-    assert not NystromEmbedding(gamma=0.5, n_components=25, rank=10, random_state=2).fit(X).triangular_
+    embedding = NystromEmbedding(gamma=0.5, n_components=25, rank=10, random_state=2).fit(X)
+    assert not embedding.triangular_
 
 
 @pytest.mark.parametrize("sparse", [False, True])

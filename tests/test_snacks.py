@@ -91,7 +91,8 @@ def _documented_step_and_radius(Z, sample_weight, lam, stage_steps, gap0):
 
 
 def _assert_close(actual, expected, tol=1e-10):
-    np.testing.assert_allclose(actual, expected, rtol=tol, atol=tol * max(1.0, np.abs(expected).max()))
+    np.testing.assert_allclose(actual, expected, rtol=tol,
+                               atol=tol * max(1.0, np.abs(expected).max()))
 
 
 # ------------------------------------------------------------------------ convergence
@@ -117,7 +118,8 @@ def test_needs_fewer_epochs_than_pegasos(moons_problem):
     assert epochs(snacks, 0) < epochs(pegasos, 0)
     # Not a lucky seed: the median over seeds too.
     seeds = range(5)
-    assert np.median([epochs(snacks, s) for s in seeds]) < np.median([epochs(pegasos, s) for s in seeds])
+    assert (np.median([epochs(snacks, s) for s in seeds])
+            < np.median([epochs(pegasos, s) for s in seeds]))
 
 
 def test_float32_embedding_reaches_target(moons_problem):
@@ -193,7 +195,8 @@ def test_stage_average_matches_algorithm_1_without_projection(seed, eta, split, 
     weights = p.sample_weight if weighted else None
     rows = np.random.default_rng(seed).integers(0, p.Z.shape[0], size=200)
     expected = reference.assg_reference(p.Z, p.y, p.lam, [rows], eta, 1e6, sample_weight=weights)[0]
-    last, average = _run_stage(p.Z, p.y, p.lam, rows, eta, 1e6, np.zeros(p.Z.shape[1]), weights, split)
+    last, average = _run_stage(p.Z, p.y, p.lam, rows, eta, 1e6, np.zeros(p.Z.shape[1]), weights,
+                               split)
     _assert_close(last, expected["last"])
     _assert_close(average, expected["average"])
 
@@ -215,8 +218,9 @@ def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
     for p in (tiny_problem, weighted_problem):
         n = p.Z.shape[0]
         seen = []
-        result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15, tol=0.0,
-                              random_state=5, callback=lambda row, w: seen.append(w.copy()),
+        result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15,
+                              tol=0.0, random_state=5,
+                              callback=lambda row, w, seen=seen: seen.append(w.copy()),
                               polish=False)
         eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n,
                                                   result.history["gap"][0])
@@ -227,7 +231,7 @@ def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
         _assert_close(result.coef, seen[best])
         ends = np.cumsum([len(stage["distances"]) for stage in stages])
         at_end = [seen[list(result.history["iteration"]).index(end)] for end in ends]
-        for w, stage in zip(at_end, stages):
+        for w, stage in zip(at_end, stages, strict=True):
             _assert_close(w, stage["average"])
 
 

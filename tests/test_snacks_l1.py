@@ -25,11 +25,13 @@ def l1_svm_lp(Z, y, lam, sample_weight=None):
 
 
 def l1_objective(w, problem):
-    return reference.hinge(w, problem.Z, problem.y, problem.sample_weight) + problem.lam * np.abs(w).sum()
+    return (reference.hinge(w, problem.Z, problem.y, problem.sample_weight)
+            + problem.lam * np.abs(w).sum())
 
 
 def plain_l1_stage(Z, y, sw, rows, center, lam, eta, radius):
-    """ASSG's inner loop on F₁ as written: w ← Π_B(c,D)(w − η(λ sign(w) − s_i y_i z_i 1[y_i⟨w, z_i⟩ < 1])).
+    """ASSG's inner loop on F₁ as written:
+    w ← Π_B(c,D)(w − η(λ sign(w) − s_i y_i z_i 1[y_i⟨w, z_i⟩ < 1])).
 
     Returns the last iterate and the average of the iterates."""
     w = center.copy()
@@ -53,7 +55,8 @@ def test_stage_matches_plain_assg(radius, split, weighted_problem):
     rows = rng.integers(0, n, size=400)
     center = rng.normal(scale=0.3, size=m)
     lam, eta = 0.05, 0.02
-    expected_last, expected_average = plain_l1_stage(p.Z, p.y, p.sample_weight, rows, center, lam, eta, radius)
+    expected_last, expected_average = plain_l1_stage(p.Z, p.y, p.sample_weight, rows, center,
+                                                     lam, eta, radius)
     v, total, state = np.zeros(m), np.zeros(m), np.array([1.0, 0.0])
     hits, violations = np.zeros(n), np.zeros(n)
     zc = p.Z @ center
@@ -74,8 +77,9 @@ def test_history_is_the_l1_problem_and_converges(fixture, target, request):
     p = request.getfixturevalue(fixture)
     f_star, _ = l1_svm_lp(p.Z, p.y, p.lam, p.sample_weight)
     rows = []
-    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, penalty="l1", max_epochs=60,
-                          tol=0.0, random_state=0, callback=lambda row, w: rows.append((row, w.copy())))
+    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, penalty="l1",
+                          max_epochs=60, tol=0.0, random_state=0,
+                          callback=lambda row, w: rows.append((row, w.copy())))
     h = result.history
     for row, w in rows[:: max(1, len(rows) // 5)]:
         assert row["objective"] == pytest.approx(l1_objective(w, p), rel=1e-9)
@@ -97,7 +101,8 @@ def test_same_seed_same_weights_and_float32(moons_problem):
     first = snacks.solve(p.Z, p.y, p.lam, penalty="l1", max_epochs=4, random_state=1)
     second = snacks.solve(p.Z, p.y, p.lam, penalty="l1", max_epochs=4, random_state=1)
     np.testing.assert_array_equal(first.coef, second.coef)
-    single = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, penalty="l1", max_epochs=4, random_state=1)
+    single = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, penalty="l1", max_epochs=4,
+                          random_state=1)
     assert single.coef.dtype == np.float64
     assert l1_objective(single.coef, p) == pytest.approx(l1_objective(first.coef, p), rel=1e-2)
 

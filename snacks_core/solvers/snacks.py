@@ -205,10 +205,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         monotone; checkpoints are the stage averages and the running stage average once
         per epoch, then the start of each polishing sweep, recorded when the sweep that
         certifies it ends); after early stopping, the checkpoint after the start (never
-        a warm start's ``w0``) with the lowest held-out error.  The history ends with it.  Under early stopping
-        (``n_iter_no_change``) the checkpoints inside a stage measure the held-out error
-        only and record F and the gap as NaN; the stage ends and the returned point
-        have them.  ``stop_reason`` is
+        a warm start's ``w0``) with the lowest held-out error.  The history ends with it.
+        Under early stopping (``n_iter_no_change``) the checkpoints inside a stage
+        measure the held-out error only and record F and the gap as NaN; the stage ends
+        and the returned point have them.  ``stop_reason`` is
         ``'tol_gap'``, ``'early_stopping'``, ``'tol_objective'`` (pure ASSG: no decrease
         of F over two stages, the stochastic noise floor) or ``'max_epochs'``.
         ``info`` holds ``assg_epochs`` and ``polish_epochs`` (the epochs of each phase)
