@@ -139,6 +139,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Largest number of solver iterations over the subproblems.
     stop_reasons_ : list of str
         Why each subproblem's solver stopped.
+    solver_info_ : list of dict
+        Each subproblem's solver facts (:attr:`SolverResult.info
+        <snacks_core.solvers.base.SolverResult>`): for 'admm' on HSS, the ``compression``
+        report of K̃ (memory, ranks, measured relative error, whether the target accuracy
+        was reached) and the ``evaluation`` of new rows chosen by the fit.
     embedding_time_, training_time_ : float
         Seconds spent embedding the training data (for 'admm': building and factorising
         K̃ + βI) and solving.
@@ -248,6 +253,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.history_ = _stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
+        self.solver_info_ = [r.info for r in results]
         return self
 
     def __sklearn_tags__(self):

@@ -314,6 +314,10 @@ def test_estimator_dispatch(data):
         solver_options={"max_iter": 100, "hss_options": {"leaf_size": 32}},
     ).fit(X, y)
     assert model.coef_.shape[0] == 3 and model.score(X, y) >= 0.95
+    # Issue 12: the compression achieved is reported with the fit, one per subproblem.
+    report = model.solver_info_[0]["compression"]
+    assert len(model.solver_info_) == 3 and report["memory_bytes"] > 0
+    assert {"relative_error", "target", "target_reached", "ranks_capped"} <= set(report)
 
 
 @pytest.mark.parametrize(
