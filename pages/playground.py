@@ -4,7 +4,8 @@ import streamlit as st
 
 from snacks_core import analysis, figures
 from snacks_core.ui import cached, widgets
-from snacks_core.ui.text import CAPTIONS, solver_label
+from snacks_core.ui.state import Keys
+from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
 widgets.require_entry_point("playground")
 st.title("Playground")
@@ -52,9 +53,11 @@ with notes:
     st.markdown("**Try this**")
     widgets.try_this_hints()
 
-if split.n_features == 2 and run.checkpoints:
-    with st.expander("Watch it learn: the boundary and the test error, epoch by epoch",
-                     icon=":material/play_circle:"):
+# Built only when asked for: the animation costs ~0.1 s of server time per redraw.
+if split.n_features == 2 and run.checkpoints and st.toggle(
+        "Watch it learn: the boundary and the test error, epoch by epoch",
+        key=Keys.WATCH_LEARNING, help=HELP["watch_learning"]):
+    with st.container(border=True):
         surface = cached.surface(request, split, params, run)
         xs, ys = surface.xs[::2], surface.ys[::2]
         st.plotly_chart(figures.boundary_animation_figure(

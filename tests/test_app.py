@@ -75,7 +75,7 @@ def test_playground_trains_and_draws_the_boundary():
     assert at.title[0].value == "Playground"
     assert float(metric(at, "Test error").rstrip(" %")) < 20
     charts = [chart.key for chart in at.get("plotly_chart")]
-    assert charts == ["boundary", "learning"]
+    assert charts == ["boundary"]
     names = [trace.get("name", "") for trace in figure_data(at.get("plotly_chart")[0])]
     assert any(name.startswith("landmarks (m = 20)") for name in names)
     assert "margins f = ±1" in names
@@ -97,7 +97,7 @@ def test_playground_changes_dataset():
     at.selectbox(key="dataset").set_value("synthetic:xor").run()
     assert_clean(at)
     assert at.query_params["dataset"] == "synthetic:xor"
-    assert [chart.key for chart in at.get("plotly_chart")] == ["boundary", "learning"]
+    assert [chart.key for chart in at.get("plotly_chart")] == ["boundary"]
 
 
 def test_query_parameters_round_trip():
@@ -504,6 +504,9 @@ def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expect
 def test_watch_it_learn_replays_the_boundary_and_the_error_per_checkpoint():
     at = run_app(**SMALL)
     assert_clean(at)
+    assert not any(c.proto.id.endswith("-learning") for c in at.get("plotly_chart"))
+    at.toggle(key="watch_learning").set_value(True).run()
+    assert_clean(at)
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("-learning"))
     spec = json.loads(chart.proto.spec)
     frames = spec["frames"]
@@ -524,7 +527,7 @@ def test_watch_it_learn_replays_the_boundary_and_the_error_per_checkpoint():
 def test_watch_it_learn_is_only_for_two_features():
     at = run_app(dataset="bundled:breast_cancer", m=20)
     assert_clean(at)
-    assert not any(c.proto.id.endswith("-learning") for c in at.get("plotly_chart"))
+    assert not any(t.key == "watch_learning" for t in at.toggle)
 
 
 def test_paper_page_shows_the_published_table_beside_our_run():

@@ -286,6 +286,7 @@ def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory)
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
         page.get_by_text("Watch it learn").first.click()
+        wait_until_idle(page)
         animation = page.locator(".js-plotly-plot").nth(1)
         animation.wait_for(timeout=30_000)
         page.wait_for_timeout(800)
@@ -311,7 +312,11 @@ def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory)
         folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
                   else tmp_path_factory.getbasetemp() / "screenshots")
         folder.mkdir(parents=True, exist_ok=True)
-        page.locator("[data-testid='stExpander']").filter(has_text="Watch it learn") \
-            .screenshot(path=str(folder / "watch_it_learn.png"))
+        # The figure and its caption.
+        top = animation.bounding_box()
+        bottom = page.get_by_text("The weights").first.bounding_box()
+        page.screenshot(path=str(folder / "watch_it_learn.png"), clip={
+            "x": top["x"] - 10, "y": top["y"] - 10, "width": top["width"] + 20,
+            "height": bottom["y"] + bottom["height"] - top["y"] + 20})
     finally:
         page.close()

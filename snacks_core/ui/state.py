@@ -116,6 +116,7 @@ class Keys:
     SWEEP_ROWS = "_sweep_rows"     # finished fits of the sweep in progress (kept by Stop)
     DATA_DEFAULTS = "_data_defaults"  # dataset whose data-aware defaults were applied
     HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
+    WATCH_LEARNING = "watch_learning"  # the Playground's replay of training is shown
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
 
 

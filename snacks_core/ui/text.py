@@ -56,6 +56,8 @@ HELP = {
                 "γ from 1/100 to 100 times the sidebar's γ.",
     "rob_seeds": "Fits per cell with different seeds (landmarks and solver): the spread shows "
                  "how much the result depends on luck.",
+    "watch_learning": "Replay the training: the decision boundary at each checkpoint the "
+                      "solver recorded, with the test error beside it.",
     "paper_table": "Which of the paper's Tables III–VII to show; each is one dataset.",
     "cmp_solvers": "Solvers in the table; each is trained once (cached) with the sidebar's "
                    "settings.",
