@@ -62,7 +62,8 @@ for name, (time, value) in paper.rows.items():
                  f"here: {'F1' if f1 else 'test error'}": mine})
 _, optimal = ours("libsvm")
 left, right = st.columns(2)
-left.markdown(f"**Paper, Table {paper.number}**: {paper.caption} Optimal (LibSVM on the full "
+caption = paper.caption if paper.caption.endswith(".") else paper.caption + "."
+left.markdown(f"**Paper, Table {paper.number}**: {caption} Optimal (LibSVM on the full "
               f"problem): {paper.optimal}.")
 m_note = (f"m = {m} (the paper's)" if m == paper.m
           else f"m = {m} (the paper's {paper.m}, clamped to the {n_train:,} training rows)")

@@ -478,24 +478,26 @@ def test_data_page_builds_only_the_columns_it_shows():
 @pytest.mark.parametrize("settings, expected", [
     ({}, "cell_boundary"),
     ({"dataset": "bundled:breast_cancer"}, "cell_margins"),
+    ({"rob_grid": "gamma"}, "cell_boundary"),
 ])
 def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expected):
     at = open_page("robustness", rob_size=2, rob_seeds=1, **settings)
     at.button(key="run_sweep").click().run()
     assert_clean(at)
     cells = next(t for t in figure_data(at.get("plotly_chart")[0]) if t.get("name") == "cells")
-    # One clickable marker per cell, carrying the cell's (m, λ) and its test error.
+    # One clickable marker per cell, carrying the cell's (m or γ, λ) and its test error.
     assert len(cells["x"]) == 4
-    m, lam, _, _, error = plotly_array(cells["customdata"])[3]
+    row, lam, _, _, error = plotly_array(cells["customdata"])[3]
     assert any("Click a cell" in i.value for i in at.info)
     # What the page's on_select callback stores for a click (the browser test clicks).
-    at.session_state["_heatmap_cell"] = (m, lam)
+    at.session_state["_heatmap_cell"] = (row, lam)
     at.run()
     assert_clean(at)
     charts = {c.proto.id.split("-")[-1]: c for c in at.get("plotly_chart")}
     assert expected in charts and "cell_convergence" in charts
-    text = next(md.value for md in at.markdown if md.value.startswith("**Cell m ="))
-    assert f"m = {m:g}, λ = {lam:g}" in text
+    name = "γ" if settings.get("rob_grid") == "gamma" else "m"
+    text = next(md.value for md in at.markdown if md.value.startswith(f"**Cell {name} ="))
+    assert f"{name} = {row:g}, λ = {lam:g}" in text
     assert f"(in the sweep with seed 0: {error:.1f} %)" in text
     curve = figure_data(charts["cell_convergence"])
     assert curve and curve[0]["name"].startswith("Snacks")

@@ -525,6 +525,8 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
     st.plotly_chart(figures.convergence_figure(
         {solver: first_problem(run.model.history_)}, labels={solver: solver_label(solver)},
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
-    st.caption("The sweep shares landmarks across m (each m takes the first m of one "
-               "selection) and starts each λ from the previous λ's solution; this model is "
-               "fitted from scratch, so its error can differ slightly from the cell's.")
+    shared = ("shares landmarks across m (each m takes the first m of one selection) and "
+              if axis == "m" else "")
+    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, and its "
+               "solver stops within a tolerance of the optimum; this model is fitted from "
+               "scratch, so its error can differ slightly from the sweep's.")
