@@ -256,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="start every λ from zero instead of the previous λ's solution")
     heatmap.add_argument("--n-jobs", type=int, default=-1,
                          help="columns solved at once locally (default -1: every core)")
-    heatmap.add_argument("--backend", choices=BACKENDS, default="loky",
-                         help="loky (local processes, default) or dask (dask.distributed)")
+    heatmap.add_argument("--backend", choices=BACKENDS, default="threads",
+                         help="threads (default: columns share the kernel blocks), loky "
+                              "(local processes) or dask (dask.distributed)")
     heatmap.add_argument("--scheduler", metavar="ADDRESS", help=(
         "Dask scheduler address, e.g. tcp://10.0.0.5:8786 (with --backend dask; default: a "
         "local cluster on this machine)"))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from sklearn.datasets import make_blobs, make_classification, make_moons
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from reference import optimal_objective
 from snacks_core import sweeps, validation
@@ -168,15 +169,15 @@ def test_progress_called_once_per_cell_in_order(moons):
     assert not table.attrs["stopped"]
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_should_stop_returns_finished_cells_only(moons, n_jobs):
+@pytest.mark.parametrize("n_jobs, backend", [(1, "threads"), (2, "threads"), (2, "loky")])
+def test_should_stop_returns_finished_cells_only(moons, n_jobs, backend):
     X, y, X_test, y_test = moons
     done = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no joblib chatter about the cancelled columns
         table = robustness_grid(X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3],
                                 gamma=1.0, seeds=[0, 1], max_epochs=5, n_jobs=n_jobs,
-                                progress=lambda d, t, row: done.append(row),
+                                backend=backend, progress=lambda d, t, row: done.append(row),
                                 should_stop=lambda: len(done) >= 2)
     assert table.attrs["stopped"]
     assert len(table) == 2  # one column of two λ, then the stop
@@ -184,13 +185,22 @@ def test_should_stop_returns_finished_cells_only(moons, n_jobs):
                            should_stop=lambda: True).empty
 
 
-def test_results_identical_for_any_n_jobs(moons):
+def test_results_identical_for_any_n_jobs_and_local_backend(moons):
     X, y, X_test, y_test = moons
     grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
                 max_epochs=10)
-    one = robustness_grid(X, y, X_test, y_test, n_jobs=1, **grid)
-    two = robustness_grid(X, y, X_test, y_test, n_jobs=2, **grid)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = [info["num_threads"] for info in threadpool_info()
+                  if info["user_api"] == "blas"]
+        one = robustness_grid(X, y, X_test, y_test, n_jobs=1, **grid)
+        two = robustness_grid(X, y, X_test, y_test, n_jobs=2, **grid)
+        # Threads hold one BLAS thread for the process while they run, and give it back.
+        after = [info["num_threads"] for info in threadpool_info()
+                 if info["user_api"] == "blas"]
+        processes = robustness_grid(X, y, X_test, y_test, n_jobs=2, backend="loky", **grid)
+    assert after == before
     assert one[RESULT_COLUMNS].equals(two[RESULT_COLUMNS])
+    assert one[RESULT_COLUMNS].equals(processes[RESULT_COLUMNS])
 
 
 def test_dask_backend_equals_local_table(moons):
@@ -261,7 +271,10 @@ def test_bad_data_is_rejected_clearly(moons):
 
 def test_memory_plan_switches_to_float32_then_fewer_jobs_then_refuses(monkeypatch):
     n_train, n_test, m = 10_000, 5_000, [100, 1000]
-    full = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    # Two threads share the wave's kernel blocks; each solves on its own embedding.
+    threads = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    assert threads.bytes_needed == 8 * (2 * 15_000 * 1000 + 2 * 10_000 * 1000)
+    full = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2, backend="loky")
     assert (full.dtype, full.n_jobs, full.notes) == ("float64", 2, ())
     # Two loky jobs: the wave's kernel blocks twice (memory-mapped copy) plus two embeddings.
     assert full.bytes_needed == 8 * (2 * 15_000 * 1000 * 2 + 2 * 10_000 * 1000)
@@ -271,16 +284,16 @@ def test_memory_plan_switches_to_float32_then_fewer_jobs_then_refuses(monkeypatc
         monkeypatch.setattr(validation, "available_memory", lambda: 2 * n_bytes)
 
     machine_with(full.bytes_needed - 1)
-    half = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    half = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2, backend="loky")
     assert (half.dtype, half.n_jobs) == ("float32", 2)
     assert "float32" in half.notes[0]
     machine_with(half.bytes_needed - 1)
-    fewer = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+    fewer = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2, backend="loky")
     assert (fewer.dtype, fewer.n_jobs) == ("float32", 1)
     assert "1 at a time" in fewer.notes[-1]
     machine_with(fewer.bytes_needed - 1)
     with pytest.raises(ValueError, match="would need .* GiB.*smaller largest m"):
-        plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2)
+        plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2, backend="loky")
     with pytest.raises(ValueError, match="would need"):
         plan_grid(n_train, n_test, m, n_jobs=1, dtype="float64")
 
