@@ -91,6 +91,26 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         Whether ``components_`` is the triangular Cholesky factor.
     n_components_ : int
         k, the dimension of the embedding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from snacks_core.kernels import kernel_matrix
+    >>> from snacks_core.nystrom import NystromEmbedding
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> embedding = NystromEmbedding(gamma=0.5, n_components=50, random_state=0).fit(X)
+    >>> Z = embedding.transform(X)
+    >>> Z.shape
+    (200, 50)
+
+    Z Zᵀ reproduces the kernel exactly on the landmarks, and approximately elsewhere:
+
+    >>> K = kernel_matrix(X, X, gamma=0.5)
+    >>> rows = embedding.landmark_indices_
+    >>> bool(np.allclose(Z[rows] @ Z[rows].T, K[np.ix_(rows, rows)]))
+    True
+    >>> bool(np.linalg.norm(K - Z @ Z.T) < 0.1 * np.linalg.norm(K))
+    True
     """
 
     def __init__(self, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0, n_components=100,

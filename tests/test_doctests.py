@@ -22,8 +22,13 @@ MODULES = [
     "snacks_core.datasets.sample_data",
     "snacks_core.datasets.split",
     "snacks_core.datasets.synthetic",
+    "snacks_core.estimator",
     "snacks_core.kernels",
+    "snacks_core.nystrom",
     "snacks_core.objective",
+    "snacks_core.operators",
+    "snacks_core.random_features",
+    "snacks_core.sweeps",
 ]
 
 
