@@ -567,4 +567,4 @@ def test_paper_page_mnist_bin_reports_f1():
     at = open_page("paper", dataset="bundled:digits7", paper_table="mnist-bin", m=20)
     table = at.dataframe[0].value
     assert table["paper: F1-score"].tolist() == ["0.995", "0.995", "0.982", "0.985"]
-    assert "here: F1" in table.columns and not at.info
+    assert "here: F1 of class 1 (the smaller)" in table.columns and not at.info
