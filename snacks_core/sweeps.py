@@ -63,7 +63,7 @@ from .estimator import (
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .landmarks import distinct_rows, select_landmarks
 from .nystrom import NystromEmbedding
-from .objective import lam_to_C, matvec, primal_objective
+from .objective import lam_to_C, matvec
 from .solvers import EMBEDDED_SOLVERS, REGISTRY
 from .validation import check_data, check_fits_in_memory, check_lam
 
@@ -641,7 +641,9 @@ def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, w
     """A cell's table row; ``Z`` and ``targets`` are the rows the solver trained on, the
     first of ``y_train`` (the rest were held out for early stopping)."""
     classes = problem.classes
-    train_pred = labels_from_scores(np.column_stack([matvec(Z, w) for w in coefs]), classes)
+    # One pass over the training rows gives both the training error and F.
+    train_scores = np.column_stack([matvec(Z, w) for w in coefs])
+    train_pred = labels_from_scores(train_scores, classes)
     test_pred = labels_from_scores(np.column_stack([test_scores(w) for w in coefs]), classes)
     if classes.shape[0] == 2:
         f1 = f1_score(problem.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
@@ -649,7 +651,8 @@ def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, w
         f1 = f1_score(problem.y_test, test_pred, labels=classes, average="macro",
                       zero_division=0.0)
     objective = np.mean(
-        [primal_objective(w, Z, t, lam) for w, t in zip(coefs, targets, strict=False)]
+        [np.mean(np.maximum(0.0, 1.0 - t * scores)) + lam * float(w @ w)
+         for w, t, scores in zip(coefs, targets, train_scores.T, strict=True)]
     )
     return {
         "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
