@@ -18,7 +18,9 @@ import functools
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from numba.extending import get_cython_function_address
+from numpy.typing import ArrayLike, DTypeLike
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -113,9 +115,12 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0, n_components=100,
-                 sampling="uniform", rank=None, eigen_tol=1e-10, dtype=np.float64,
-                 random_state=None, n_jobs=None):
+    def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
+                 coef0: float = 1.0, n_components: int = 100, sampling: str = "uniform",
+                 rank: int | None = None, eigen_tol: float = 1e-10,
+                 dtype: DTypeLike = np.float64,
+                 random_state: int | np.random.Generator | None = None,
+                 n_jobs: int | None = None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -128,7 +133,8 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y=None, landmark_indices=None):
+    def fit(self, X: ArrayLike | sp.spmatrix, y: object = None,
+            landmark_indices: ArrayLike | None = None) -> NystromEmbedding:
         """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm."""
         X = self._validate(X, reset=True)
         check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
@@ -179,7 +185,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def transform(self, X, out=None):
+    def transform(self, X: ArrayLike | sp.spmatrix, out: np.ndarray | None = None) -> np.ndarray:
         """Z = K(X, landmarks) · F, in row chunks spread over ``n_jobs`` threads.
 
         Parameters
@@ -239,7 +245,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
             gamma = self.gamma
         return {"kernel": self.kernel, "gamma": gamma, "degree": self.degree, "coef0": self.coef0}
 
-    def approximation_error(self, X):
+    def approximation_error(self, X: ArrayLike | sp.spmatrix) -> float:
         """Relative Frobenius error ‖K − Z Zᵀ‖_F / ‖K‖_F on X (forms the n × n K: small X)."""
         X = check_data(X)
         check_fits_in_memory(8 * X.shape[0] ** 2, "The exact kernel matrix", "Use fewer rows.")
