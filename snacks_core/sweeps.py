@@ -42,13 +42,16 @@ import math
 import numbers
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
+from numpy.typing import ArrayLike
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
@@ -286,13 +289,20 @@ class _GroupKernels(NamedTuple):
     n_fit: int
 
 
-def robustness_grid(X, y, X_test=None, y_test=None, *, m=100, lam=PAPER_LAMBDAS,
-                    gamma="scale", seeds=(0,), kernel="rbf", degree=3, coef0=1.0,
-                    sampling="uniform", solver="snacks", max_epochs=50, tol=1e-3,
-                    solver_options=None, warm_start=True, test_size=0.25, dtype="auto",
-                    early_stopping="auto", validation_fraction=0.1, n_iter_no_change=5,
-                    n_jobs=1, backend="threads", client=None, progress=None,
-                    should_stop=None) -> pd.DataFrame:
+def robustness_grid(
+    X: ArrayLike | sp.spmatrix, y: ArrayLike, X_test: ArrayLike | sp.spmatrix | None = None,
+    y_test: ArrayLike | None = None, *, m: int | Sequence[int] = 100,
+    lam: float | Sequence[float] = PAPER_LAMBDAS,
+    gamma: float | str | Sequence[float | str] = "scale", seeds: int | Sequence[int] = (0,),
+    kernel: str = "rbf", degree: int = 3, coef0: float = 1.0, sampling: str = "uniform",
+    solver: str = "snacks", max_epochs: float = 50, tol: float = 1e-3,
+    solver_options: dict | None = None, warm_start: bool = True, test_size: float = 0.25,
+    dtype: str = "auto", early_stopping: bool | str = "auto",
+    validation_fraction: float = 0.1, n_iter_no_change: int = 5, n_jobs: int = 1,
+    backend: str = "threads", client: object = None,
+    progress: Callable[[int, int, dict], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> pd.DataFrame:
     """Train and test a Nyström kernel SVM on every cell of an (m, λ) or (γ, λ) grid.
 
     Each cell minimises the primal Nyström L2-SVM of the Snacks paper,
