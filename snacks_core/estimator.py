@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
+from numpy.typing import DTypeLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
@@ -189,11 +190,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         "solver_options": [dict, None],
     }
 
-    def __init__(self, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0, n_components=100,
-                 lam=1e-4, solver="snacks", sampling="uniform", max_epochs=50, tol=1e-3,
-                 class_weight=None, dtype=np.float64, random_state=None, early_stopping="auto",
-                 validation_fraction=0.1, n_iter_no_change=5, n_jobs=None, memory_budget=None,
-                 storage="auto", solver_options=None):
+    def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
+                 coef0: float = 1.0, n_components: int = 100, lam: float = 1e-4,
+                 solver: str = "snacks", sampling: str = "uniform", max_epochs: float = 50,
+                 tol: float = 1e-3, class_weight: dict | str | None = None,
+                 dtype: DTypeLike = np.float64,
+                 random_state: int | np.random.RandomState | None = None,
+                 early_stopping: bool | str = "auto", validation_fraction: float = 0.1,
+                 n_iter_no_change: int = 5, n_jobs: int | None = None,
+                 memory_budget: int | str | None = None, storage: str = "auto",
+                 solver_options: dict | None = None):
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
