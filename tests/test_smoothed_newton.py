@@ -39,11 +39,13 @@ def elastic_net_svm_qp(Z, y, lam, mu, sample_weight=None):
     A = np.hstack([y[:, None] * Z, -y[:, None] * Z, np.eye(n)])
     result = minimize(objective, np.concatenate([np.zeros(2 * m), np.ones(n)]), jac=True,
                       method="SLSQP", bounds=[(0, None)] * (2 * m + n),
-                      constraints=[{"type": "ineq", "fun": lambda x: A @ x - 1.0, "jac": lambda x: A}],
+                      constraints=[{"type": "ineq", "fun": lambda x: A @ x - 1.0,
+                                    "jac": lambda x: A}],
                       options={"ftol": 1e-14, "maxiter": 2000})
     p, q, _ = split(result.x)
     w = p - q
-    return float(np.mean(s * np.maximum(0.0, 1.0 - y * (Z @ w))) + lam * w @ w + mu * np.abs(w).sum()), w
+    hinge = np.mean(s * np.maximum(0.0, 1.0 - y * (Z @ w)))
+    return float(hinge + lam * w @ w + mu * np.abs(w).sum()), w
 
 
 def test_registered_as_embedded_solver():
@@ -53,9 +55,10 @@ def test_registered_as_embedded_solver():
 def test_smoothed_hinge_is_the_convolution_of_the_hinge():
     for alpha in (0.3, 1.0, 2.5):
         for u in np.linspace(-2.0, 2.0, 41):
-            expected = quad(lambda e: max(0.0, u + e) / alpha, -alpha / 2, alpha / 2,
-                            points=[-u])[0]
-            assert smoothed_newton.smoothed_hinge(np.array([u]), alpha)[0] == pytest.approx(expected, abs=1e-12)
+            expected = quad(lambda e, u=u, alpha=alpha: max(0.0, u + e) / alpha, -alpha / 2,
+                            alpha / 2, points=[-u])[0]
+            value = smoothed_newton.smoothed_hinge(np.array([u]), alpha)[0]
+            assert value == pytest.approx(expected, abs=1e-12)
             eps = 1e-6
             numeric = (smoothed_newton.smoothed_hinge(np.array([u + eps]), alpha)
                        - smoothed_newton.smoothed_hinge(np.array([u - eps]), alpha)) / (2 * eps)
@@ -100,8 +103,10 @@ def test_result_contract_and_history(moons_problem):
     assert np.all(np.diff(h["time"]) >= 0)
     assert h["iteration"][-1] == result.n_iter and h["epoch"][-1] == pytest.approx(result.n_epochs)
     assert result.stop_reason == "max_epochs" and 5 <= result.n_epochs < 8
-    np.testing.assert_allclose(h["objective"][-1], reference.objective(result.coef, p.Z, p.y, p.lam), rtol=1e-10)
-    assert h["validation_error"][-1] == pytest.approx(np.mean(np.sign(p.Z[:200] @ result.coef) != p.y[:200]))
+    np.testing.assert_allclose(h["objective"][-1],
+                               reference.objective(result.coef, p.Z, p.y, p.lam), rtol=1e-10)
+    assert h["validation_error"][-1] == pytest.approx(
+        np.mean(np.sign(p.Z[:200] @ result.coef) != p.y[:200]))
     # The certified gap bounds the true excess at every checkpoint.
     assert np.all(h["objective"] - h["gap"] <= p.f_star * (1 + 1e-9))
 
@@ -178,8 +183,8 @@ def test_l1_l2_matches_qp_oracle(mu, tiny_problem):
     result = smoothed_newton.solve(p.Z, p.y, p.lam, penalty="l1+l2", lam_l1=mu, tol=1e-8,
                                    max_epochs=500, alpha_min=1e-10)
     f = result.history["objective"][-1]
-    assert f == pytest.approx(reference.objective(result.coef, p.Z, p.y, p.lam) + mu * np.abs(result.coef).sum(),
-                              rel=1e-10)
+    expected = reference.objective(result.coef, p.Z, p.y, p.lam) + mu * np.abs(result.coef).sum()
+    assert f == pytest.approx(expected, rel=1e-10)
     assert f_star - 1e-9 <= f <= f_star * (1 + 1e-6) + result.history["gap"][-1]
     assert f - result.history["gap"][-1] <= f_star * (1 + 1e-9)
     np.testing.assert_allclose(result.coef, w_star, atol=1e-4)
