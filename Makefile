@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install bench clean
+.PHONY: run test lint install bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -19,7 +19,11 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) -m streamlit run app.py
 
-test: $(STAMP)
+# Lint first: ruff's rules (pyproject.toml, [tool.ruff]) are part of the test.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+test: lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium) || echo "chromium could not be installed: the browser test will be skipped"
 	$(PY) -m pytest
 
