@@ -43,7 +43,7 @@ if single:
                "along the way), drawn as a single diamond at its end.")
 
 cols = st.columns(len(runs))
-for col, (solver, run) in zip(cols, runs.items()):
+for col, (solver, run) in zip(cols, runs.items(), strict=True):
     m = run.metrics
     length = (f"{m['epochs']:.3g} epochs" if m["epochs"] is not None
               else f"{m['iterations']:,} iterations")

@@ -85,7 +85,8 @@ else:
 left, right = st.columns([2, 3])
 with left:
     st.markdown("**Class balance**")
-    counts = [dict(zip(*np.unique(y, return_counts=True))) for y in (split.y_train, split.y_test)]
+    counts = [dict(zip(*np.unique(y, return_counts=True), strict=True))
+              for y in (split.y_train, split.y_test)]
     st.plotly_chart(figures.class_balance_figure(*counts), width="stretch", key="balance")
     smallest = min(counts[0].values()) / sum(counts[0].values())
     if smallest < 0.2:

@@ -72,7 +72,7 @@ def returned_objective(model, X, y):
     else:
         targets = [np.where(np.asarray(y) == c, 1.0, -1.0) for c in classes]
     return float(np.mean([primal_objective(w, Z, t, model.lam, weights)
-                          for w, t in zip(model.coef_, targets)]))
+                          for w, t in zip(model.coef_, targets, strict=True)]))
 
 
 def evaluate(model, split, *, pos_label=None) -> dict:

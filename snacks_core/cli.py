@@ -39,8 +39,7 @@ from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
 from .objective import lam_to_C
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
-from .sweeps import (BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid,
-                     summarize_grid)
+from .sweeps import BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid, summarize_grid
 
 A9A_LIKE = "a9a_like"
 

@@ -267,7 +267,8 @@ def _array(arrays, key, ndim, kinds, shape=None, finite=True):
     if value.ndim != ndim or value.dtype.kind not in kinds:
         raise ValueError(f"not a valid Snacks model file: {key!r} must be a {ndim}-D array of "
                          f"kind {kinds!r}, got shape {value.shape} and type {value.dtype}.")
-    if shape is not None and any(s is not None and s != t for s, t in zip(shape, value.shape)):
+    if shape is not None and any(s is not None and s != t
+                                 for s, t in zip(shape, value.shape, strict=True)):
         expected = tuple("any" if s is None else s for s in shape)
         raise ValueError(f"not a valid Snacks model file: {key!r} has shape {value.shape}, "
                          f"expected {expected}.")

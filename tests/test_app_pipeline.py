@@ -86,7 +86,7 @@ def test_spectrum_and_effective_dimension(moons):
 def test_approximation_errors_fall_with_m(moons):
     m_values, errors = analysis.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
     assert m_values == [5, 40]
-    for name, (mean, std) in errors.items():
+    for name, (mean, _) in errors.items():
         assert mean[1] < mean[0], name
     assert any("random Fourier" in name for name in errors)
     _, polynomial = analysis.approximation_errors(

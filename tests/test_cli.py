@@ -40,8 +40,9 @@ def csv_file(tmp_path):
 
 def write_libsvm(path, X, y):
     with open(path, "w") as handle:
-        for row, label in zip(X, y):
-            pairs = " ".join(f"{j + 1}:{v:g}" for j, v in zip(row.indices, row.data))
+        for row, label in zip(X, y, strict=True):
+            pairs = " ".join(f"{j + 1}:{v:g}"
+                             for j, v in zip(row.indices, row.data, strict=True))
             handle.write(f"{int(label):+d} {pairs}\n")
     return path
 
