@@ -1,4 +1,5 @@
-"""Shared widgets: the sidebar, lessons, the Train gate, error boxes, metrics and export."""
+"""Shared widgets: the sidebar, lessons, the Train gate, error boxes, metrics, export and the
+robustness heatmap's clicked-cell view."""
 
 from __future__ import annotations
 
