@@ -11,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from snacks_core.persistence import pipeline_from_npz
+
+# Every AppTest run goes through app.py (the autouse fixture of test_app.py).
+from test_app import entry_point_on_every_run  # noqa: F401
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,18 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 UPLOAD = ("grade,hours,score\n" + "".join(
     f"{'pass' if a + b > 100 else 'fail'},{a:.3f},{b:.3f}\n"
     for a, b in np.random.default_rng(1).normal(50, 20, size=(160, 2)))).encode()
-
-
-@pytest.fixture(autouse=True)
-def entry_point_on_every_run(monkeypatch):
-    """As in test_app.py: every AppTest run goes through app.py."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 @pytest.fixture
