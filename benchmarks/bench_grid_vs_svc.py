@@ -29,7 +29,8 @@ W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=30_000)
-    parser.add_argument("--n-jobs", type=int, default=-1)
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="columns at once (default: every core, as robustness_grid)")
     args = parser.parse_args()
     if not W8A.exists():
         print(f"skipped: {W8A} not found.")

@@ -63,7 +63,7 @@ from .estimator import (
     labels_from_scores,
     validation_split,
 )
-from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .kernels import check_kernel_params, effective_n_threads, kernel_matrix, resolve_gamma
 from .landmarks import distinct_rows, select_landmarks
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec
@@ -298,8 +298,8 @@ def robustness_grid(
     solver: str = "snacks", max_epochs: float = 50, tol: float = 1e-3,
     solver_options: dict | None = None, warm_start: bool = True, test_size: float = 0.25,
     dtype: str = "auto", early_stopping: bool | str = "auto",
-    validation_fraction: float = 0.1, n_iter_no_change: int = 5, n_jobs: int = 1,
-    backend: str = "threads", client: object = None,
+    validation_fraction: float = 0.1, n_iter_no_change: int = 5,
+    n_jobs: int | None = None, backend: str = "threads", client: object = None,
     progress: Callable[[int, int, dict], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
@@ -353,9 +353,12 @@ def robustness_grid(
     dtype : {'auto', 'float64', 'float32'}, default='auto'
         Precision of kernel blocks and embeddings; 'auto' falls back to float32 when
         float64 does not fit in memory (see :func:`plan_grid`).
-    n_jobs : int, default=1
-        Columns solved at once locally (joblib conventions: -1 is every core).  Ignored by
-        ``backend='dask'``, which uses the cluster's threads.
+    n_jobs : int or None, default=None
+        Columns solved at once locally.  None: every core the current limits allow (as
+        :class:`~snacks_core.estimator.SnacksClassifier`; see
+        :func:`~snacks_core.kernels.effective_n_threads`); an integer follows joblib's
+        conventions (-1 is every core).  Ignored by ``backend='dask'``, which uses the
+        cluster's threads.
     backend : {'threads', 'loky', 'dask'}, default='threads'
         Local threads, local processes through joblib, or a Dask cluster through
         ``dask.distributed``.  Threads start nothing and copy nothing (measured on w8a's
@@ -422,7 +425,7 @@ def robustness_grid(
     groups = [_Group(seed, g, *draw_seeds(seed)) for seed in seed_values for g in gammas]
 
     dask_client = owned_client = None
-    resources = {"n_jobs": effective_n_jobs(n_jobs)}
+    resources = {"n_jobs": effective_n_threads() if n_jobs is None else effective_n_jobs(n_jobs)}
     if backend == "dask":
         dask_client, owned_client = _dask_client(client)
         threads = list(dask_client.nthreads().values()) or [1]

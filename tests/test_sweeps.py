@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from reference import optimal_objective
 from snacks_core import sweeps, validation
 from snacks_core.estimator import SnacksClassifier, draw_seeds
-from snacks_core.kernels import kernel_matrix
+from snacks_core.kernels import effective_n_threads, kernel_matrix
 from snacks_core.landmarks import select_landmarks
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
@@ -183,6 +183,18 @@ def test_should_stop_returns_finished_cells_only(moons, n_jobs, backend):
     assert len(table) == 2  # one column of two λ, then the stop
     assert robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2,
                            should_stop=lambda: True).empty
+
+
+def test_default_n_jobs_is_every_allowed_core(moons):
+    X, y, X_test, y_test = moons
+    grid = dict(m=[5, 15], lam=[1e-2], gamma=1.0, max_epochs=2)
+    table = robustness_grid(X, y, X_test, y_test, **grid)
+    assert table.attrs["plan"]["n_jobs"] == effective_n_threads()
+    # A caller's thread limit is respected, as SnacksClassifier's n_jobs=None does.
+    with threadpool_limits(limits=1, user_api="blas"):
+        limited = robustness_grid(X, y, X_test, y_test, **grid)
+    assert limited.attrs["plan"]["n_jobs"] == 1
+    assert limited[RESULT_COLUMNS].equals(table[RESULT_COLUMNS])
 
 
 def test_results_identical_for_any_n_jobs_and_local_backend(moons):
