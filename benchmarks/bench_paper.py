@@ -375,7 +375,8 @@ def main():
            f"m = {M}, rbf kernel, γ by scikit-learn's 'scale' rule on the training rows; "
            f"λ is ours (hinge + λ‖w‖², C = 1/(2nλ)); the paper's λ (hinge + (λ/2)‖w‖²) is 2λ. "
            f"Test set: 20 %. Memory: peak RSS of the method's own process during the fit, "
-           f"over its value after loading the data. Times: one run each.", ""]
+           f"over its resident size just before it (data loaded, code warmed up). Times: one "
+           f"run each.", ""]
     print("\n".join(out), flush=True)
     susy_by_size = {}
     with tempfile.TemporaryDirectory() as folder:
