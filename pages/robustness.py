@@ -47,8 +47,8 @@ if params["class_weight"]:
 st.caption(" ".join(notes) + " While a sweep runs, **Stop sweep** ends it after the columns "
            "in progress and keeps the finished cells.")
 
-run_col, stop_col, _ = st.columns([1, 1, 3])
-run_clicked = run_col.button("Run sweep", type="primary", icon=":material/grid_on:",
+buttons = st.container(horizontal=True)
+run_clicked = buttons.button("Run sweep", type="primary", icon=":material/grid_on:",
                              key="run_sweep")
 stopped = st.session_state.pop(Keys.SWEEP_ROWS, None)
 if stopped is not None and stopped["key"] == key:
@@ -62,7 +62,7 @@ if stopped is not None and stopped["key"] == key:
         st.warning(f"Sweep stopped before any of its {stopped['total']} fits finished: "
                    "nothing to show.", icon=":material/stop_circle:")
 if run_clicked:
-    stop_col.button("Stop sweep", icon=":material/stop_circle:", key="stop_sweep")
+    buttons.button("Stop sweep", icon=":material/stop_circle:", key="stop_sweep")
     partial = {"key": key, "rows": [], "total": n_fits}
     st.session_state[Keys.SWEEP_ROWS] = partial
 
@@ -103,7 +103,10 @@ figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
                                 row_label=LABELS[result["axis"]], col_label="λ",
                                 spread=table["seed"].nunique() > 1)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
-heatmap_col, cell_col = st.columns([3, 2], gap="medium")
+# Side by side from 1280 px wide screens (main area 820 px); on a 1024 × 768 projector the
+# cell's model wraps below the heatmap (side by side, its plot was 80 px wide).
+beside = st.container(horizontal=True, wrap=True, gap="small")
+heatmap_col, cell_col = beside.container(width=440), beside.container(width=360)
 heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=config,
                          on_select=widgets.pick_heatmap_cell, selection_mode="points")
 with cell_col:
@@ -117,10 +120,10 @@ st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j
            icon=":material/star:")
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"])
 
-left, middle, _ = st.columns([1, 1, 2])
-left.download_button("Download CSV", table.to_csv(index=False), file_name="robustness.csv",
+downloads = st.container(horizontal=True)
+downloads.download_button("Download CSV", table.to_csv(index=False), file_name="robustness.csv",
                      mime="text/csv", icon=":material/table:")
-middle.download_button("Download figure (HTML)", figure.to_html(include_plotlyjs=True),
+downloads.download_button("Download figure (HTML)", figure.to_html(include_plotlyjs=True),
                        file_name="robustness.html", mime="text/html",
                        icon=":material/download:")
 st.caption("For a PNG, use the camera button of the figure's toolbar.")

@@ -246,14 +246,24 @@ CELL_CENTRE = """(gd) => {
 }"""
 
 
-def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_factory):
-    """A click on a cell draws that cell's decision boundary and convergence beside the map."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+# True when an element or one of its descendants cuts its text (an ellipsis).
+CUT_TEXT = """(el) => [el, ...el.querySelectorAll('*')].some(
+    node => node.scrollWidth > node.clientWidth + 1)"""
+
+
+@pytest.mark.parametrize("width, height", [(1400, 1000), (1024, 768)])
+def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_factory, width,
+                                                 height):
+    """A click on a cell draws that cell's decision boundary and convergence beside the map
+    (below it on a 1024 × 768 projector, at a readable size)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
     try:
         page.goto(f"{server}/robustness?n_samples=400&rob_size=3", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
-        page.get_by_role("button", name="Run sweep", exact=True).click()
+        run = page.get_by_role("button", name="Run sweep", exact=True)
+        assert not run.evaluate(CUT_TEXT), "the Run sweep label is cut"
+        run.click()
         wait_until_idle(page)
         heatmap = page.locator(".js-plotly-plot").first
         heatmap.wait_for(timeout=60_000)
@@ -270,6 +280,14 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         assert f"Cell m = {m}, λ = {lam}" in text, text[:3000]
         assert page.get_by_text("Click a cell of the heatmap").count() == 0
         assert_no_error_shown(page, "heatmap cell")
+        boxes = page.locator(".js-plotly-plot").evaluate_all(
+            "plots => plots.map(p => p.getBoundingClientRect().toJSON())")
+        heatmap_box, cell_box = boxes[0], boxes[1]
+        assert cell_box["width"] >= 300, boxes
+        # Beside the heatmap where the page is wide enough, below it on a projector.
+        assert (cell_box["x"] > heatmap_box["x"] + heatmap_box["width"]) == (width >= 1280)
+        if width != 1400:
+            return
         folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
                   else tmp_path_factory.getbasetemp() / "screenshots")
         folder.mkdir(parents=True, exist_ok=True)
