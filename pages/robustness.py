@@ -121,9 +121,9 @@ st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"])
 
 downloads = st.container(horizontal=True)
-downloads.download_button("Download CSV", table.to_csv(index=False), file_name="robustness.csv",
-                     mime="text/csv", icon=":material/table:")
+downloads.download_button("Download CSV", table.to_csv(index=False),
+                          file_name="robustness.csv", mime="text/csv", icon=":material/table:")
 downloads.download_button("Download figure (HTML)", figure.to_html(include_plotlyjs=True),
-                       file_name="robustness.html", mime="text/html",
-                       icon=":material/download:")
+                          file_name="robustness.html", mime="text/html",
+                          icon=":material/download:")
 st.caption("For a PNG, use the camera button of the figure's toolbar.")
