@@ -186,10 +186,11 @@ def _add_model_arguments(parser, *, grid):
     parser.add_argument("--tol", type=float, default=1e-3,
                         help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
     parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
-                        default="auto" if grid else "float64", help=(
+                        default="float32" if grid else "float64", help=(
                             "precision of the embedding (default "
-                            + ("auto: float64, or float32 when float64 does not fit in "
-                               "memory)" if grid else "float64)")))
+                            + ("float32, as robustness_grid: the same test errors to "
+                               "rounding, faster; auto: float64 when it fits in memory)"
+                               if grid else "float64)")))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -88,14 +88,15 @@ def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
 
 
 def test_cold_grid_cells_equal_snacks_classifier_fits(moons):
-    """With warm_start=False each cell is SnacksClassifier(random_state=seed) on the same data."""
+    """With warm_start=False each cell is SnacksClassifier(random_state=seed) on the same data
+    (in the grid's default precision, float32)."""
     X, y, X_test, y_test = moons
     table = robustness_grid(X, y, X_test, y_test, m=[8, 25], lam=[1e-2, 1e-3], gamma=1.5,
                             seeds=[0, 4], warm_start=False, max_epochs=20, tol=1e-3)
     assert len(table) == 8
     for row in table.itertuples():
         model = SnacksClassifier(n_components=row.m, lam=row.lam, gamma=1.5, max_epochs=20,
-                                 tol=1e-3, random_state=row.seed).fit(X, y)
+                                 tol=1e-3, random_state=row.seed, dtype=np.float32).fit(X, y)
         Z = model.embedding_.transform(X)
         F = primal_objective(model.coef_.ravel(), Z, np.where(y == 1, 1.0, -1.0), row.lam)
         assert row.objective == pytest.approx(F, rel=1e-9)
@@ -113,8 +114,8 @@ def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():
     table = robustness_grid(X_train, y_train, X_test, y_test, m=[20], lam=[1e-6], gamma=0.2,
                             seeds=[3], warm_start=False)
     row = next(table.itertuples())
-    model = SnacksClassifier(n_components=20, lam=1e-6, gamma=0.2, random_state=3).fit(
-        X_train, y_train)
+    model = SnacksClassifier(n_components=20, lam=1e-6, gamma=0.2, random_state=3,
+                             dtype=np.float32).fit(X_train, y_train)
     assert row.stop_reason == model.stop_reasons_[0] == "early_stopping"
     assert row.iterations == model.n_iter_
     assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
@@ -129,7 +130,7 @@ def test_multiclass_cold_cells_equal_one_vs_rest_classifier():
                                                         random_state=0)
     for row in table.itertuples():
         model = SnacksClassifier(n_components=12, lam=row.lam, gamma=0.3, max_epochs=15,
-                                 random_state=0).fit(X_train, y_train)
+                                 random_state=0, dtype=np.float32).fit(X_train, y_train)
         assert row.test_error == pytest.approx(1 - model.score(X_test, y_test))
         assert 0.0 <= row.f1 <= 1.0
 
@@ -327,9 +328,23 @@ def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeyp
     need64 = plan_grid(300, 100, [40], n_jobs=1).bytes_needed
     monkeypatch.setattr(validation, "available_memory", lambda: 2 * need64 - 2)
     with pytest.warns(UserWarning, match="float32"):
-        table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2, max_epochs=5)
+        table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2, max_epochs=5,
+                                dtype="auto", n_jobs=1)
     assert table.attrs["plan"]["dtype"] == "float32"
     assert table.test_error.iloc[0] < 0.3
+
+
+def test_float32_grid_gives_float64_grid_errors(moons):
+    """The default precision: the same test errors as float64, F to float32 rounding."""
+    X, y, X_test, y_test = moons
+    grid = dict(m=[10, 40], lam=[1e-2, 1e-4], gamma=1.0, seeds=[0, 1], max_epochs=20)
+    single = robustness_grid(X, y, X_test, y_test, **grid)
+    double = robustness_grid(X, y, X_test, y_test, dtype="float64", **grid)
+    assert single.attrs["plan"]["dtype"] == "float32"
+    assert double.attrs["plan"]["dtype"] == "float64"
+    # At most one test row of the 100 changes side.
+    assert np.abs(single.test_error - double.test_error).max() <= 1 / len(y_test) + 1e-12
+    np.testing.assert_allclose(single.objective, double.objective, rtol=1e-3)
 
 
 def test_summarize_grid_means_over_seeds():
