@@ -215,8 +215,11 @@ def test_robustness_sweep_can_be_stopped(server, browser):
     """During a sweep a Stop button and a running status show; Stop keeps the finished cells."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/robustness?n_samples=50000&rob_size=8&rob_seeds=5",
-                  wait_until="domcontentloaded")
+        # The γ × λ grid at m = 1000 on 50k rows runs ~30 s (40 (seed, γ) groups, each with
+        # its own embedding); the m × λ grid now ends in ~8 s on 2 cores, which Stop missed
+        # once in seven runs.
+        page.goto(f"{server}/robustness?n_samples=50000&rob_grid=gamma&m=1000&rob_size=8"
+                  "&rob_seeds=5", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
         page.get_by_role("button", name="Run sweep", exact=True).click()
