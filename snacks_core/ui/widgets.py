@@ -528,6 +528,7 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
     shared = ("shares landmarks across m (each m takes the first m of one selection) and "
               if axis == "m" else "")
-    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, and its "
-               "solver stops within a tolerance of the optimum; this model is fitted from "
-               "scratch, so its error can differ slightly from the sweep's.")
+    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, keeps its "
+               "embeddings in float32, and its solver stops within a tolerance of the "
+               "optimum; this model is fitted from scratch in float64, so its error can differ "
+               "slightly from the sweep's.")
