@@ -135,7 +135,7 @@ def evaluate(model, split, *, pos_label=None) -> dict:
 
 # Estimator parameters the explorer sets; everything else keeps the estimator's default.
 MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "solver",
-                "sampling", "max_epochs", "class_weight", "random_state")
+                "sampling", "max_epochs", "class_weight", "random_state", "dtype")
 
 
 @dataclass(frozen=True)

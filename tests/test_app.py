@@ -501,6 +501,15 @@ def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expect
     assert f"(in the sweep with seed 0: {error:.1f} %)" in text
     curve = figure_data(charts["cell_convergence"])
     assert curve and curve[0]["name"].startswith("Snacks")
+    # The cell at the largest λ (and m) is the sweep's first, cold fit on all its landmarks:
+    # the retrained model is the same fit, in the same precision.
+    first = max(plotly_array(cells["customdata"]), key=lambda c: (c[1], c[0]))
+    at.session_state["_heatmap_cell"] = (first[0], first[1])
+    at.run()
+    assert_clean(at)
+    text = next(md.value for md in at.markdown if md.value.startswith(f"**Cell {name} ="))
+    assert f"seed 0, test error {first[4]:.1f} % (in the sweep with seed 0: {first[4]:.1f} %)" \
+        in text, text
 
 
 def test_watch_it_learn_replays_the_boundary_and_the_error_per_checkpoint():

@@ -492,9 +492,9 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
                 icon=":material/ads_click:")
         return
     row_value, lam = cell
-    # As in the sweep: its solver, no class weights, the grid's first seed.
+    # As in the sweep: its solver and precision, no class weights, the grid's first seed.
     cell_params = {**params, "lam": lam, "solver": analysis.grid_solver(params),
-                   "class_weight": None, "random_state": int(seed)}
+                   "class_weight": None, "random_state": int(seed), "dtype": "float32"}
     if axis == "m":
         cell_params["n_components"] = int(row_value)
     else:
@@ -528,7 +528,8 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
     shared = ("shares landmarks across m (each m takes the first m of one selection) and "
               if axis == "m" else "")
-    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, keeps its "
-               "embeddings in float32, and its solver stops within a tolerance of the "
-               "optimum; this model is fitted from scratch in float64, so its error can differ "
-               "slightly from the sweep's.")
+    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, and its "
+               "solver stops within a tolerance of the optimum; this model is fitted from "
+               "scratch (on float32 embeddings, as the sweep's), so its error can differ "
+               "slightly from the sweep's, except at the largest λ"
+               + (" and m" if axis == "m" else "") + ", where both are the same fit.")
