@@ -24,7 +24,7 @@ from sklearn.metrics import f1_score
 from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
-from .estimator import SnacksClassifier
+from .estimator import SnacksClassifier, binary_targets
 from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
 from .nystrom import NystromEmbedding
@@ -66,11 +66,7 @@ def returned_objective(model, X, y):
         return float(np.mean(history["objective"][last]))
     Z = model.embedding_.transform(X)
     weights = compute_sample_weight(model.class_weight, y) if model.class_weight else None
-    classes = model.classes_
-    if classes.shape[0] == 2:
-        targets = [np.where(np.asarray(y) == classes[1], 1.0, -1.0)]
-    else:
-        targets = [np.where(np.asarray(y) == c, 1.0, -1.0) for c in classes]
+    targets = binary_targets(np.asarray(y), model.classes_)
     return float(np.mean([primal_objective(w, Z, t, model.lam, weights)
                           for w, t in zip(model.coef_, targets, strict=True)]))
 
