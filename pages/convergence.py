@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from snacks_core import analysis, figures
+from snacks_core import figures
 from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
@@ -58,12 +58,6 @@ if split.n_features == 2 and animated:
     st.subheader("The boundary as the solver converges")
     solver = st.radio("Replay", animated, horizontal=True, format_func=solver_label,
                       key=state.Keys.CONV_REPLAY)
-    run = runs[solver]
-    surface = cached.surface(request, split, {**params, "solver": solver}, run)
-    xs, ys = surface.xs[::2], surface.ys[::2]
-    frames = analysis.animation_frames(run, xs, ys)
-    st.plotly_chart(figures.boundary_animation_figure(
-        xs, ys, frames, split.X_train, split.y_train, classes=classes,
-        landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2]),
-        width="stretch", key="animation")
+    widgets.boundary_replay(request, split, {**params, "solver": solver}, runs[solver],
+                            key="animation")
     st.caption(CAPTIONS["animation"])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from snacks_core import analysis, figures
+from snacks_core import figures
 from snacks_core.ui import cached, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
@@ -58,13 +58,8 @@ if split.n_features == 2 and run.checkpoints and st.toggle(
         "Watch it learn: the boundary and the test error, epoch by epoch",
         key=Keys.WATCH_LEARNING, help=HELP["watch_learning"]):
     with st.container(border=True):
-        surface = cached.surface(request, split, params, run)
-        xs, ys = surface.xs[::2], surface.ys[::2]
-        st.plotly_chart(figures.boundary_animation_figure(
-            xs, ys, analysis.animation_frames(run, xs, ys), split.X_train, split.y_train,
-            classes=classes, landmarks=widgets.landmarks_of(run),
-            axis_titles=split.feature_names[:2], error_panel=True, height=520),
-            width="stretch", key="learning")
+        widgets.boundary_replay(request, split, params, run, key="learning", error_panel=True,
+                                height=520)
         st.caption(CAPTIONS["learning"].format(solver=solver_label(params["solver"])))
 
 widgets.export_section(request, split, params, run)

@@ -468,6 +468,17 @@ def class_names(split):
     return np.unique(np.concatenate([np.asarray(split.y_train), np.asarray(split.y_test)]))
 
 
+def boundary_replay(request, split, params, run, *, key, **figure_options):
+    """The decision boundary replayed over the run's checkpoints (2-D data), on every
+    second point of the run's decision-surface grid."""
+    surface = cached.surface(request, split, params, run)
+    xs, ys = surface.xs[::2], surface.ys[::2]
+    st.plotly_chart(figures.boundary_animation_figure(
+        xs, ys, analysis.animation_frames(run, xs, ys), split.X_train, split.y_train,
+        classes=class_names(split), landmarks=landmarks_of(run),
+        axis_titles=split.feature_names[:2], **figure_options), width="stretch", key=key)
+
+
 def pick_heatmap_cell():
     """Keep the heatmap cell just clicked (its row value and λ) for :func:`heatmap_cell_view`.
 
