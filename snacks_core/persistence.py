@@ -27,6 +27,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
 from .estimator import SnacksClassifier, SupportVectorMap
+from .hss import HSSModel
 from .kernels import KERNELS, check_kernel_params
 from .nystrom import NystromEmbedding
 from .solvers import SOLVERS
@@ -444,7 +445,7 @@ def unsaved_reason(model) -> str | None:
     embedding = getattr(model, "embedding_", None)
     if isinstance(embedding, (NystromEmbedding, SupportVectorMap)):
         return None
-    if type(embedding).__name__ == "HSSModel":
+    if isinstance(embedding, HSSModel):
         return ("ADMM's HSS model predicts by routing each new point down the cluster tree "
                 "built on the training rows and comparing it with that leaf's rows and "
                 "skeletons; that tree is a Python object, not plain arrays, so it is not "
