@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,6 +24,7 @@ from .operators import build_operator
 from .solvers import REGISTRY, admm
 from .solvers.base import HISTORY_COLUMNS
 from .storage import STORAGES, embed_to_store, plan_storage
+from .validation import explain_non_numeric
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
@@ -224,7 +224,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None, eval_set=None) -> SnacksClassifier:
         """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve."""
         self._validate_params()
-        with _explain_non_numeric("X"):
+        with explain_non_numeric("X"):
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -246,7 +246,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         X_val, validation_targets = None, None
         if eval_set is not None:
             X_val, y_val = eval_set
-            with _explain_non_numeric("eval_set's X"):
+            with explain_non_numeric("eval_set's X"):
                 X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
                                       dtype=[np.float64, np.float32])
             validation_targets = binary_targets(np.asarray(y_val), self.classes_)
@@ -437,7 +437,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self, "coef_")
-        with _explain_non_numeric("X"):
+        with explain_non_numeric("X"):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
         scores = self.embedding_.transform(X) @ self.coef_.T + self.intercept_
@@ -510,18 +510,6 @@ def validation_split(labels, fraction, seed):
     except ValueError:
         # A class too small to appear on both sides: a plain random split.
         return train_test_split(rows, test_size=fraction, random_state=seed)
-
-
-@contextmanager
-def _explain_non_numeric(name):
-    """Turn numpy's "could not convert string to float" into a message that says what to do."""
-    try:
-        yield
-    except ValueError as exc:
-        if "could not convert" not in str(exc):
-            raise
-        raise ValueError(f"{name} must be numeric; it holds values that are not numbers ({exc}). "
-                         "Encode categorical columns as numbers first.") from None
 
 
 def _stack_histories(histories):

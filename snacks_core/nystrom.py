@@ -34,7 +34,12 @@ from .kernels import (
     resolve_gamma,
 )
 from .landmarks import SAMPLINGS, distinct_rows, select_landmarks
-from .validation import check_data, check_fits_in_memory, clip_n_components
+from .validation import (
+    check_data,
+    check_fits_in_memory,
+    clip_n_components,
+    explain_non_numeric,
+)
 
 # Rows of X transformed at once by one thread: the kernel block (rows × m) stays near 32 MiB.
 _CHUNK_ENTRIES = 2**22
@@ -170,14 +175,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
     def _validate(self, X, reset):
         """scikit-learn's input contract (``n_features_in_``, its messages for empty, 1-D,
         complex or object input), then the project's: finite values, CSR or a float array."""
-        try:
+        with explain_non_numeric("X"):
             X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                               ensure_all_finite=False, reset=reset)
-        except ValueError as exc:
-            if "convert" not in str(exc):
-                raise
-            raise ValueError(f"X must be numeric; it holds values that are not numbers ({exc}). "
-                             "Encode categorical columns as numbers first.") from None
         return check_data(X)
 
     def __sklearn_tags__(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -198,3 +199,15 @@ def check_lam(lam) -> float:
         raise ValueError(f"lam (λ) must be a positive finite number, got {lam!r}; "
                          "C = 1/(2nλ) needs λ > 0.")
     return float(lam)
+
+
+@contextmanager
+def explain_non_numeric(name):
+    """Turn numpy's "could not convert string to float" into a message that says what to do."""
+    try:
+        yield
+    except ValueError as exc:
+        if "could not convert" not in str(exc):
+            raise
+        raise ValueError(f"{name} must be numeric; it holds values that are not numbers ({exc}). "
+                         "Encode categorical columns as numbers first.") from None
