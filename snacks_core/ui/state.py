@@ -20,6 +20,7 @@ from ..datasets import SCALINGS
 from ..kernels import KERNELS
 from ..landmarks import SAMPLINGS
 from ..solvers import EMBEDDED_SOLVERS, SOLVERS
+from .text import PAPER_TABLES
 
 
 def _one_two_five(low_exponent, high_exponent):
@@ -37,7 +38,7 @@ GAMMA_FACTORS = (0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 CLASS_WEIGHTS = ("none", "balanced")
 CONVERGENCE_AXES = ("epoch", "iteration", "time")
 # The datasets of the Snacks paper's Tables III–VII (ui.text.PAPER_TABLES).
-PAPER_DATASETS = ("a9a", "ijcnn1", "mnist-bin", "rcv1", "SUSY")
+PAPER_DATASETS = tuple(PAPER_TABLES)
 # Robustness grids by the axis varied against λ (the URL value), with their display labels.
 GRIDS = ("m", "gamma")
 GRID_LABELS = {"m": "m × λ", "gamma": "γ × λ"}
