@@ -395,7 +395,9 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
             fig.add_trace(go.Scatter(y=errors, name=label, showlegend=False, **common),
                           row=3, col=1)
     fig.update_yaxes(title="F(w)", row=1, col=1)
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power",
+    # Whole decades only, so that a short panel (the heatmap cell's
+    # figure) does not stack the 2 and 5 of each decade over the powers of ten.
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power", dtick=1,
                      title="F(w) − F_best")
     # From 0 to a little above the largest error: a flat line stays a flat line at its value.
     fig.update_yaxes(tickformat=".0%", row=3, col=1, title="test error",
