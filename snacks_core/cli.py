@@ -175,8 +175,9 @@ def _add_model_arguments(parser, *, grid):
     parser.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
     parser.add_argument("--coef0", type=float, default=1.0,
                         help="polynomial offset c₀ (default 1)")
-    parser.add_argument("--sampling", choices=SAMPLINGS, default="uniform",
-                        help="landmark selection (default uniform)")
+    parser.add_argument("--sampling", choices=SAMPLINGS, default="balanced",
+                        help="landmark selection (default balanced: as many per class as "
+                             "its rows allow)")
     parser.add_argument("--max-epochs", type=_positive_finite, default=50, metavar="EPOCHS",
                         help="solver budget in passes over the data (default 50)")
     if not grid:

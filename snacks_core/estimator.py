@@ -67,8 +67,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Regularisation λ > 0.
     solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton', 'libsvm', 'admm'}, \
             default='snacks'
-    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
-        Landmark selection.
+    sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
+        Landmark selection (:mod:`snacks_core.landmarks`): by default uniform within each
+        class with the same number of landmarks per class (as far as a class's rows
+        allow), so that a rare class is not left with a few landmarks; the Snacks paper
+        samples uniformly (``'uniform'``).
     max_epochs : float, default=50
         Budget of passes over the data (iterations for LIBLINEAR); unused by 'libsvm' and
         'admm' (ADMM takes ``max_iter`` from ``solver_options``: 1000 by default, a budget
@@ -192,7 +195,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 1.0, n_components: int = 100, lam: float = 1e-4,
-                 solver: str = "snacks", sampling: str = "uniform", max_epochs: float = 50,
+                 solver: str = "snacks", sampling: str = "balanced", max_epochs: float = 50,
                  tol: float = 1e-3, class_weight: dict | str | None = None,
                  dtype: DTypeLike = np.float64,
                  random_state: int | np.random.RandomState | None = None,
@@ -272,15 +275,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         """An embedded solver on the Nyström embedding of X, one-vs-rest in threads."""
         n_jobs = effective_n_threads(self.n_jobs)
         start = time.perf_counter()
-        self._fit_embedding(X, embedding_seed)
+        labels = class_labels(targets)
+        self._fit_embedding(X, labels, embedding_seed)
         early = solver.early_stopping and early_stopping_enabled(self.early_stopping, X.shape[0])
         X_stop = stop_targets = None
         if early:
             # Held out of the training rows: a test set passed as eval_set is recorded,
             # never used to decide when to stop.
-            train, held = validation_split(targets[0] if len(targets) == 1 else
-                                            np.argmax(np.vstack(targets), axis=0),
-                                            self.validation_fraction, int(solver_seed))
+            train, held = validation_split(labels, self.validation_fraction,
+                                           int(solver_seed))
             X, X_stop = X[train], X[held]
             stop_targets = [t[held] for t in targets]
             targets = [t[train] for t in targets]
@@ -369,12 +372,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._set_support_vector_model(X, results)
         return results
 
-    def _fit_embedding(self, X, embedding_seed):
-        """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X."""
+    def _fit_embedding(self, X, labels, embedding_seed):
+        """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
+        rows' classes are ``labels`` (for class-balanced landmarks)."""
         self.embedding_ = NystromEmbedding(
             kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
             n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
-            n_jobs=self.n_jobs, random_state=int(embedding_seed)).fit(X)
+            n_jobs=self.n_jobs, random_state=int(embedding_seed)).fit(X, labels)
 
     def _fit_operator(self, solver, X, targets, lam, weights, embedding_seed, solver_seed,
                       X_val, validation_targets, options):
@@ -390,7 +394,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                             if name in options}
         start = time.perf_counter()
         if representation == "nystrom":
-            self._fit_embedding(X, embedding_seed)
+            self._fit_embedding(X, class_labels(targets), embedding_seed)
             operator_options.update(embedding=self.embedding_, Z=self.embedding_.transform(X))
         operator = build_operator(
             X, representation=representation, kernel=self.kernel, gamma=self.gamma,
@@ -478,6 +482,11 @@ def binary_targets(y, classes):
     if classes.shape[0] == 2:
         return [np.where(y == classes[1], 1.0, -1.0)]
     return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def class_labels(targets):
+    """Each row's class as an index (±1 for two classes) from :func:`binary_targets`."""
+    return targets[0] if len(targets) == 1 else np.argmax(np.vstack(targets), axis=0)
 
 
 def labels_from_scores(scores, classes):

@@ -62,8 +62,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         c₀ of the polynomial kernel.
     n_components : int, default=100
         Number m of landmarks; clipped to n with a warning.
-    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
-        Landmark selection (see :mod:`snacks_core.landmarks`).
+    sampling : {'uniform', 'balanced', 'leverage', 'kmeans++'}, default='uniform'
+        Landmark selection (see :mod:`snacks_core.landmarks`); ``'balanced'`` takes the
+        same number of landmarks from every class and needs ``y`` in :meth:`fit`.
     rank : int or None, default=None
         Keep at most this many leading eigenpairs of K_mm (k ≤ m).
     eigen_tol : float, default=1e-10
@@ -140,7 +141,8 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
 
     def fit(self, X: ArrayLike | sp.spmatrix, y: object = None,
             landmark_indices: ArrayLike | None = None) -> NystromEmbedding:
-        """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm."""
+        """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm; ``y``
+        (class labels) is used by ``sampling='balanced'`` only."""
         X = self._validate(X, reset=True)
         check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
         if self.sampling not in SAMPLINGS:
@@ -158,7 +160,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         if landmark_indices is None:
             m = clip_n_components(self.n_components, X.shape[0])
             landmark_indices = select_landmarks(
-                X, m, sampling=self.sampling, random_state=self.random_state,
+                X, m, sampling=self.sampling, random_state=self.random_state, y=y,
                 **self._kernel_params())
         landmark_indices = _check_landmark_indices(landmark_indices, X.shape[0])
         # A landmark repeating an earlier one's row adds nothing and makes K_mm singular.

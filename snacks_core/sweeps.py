@@ -294,7 +294,7 @@ def robustness_grid(
     y_test: ArrayLike | None = None, *, m: int | Sequence[int] = 100,
     lam: float | Sequence[float] = PAPER_LAMBDAS,
     gamma: float | str | Sequence[float | str] = "scale", seeds: int | Sequence[int] = (0,),
-    kernel: str = "rbf", degree: int = 3, coef0: float = 1.0, sampling: str = "uniform",
+    kernel: str = "rbf", degree: int = 3, coef0: float = 1.0, sampling: str = "balanced",
     solver: str = "snacks", max_epochs: float = 50, tol: float = 1e-3,
     solver_options: dict | None = None, warm_start: bool = True, test_size: float = 0.25,
     dtype: str = "float32", early_stopping: bool | str = "auto",
@@ -332,8 +332,9 @@ def robustness_grid(
         One run per seed: landmarks and solver sampling, as ``SnacksClassifier(random_state=seed)``.
     kernel, degree, coef0
         The kernel, as in :func:`snacks_core.kernels.kernel_matrix`.
-    sampling : {'uniform', 'leverage', 'kmeans++'}, default='uniform'
-        Landmark selection.
+    sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
+        Landmark selection, as ``SnacksClassifier``'s (by default the same number per
+        class).
     solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton'}, default='snacks'
         An embedded solver (see :data:`snacks_core.solvers.EMBEDDED_SOLVERS`).
     max_epochs, tol
@@ -571,7 +572,7 @@ def _group_kernels(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
     params = {"kernel": problem.kernel, "gamma": group.gamma, "degree": problem.degree,
               "coef0": problem.coef0}
     with threadpool_limits(limits=1, user_api="blas"):
-        indices = select_landmarks(X_train, m_max, sampling=sampling,
+        indices = select_landmarks(X_train, m_max, sampling=sampling, y=problem.y_train,
                                    random_state=group.embedding_seed, **params)
         distinct = distinct_rows(X_train[indices])
         landmarks = X_train[indices[distinct]]

@@ -1,4 +1,5 @@
-"""Landmark selection: valid, reproducible, nested samples; leverage and k-means++ beat uniform."""
+"""Landmark selection: valid, reproducible, nested samples; leverage and k-means++ beat uniform;
+balanced landmarks give each class its share."""
 
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ def X():
     return np.random.default_rng(0).normal(size=(120, 4))
 
 
+# Labels of X's 120 rows for the balanced sampling: 12 of class "b", the rest "a".
+LABELS = np.where(np.arange(120) % 10 == 3, "b", "a")
+
+
 def assert_valid(indices, n_components, n_samples):
     assert indices.dtype == np.int64 and indices.shape == (n_components,)
     assert np.unique(indices).size == n_components
@@ -52,28 +57,54 @@ def assert_valid(indices, n_components, n_samples):
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_valid_and_reproducible(X, sampling, sparse):
     data = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0)) if sparse else X
-    first = select_landmarks(data, 30, sampling=sampling, gamma=0.2, random_state=7)
+    common = {"sampling": sampling, "gamma": 0.2, "y": LABELS}
+    first = select_landmarks(data, 30, random_state=7, **common)
     assert_valid(first, 30, 120)
+    np.testing.assert_array_equal(first, select_landmarks(data, 30, random_state=7, **common))
     np.testing.assert_array_equal(
-        first, select_landmarks(data, 30, sampling=sampling, gamma=0.2, random_state=7))
-    np.testing.assert_array_equal(
-        first, select_landmarks(data, 30, sampling=sampling, gamma=0.2,
-                                random_state=np.random.default_rng(7)))
-    assert not np.array_equal(
-        first, select_landmarks(data, 30, sampling=sampling, gamma=0.2, random_state=8))
-    legacy = select_landmarks(data, 30, sampling=sampling, gamma=0.2,
-                              random_state=np.random.RandomState(7))
+        first, select_landmarks(data, 30, random_state=np.random.default_rng(7), **common))
+    assert not np.array_equal(first, select_landmarks(data, 30, random_state=8, **common))
+    legacy = select_landmarks(data, 30, random_state=np.random.RandomState(7), **common)
     assert_valid(legacy, 30, 120)
 
 
 @pytest.mark.parametrize("sampling, lam", [("uniform", None), ("kmeans++", None),
-                                           ("leverage", 1e-2)])
+                                           ("leverage", 1e-2), ("balanced", None)])
 def test_prefixes_are_the_smaller_samples(X, sampling, lam):
     """The first m' of m landmarks are exactly the landmarks drawn for m' (same seed)."""
-    full = select_landmarks(X, 40, sampling=sampling, lam=lam, random_state=3)
+    full = select_landmarks(X, 40, sampling=sampling, lam=lam, random_state=3, y=LABELS)
     for m in (1, 5, 17, 39):
         np.testing.assert_array_equal(
-            select_landmarks(X, m, sampling=sampling, lam=lam, random_state=3), full[:m])
+            select_landmarks(X, m, sampling=sampling, lam=lam, random_state=3, y=LABELS),
+            full[:m])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(counts=st.lists(st.integers(1, 40), min_size=1, max_size=5),
+       m=st.integers(1, 120), seed=st.integers(0, 2**16))
+def test_balanced_gives_every_class_its_share(counts, m, seed):
+    """Oracle: with m' landmarks a class with c rows holds min(c, s) of them, where s is
+    the share that, given to every class (as far as its rows allow), sums to m' (classes
+    left with one landmark more or less than s only where s is not whole)."""
+    y = np.repeat(np.arange(len(counts)) * 7 - 3, counts)  # labels need not be 0..k-1
+    y = y[np.random.default_rng(seed).permutation(y.shape[0])]
+    X = np.arange(y.shape[0], dtype=np.float64)[:, None]
+    m = min(m, y.shape[0])
+    chosen = select_landmarks(X, m, sampling="balanced", y=y, random_state=seed)
+    assert_valid(chosen, m, y.shape[0])
+    held = np.array([np.sum(y[chosen] == label) for label in np.unique(y)])
+    full = np.array(counts)[np.argsort(np.arange(len(counts)) * 7 - 3)]
+    # The rounds: in round r every class with more than r rows gives one landmark.
+    rounds = sum(1 for r in range(max(counts)) if np.minimum(full, r + 1).sum() <= m)
+    assert np.all(held >= np.minimum(full, rounds))
+    assert np.all(held <= np.minimum(full, rounds + 1))
+
+
+def test_balanced_needs_one_label_per_row(X):
+    with pytest.raises(ValueError, match="sampling='balanced'.*needs the labels y"):
+        select_landmarks(X, 10, sampling="balanced")
+    with pytest.raises(ValueError, match="one label per row of X: y has shape \\(119,\\)"):
+        select_landmarks(X, 10, sampling="balanced", y=LABELS[:119])
 
 
 def test_leverage_prefix_with_default_lam_is_weighted_sample():
@@ -113,11 +144,12 @@ def test_bless_scores_approximate_exact_scores(seed):
 def test_leverage_and_kmeans_beat_uniform_on_imbalanced_clusters():
     """Uniform sampling misses most of the 10 small clusters (100 of 600 rows) with m = 25;
     leverage scores and k-means++ seeding find them, so the Nyström error drops."""
-    errors = {sampling: [] for sampling in SAMPLINGS}
+    samplings = ("uniform", "leverage", "kmeans++")
+    errors = {sampling: [] for sampling in samplings}
     for seed in range(10):
         data = clustered(seed)
         K = kernel_matrix(data, data, **RBF)
-        for sampling in SAMPLINGS:
+        for sampling in samplings:
             landmarks = select_landmarks(data, 25, sampling=sampling, random_state=seed, **RBF)
             errors[sampling].append(nystrom_error(K, landmarks))
     mean = {sampling: np.mean(values) for sampling, values in errors.items()}
@@ -156,7 +188,7 @@ def test_zero_kernel_falls_back_to_uniform_scores():
 def test_more_landmarks_than_rows_is_clipped_with_a_warning(X, sampling):
     with pytest.warns(UserWarning, match="n_components=150 is larger than the number of "
                                          "samples \\(120\\); using m = 120"):
-        landmarks = select_landmarks(X, 150, sampling=sampling, random_state=0)
+        landmarks = select_landmarks(X, 150, sampling=sampling, random_state=0, y=LABELS)
     assert_valid(landmarks, 120, 120)
 
 
@@ -165,8 +197,8 @@ def test_more_landmarks_than_rows_is_clipped_with_a_warning(X, sampling):
     ({"n_components": -3}, "n_components"),
     ({"n_components": 2.5}, "n_components"),
     ({"n_components": True}, "n_components"),
-    ({"sampling": "greedy"}, "unknown sampling 'greedy'; valid samplings are 'uniform', "
-                             "'leverage', 'kmeans\\+\\+'"),
+    ({"sampling": "greedy"}, "unknown sampling 'greedy'; valid samplings are 'balanced', "
+                             "'uniform', 'leverage', 'kmeans\\+\\+'"),
     ({"lam": 0.0}, "lam must be a positive finite number"),
     ({"lam": -1.0}, "lam must be a positive finite number"),
     ({"lam": np.nan}, "lam must be a positive finite number"),

@@ -144,9 +144,10 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     assert warm["warm_start"].sum() == 2 * 2 * 3  # all but the largest λ of each column
     np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-2)
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
-    kernels = sweeps._group_kernels(X, X_test, 40, "uniform",
-                                    sweeps._Group(0, 1.0, *draw_seeds(0)), _problem())
-    Z, _ = sweeps._prefix_embedding(kernels, 40, 1.0, _problem())
+    kernels = sweeps._group_kernels(X, X_test, 40, "balanced",
+                                    sweeps._Group(0, 1.0, *draw_seeds(0)),
+                                    _problem("rbf", "float32")._replace(y_train=y))
+    Z, _ = sweeps._prefix_embedding(kernels, 40, 1.0, _problem("rbf", "float32"))
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
         for table in (warm, cold):

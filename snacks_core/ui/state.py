@@ -77,7 +77,7 @@ SETTINGS = {
     "degree": Setting(3, "int", bounds=(1, 10)),
     "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),
     "m": Setting(DEFAULT_M, "int", bounds=M_BOUNDS),
-    "sampling": Setting("uniform", "choice", SAMPLINGS),
+    "sampling": Setting("balanced", "choice", SAMPLINGS),
     "lam": Setting(DEFAULT_LAM, "choice", LAM_OPTIONS),
     "solver": Setting("snacks", "choice", SOLVERS),
     "max_epochs": Setting(50, "choice", EPOCH_OPTIONS),

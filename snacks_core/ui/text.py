@@ -28,8 +28,10 @@ HELP = {
     "coef0": "Offset c₀ of the polynomial kernel.",
     "m": "Number m of Nyström landmarks: the model lives in the span of k(·, x̃ⱼ) for these m "
          "points. Too few and the boundary is too simple; more cost O(n·m) time and memory.",
-    "sampling": "How landmarks are chosen: uniformly, by approximate ridge leverage scores "
-                "(favours points the kernel sees as unusual), or by k-means++ seeding.",
+    "sampling": "How landmarks are chosen: balanced (uniformly within each class, the same "
+                "number per class, so a rare class gets its share), uniformly over all rows "
+                "(the Snacks paper's choice), by approximate ridge leverage scores (favours "
+                "points the kernel sees as unusual), or by k-means++ seeding.",
     "lam": "Regularization λ of F(w) = (1/n) Σ hinge + λ‖w‖²: larger λ, smoother boundary and "
            "larger margin. LIBSVM's C = 1/(2nλ) is the same knob, inverted.",
     "solver": "Snacks: accelerated stochastic subgradient (restarts with shrinking steps). "
