@@ -102,8 +102,9 @@ def select_landmarks(X, n_components, *, sampling="uniform", kernel="rbf", gamma
 
     Notes
     -----
-    Costs: uniform O(n); balanced O(n log n); k-means++ O(m) kernel columns; leverage O(n m²) for the default
-    λ (scores of all rows against a BLESS dictionary of about 2 d_eff(λ) rows).
+    Costs: uniform O(n); balanced O(n log n); k-means++ O(m) kernel columns; leverage
+    O(n m²) for the default λ (scores of all rows against a BLESS dictionary of about
+    2 d_eff(λ) rows).
     """
     if not isinstance(sampling, str) or sampling not in SAMPLINGS:
         raise ValueError(f"unknown sampling {sampling!r}; valid samplings are "
