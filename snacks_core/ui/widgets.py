@@ -375,6 +375,19 @@ def metrics_row(run, split):
         st.warning(note, icon=":material/warning:")
 
 
+def landmark_description(model, split):
+    """How the landmarks were chosen, with each class's count for balanced landmarks."""
+    if model.sampling != "balanced":
+        return f"{model.sampling} landmarks"
+    labels, counts = np.unique(split.y_train[model.embedding_.landmark_indices_],
+                               return_counts=True)
+    if labels.shape[0] > 4:
+        return (f"landmarks balanced over the {labels.shape[0]} classes "
+                f"({counts.min()}–{counts.max()} each)")
+    return "landmarks balanced over the classes (" + ", ".join(
+        f"{count} of class {label}" for label, count in zip(labels, counts, strict=True)) + ")"
+
+
 def run_facts(run, split):
     """The numbers behind the run in one short list: n, m, λ and C, γ, stopping rule."""
     model = run.model
@@ -384,7 +397,7 @@ def run_facts(run, split):
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
              f"- λ = {model.lam:g}, so C = 1/(2nλ) = {m['C']:.4g}"]
     if m["n_landmarks"] is not None:
-        lines.append(f"- m = {m['n_landmarks']} {model.sampling} landmarks")
+        lines.append(f"- m = {m['n_landmarks']} {landmark_description(model, split)}")
         dropped = m["n_landmarks"] - m["n_components"]
         if dropped > 0:
             lines.append(f"- {m['n_components']} embedding dimensions: {dropped} eigenvalues of "
