@@ -10,13 +10,14 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial_kernel, rbf_kernel
 from threadpoolctl import threadpool_limits
 
 import snacks_core.nystrom as nystrom
 from snacks_core.kernels import effective_n_threads
-from snacks_core.nystrom import NystromEmbedding
+from snacks_core.nystrom import NystromEmbedding, _landmark_factor
 
 # name: (parameters of NystromEmbedding, sklearn's kernel as an oracle, sklearn's metric name)
 KERNELS = {
@@ -98,6 +99,43 @@ def test_spectrum_of_the_landmark_matrix(kernel):
     landmarks = X[embedding.landmark_indices_]
     expected = np.clip(np.linalg.eigvalsh(oracle(landmarks, landmarks))[::-1], 0, None)
     np.testing.assert_allclose(eigenvalues, expected, rtol=1e-10, atol=1e-10 * expected[0])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(m=st.integers(1, 12), seed=st.integers(0, 2**16),
+       smallest=st.sampled_from([1e-16, 1e-13, 1e-11, 1e-9, 1e-6, 1e-2]))
+def test_landmark_factor_keeps_what_the_spectrum_allows(m, seed, smallest):
+    """Oracle: numpy's eigenvalues of K = Q diag(λ) Qᵀ with λ from 1 down to ``smallest``.
+    The factor is triangular (Cholesky, proved without the spectrum) only when every
+    eigenvalue exceeds eigen_tol · λ_max, and then F Fᵀ = K⁻¹; otherwise it keeps the
+    eigenpairs above that threshold, and F Fᵀ = K⁺ on them."""
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    K = (Q * np.geomspace(1.0, smallest, m)) @ Q.T
+    K = (K + K.T) / 2
+    eigenvalues, factor, triangular = _landmark_factor(K, 1e-10, None)
+    exact = np.linalg.eigvalsh(K)
+    if triangular:
+        assert np.all(exact > 1e-10 * exact[-1])
+        np.testing.assert_allclose(factor, np.triu(factor))
+        np.testing.assert_allclose(factor @ factor.T @ K, np.eye(m), atol=1e-6)
+    else:
+        kept = int(np.sum(exact > 1e-10 * exact[-1] * (1 + 1e-6)))
+        assert factor.shape[1] in (kept, kept + 1)  # rounding at the threshold
+        assert eigenvalues is not None
+    if eigenvalues is not None:
+        np.testing.assert_allclose(eigenvalues, np.clip(exact[::-1], 0, None), atol=1e-12)
+
+
+def test_spectrum_is_computed_on_first_use_when_the_fit_does_not_need_it():
+    X = _data()
+    embedding = NystromEmbedding(gamma=0.5, n_components=20, random_state=0).fit(X)
+    assert embedding.triangular_ and embedding._eigenvalues is None
+    landmarks = X[embedding.landmark_indices_]
+    expected = np.linalg.eigvalsh(rbf_kernel(landmarks, landmarks, gamma=0.5))[::-1]
+    np.testing.assert_allclose(embedding.eigenvalues_, expected, rtol=1e-10)
+    with pytest.raises(NotFittedError):
+        NystromEmbedding().eigenvalues_
 
 
 def test_rank_truncation_keeps_the_leading_eigenpairs():
