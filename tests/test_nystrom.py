@@ -135,7 +135,7 @@ def test_spectrum_is_computed_on_first_use_when_the_fit_does_not_need_it():
     expected = np.linalg.eigvalsh(rbf_kernel(landmarks, landmarks, gamma=0.5))[::-1]
     np.testing.assert_allclose(embedding.eigenvalues_, expected, rtol=1e-10)
     with pytest.raises(NotFittedError):
-        NystromEmbedding().eigenvalues_
+        _ = NystromEmbedding().eigenvalues_
 
 
 def test_rank_truncation_keeps_the_leading_eigenpairs():
