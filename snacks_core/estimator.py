@@ -101,7 +101,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     dtype : {np.float32, np.float64}, default=np.float32
         Precision in which the embedding is computed and stored; the solvers accumulate in
         float64 either way.  float32 halves the embedding's memory and its matrix products
-        (on w8a, m = 1000: 0.30 s against 0.48 s for the embedding) and changes test errors
+        (on w8a, m = 1000: about 0.3 s against 0.5 s for the embedding) and changes test errors
         only by rounding; float64 is there for studies of the optimisation to full
         precision.
     random_state : int, RandomState or None, default=None

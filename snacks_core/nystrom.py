@@ -353,7 +353,7 @@ def _landmark_factor(K_mm, eigen_tol, rank):
 
     Every eigenvalue is kept when λ_min > ``eigen_tol`` · λ_max.  The Cholesky factor
     K_mm = L Lᵀ proves it without the spectrum: λ_min = 1/‖L⁻¹‖₂² ≥ 1/‖L⁻¹‖_F² and
-    λ_max ≤ tr K_mm, and F = L⁻ᵀ is needed anyway (on w8a, m = 800: 16 ms against 46 ms
+    λ_max ≤ tr K_mm, and F = L⁻ᵀ is needed anyway (on w8a, m = 800: 16 ms against 52 ms
     with the spectrum first).  Otherwise the spectrum decides, as it always did.
 
     The m × m factorisations run on one BLAS thread: on a busy 2-core machine the threaded
