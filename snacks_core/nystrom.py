@@ -166,10 +166,8 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         # A landmark repeating an earlier one's row adds nothing and makes K_mm singular.
         self.landmark_indices_ = landmark_indices[distinct_rows(X[landmark_indices])]
         self.landmarks_ = X[self.landmark_indices_]
-        K_mm = kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
-                             n_jobs=self.n_jobs, **self._kernel_params())
         self._eigenvalues, factor, self.triangular_ = _landmark_factor(
-            K_mm, self.eigen_tol, self.rank)
+            self._landmark_kernel(), self.eigen_tol, self.rank)
         self.n_components_ = factor.shape[1]
         self.components_ = np.ascontiguousarray(factor, dtype=self.dtype)
         return self
@@ -181,14 +179,17 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         if self._eigenvalues is None:
             with _blas_controller().limit(limits=1):
-                self._eigenvalues = _spectrum(kernel_matrix(
-                    self.landmarks_, self.landmarks_, dtype=np.float64, n_jobs=self.n_jobs,
-                    **self._kernel_params()))
+                self._eigenvalues = _spectrum(self._landmark_kernel())
         return self._eigenvalues
 
     @eigenvalues_.setter
     def eigenvalues_(self, value):
         self._eigenvalues = value
+
+    def _landmark_kernel(self):
+        """K_mm, the kernel between the landmarks, in float64."""
+        return kernel_matrix(self.landmarks_, self.landmarks_, dtype=np.float64,
+                             n_jobs=self.n_jobs, **self._kernel_params())
 
     def _validate(self, X, reset):
         """scikit-learn's input contract (``n_features_in_``, its messages for empty, 1-D,
