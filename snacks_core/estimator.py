@@ -87,15 +87,19 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     early_stopping : bool or 'auto', default='auto'
         Snacks only: hold out ``validation_fraction`` of the training rows (stratified) and
         stop when their error has not improved by at least 0.1 % of them for
-        ``n_iter_no_change`` checkpoints (one per epoch; stop reason ``'early_stopping'``).
-        An ``eval_set`` is only recorded, never used to stop.  'auto' enables it when
-        there are at least 10,000 training rows, where an epoch is costly and the test
-        error settles long before the certified gap reaches ``tol``.  Set it to False for
-        a fit that stops only on ``tol`` (or ``max_epochs``).
+        ``n_iter_no_change`` checks (stop reason ``'early_stopping'``).  The checks come
+        four times per epoch from 4·10⁴ rows left to train on (fewer below, once per epoch
+        below 2·10⁴; :func:`snacks_core.solvers.snacks.rows_between_checks`), so that the
+        default patience costs 1.25 epochs rather than five.  Their error is
+        ``history_['validation_error']`` unless an ``eval_set`` is given; an ``eval_set``
+        is only recorded, never used to stop.  'auto' enables early stopping when there
+        are at least 10,000 training rows, where an epoch is costly and the test error
+        settles long before the certified gap reaches ``tol``.  Set it to False for a fit
+        that stops only on ``tol`` (or ``max_epochs``).
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5
-        Checkpoints without improvement before early stopping.
+        Held-out checks without improvement before early stopping.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
     dtype : {np.float32, np.float64}, default=np.float32
@@ -142,7 +146,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Zero for the embedded solvers (the problem has no bias), b for 'libsvm' and 'admm'.
     history_ : dict of ndarrays
         Convergence history, one row per checkpoint; columns ``problem`` (index of the
-        one-vs-rest subproblem), iteration, epoch, time, objective, gap, validation_error.
+        one-vs-rest subproblem), iteration, epoch, time, objective, gap, validation_error
+        (the error on ``eval_set``; without one, on the rows held out for early stopping;
+        NaN when neither is there).
     n_iter_ : int
         Largest number of solver iterations over the subproblems.
     stop_reasons_ : list of str

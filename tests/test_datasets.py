@@ -333,12 +333,12 @@ def test_a_large_text_within_the_limits_is_read_exactly():
     data = load_libsvm(bz2.compress(lines.encode()), n_features=50)
     np.testing.assert_array_equal(data.X.toarray(), X.toarray())
     np.testing.assert_array_equal(data.y, y)
-    with pytest.raises(ValueError, match="more than the limit of 100 rows"):
-        load_libsvm(lines.encode(), max_rows=100)
+    with pytest.raises(ValueError, match="line 101: more than the limit of 100 rows"):
+        load_libsvm(lines.encode(), limits=datasets.ReadLimits(max_rows=100))
     with pytest.raises(ValueError, match="larger than 0 MiB"):
-        load_libsvm(lines.encode(), max_bytes=1000)
+        load_libsvm(lines.encode(), limits=datasets.ReadLimits(max_bytes=1000))
     with pytest.raises(ValueError, match="beyond the limit of 10 features"):
-        load_libsvm(lines.encode(), max_features=10)
+        load_libsvm(lines.encode(), limits=datasets.ReadLimits(max_features=10))
 
 
 # ---------------------------------------------------------------------------- export

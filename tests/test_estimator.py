@@ -337,8 +337,11 @@ def test_early_stopping_never_looks_at_the_eval_set():
                                                eval_set=(X[11000:], y[11000:]))
     np.testing.assert_array_equal(plain.coef_, watched.coef_)
     assert plain.stop_reasons_ == watched.stop_reasons_
-    assert np.all(np.isnan(plain.history_["validation_error"]))
+    # Without an eval_set the history shows the held-out rows' error, with one the eval_set's.
+    assert np.all(np.isfinite(plain.history_["validation_error"]))
     assert np.all(np.isfinite(watched.history_["validation_error"]))
+    assert not np.array_equal(plain.history_["validation_error"],
+                              watched.history_["validation_error"])
 
 
 def test_one_vs_rest_in_threads_equals_one_thread():

@@ -490,6 +490,59 @@ def test_early_stopping_measures_f_only_at_stage_ends_and_at_the_returned_point(
     assert F - f_star <= h["gap"][-1] * (1 + 1e-9) + 1e-12
 
 
+@pytest.mark.parametrize(("n", "rows"), [(800, 800), (10_800, 10_800), (25_000, 12_500),
+                                         (45_001, 11_251), (1_000_000, 250_000)])
+def test_rows_between_held_out_checks(n, rows):
+    """One check per epoch below twice the floor, then up to four per epoch."""
+    assert snacks.rows_between_checks(n, early_stopping=True) == rows
+    assert snacks.rows_between_checks(n, early_stopping=False) == n
+
+
+def test_early_stopping_checks_the_held_out_set_four_times_an_epoch(moons_problem, monkeypatch):
+    """With the floor at 200 rows, 800 training rows get a check every 200 steps; stage
+    ends (epochs 1, 3, 7) keep F; without early stopping the checkpoints stay per epoch."""
+    monkeypatch.setattr(snacks, "EARLY_STOPPING_MIN_CHECK_ROWS", 200)
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    options = dict(tol=0.0, max_epochs=7, random_state=0, polish=False)
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, stopping_set=(p.Z[held], p.y[held]),
+                          n_iter_no_change=100, **options)
+    h = result.history
+    assert result.stop_reason == "max_epochs"
+    np.testing.assert_array_equal(h["epoch"][:29], np.arange(29) / 4)
+    assert np.all(np.isfinite(h["validation_error"]))
+    np.testing.assert_array_equal(np.isfinite(h["objective"][:29]),
+                                  np.isin(np.arange(29) / 4, [0, 1, 3, 7]))
+    plain = snacks.solve(p.Z[train], p.y[train], p.lam, **options)
+    np.testing.assert_array_equal(plain.history["epoch"][:8], np.arange(8))
+    assert np.all(np.isnan(plain.history["validation_error"]))
+
+
+def test_early_stopping_records_and_returns_the_best_held_out_error(moons_problem, monkeypatch):
+    """Without a validation set the history's validation_error is the stopping set's error,
+    equal to a NumPy count at every checkpoint; the fit returns the first trained
+    checkpoint with the lowest of them, and the history ends with it."""
+    monkeypatch.setattr(snacks, "EARLY_STOPPING_MIN_CHECK_ROWS", 200)
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    Z_stop, y_stop = p.Z[held], p.y[held]
+    seen = []
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=60,
+                          random_state=0, polish=False, stopping_set=(Z_stop, y_stop),
+                          n_iter_no_change=3, callback=lambda record, w: seen.append(
+                              (record["iteration"], record["validation_error"], w.copy())))
+    assert result.stop_reason == "early_stopping" and result.n_epochs < 60
+    for _, recorded, w in seen:
+        assert recorded == np.mean(np.sign(Z_stop @ w) != y_stop)
+    errors = result.history["validation_error"]
+    assert errors[-1] == np.mean(np.sign(Z_stop @ result.coef) != y_stop)
+    # The last record repeats the returned point when it is not the last checkpoint.
+    checks = [(error, w) for iteration, error, w in seen if iteration > 0]
+    best = min(error for error, _ in checks)
+    assert errors[-1] == best
+    np.testing.assert_array_equal(result.coef, next(w for error, w in checks if error == best))
+
+
 # ------------------------------------------------------------- embeddings in a store
 
 

@@ -10,16 +10,20 @@ One concept a module; everything public is imported from here:
 - :mod:`.dataset`: the :class:`Dataset` and :class:`Split` types, :func:`make_dataset`;
 - :mod:`.synthetic`: generated problems (toy 2-D shapes, a9a- and SUSY-shaped data);
 - :mod:`.bundled`: scikit-learn's bundled datasets;
-- :mod:`.text`: the bounded, decompressed text of a file, and the limits every reader keeps;
+- :mod:`.text`: the decompressed text of a file as a stream of line chunks, and the two
+  policies of limits (:data:`UPLOAD_LIMITS` for the app's uploads, :data:`LOCAL_FILE_LIMITS`
+  for a user's own files: memory only);
 - :mod:`.labels`: class labels read from a file;
-- :mod:`.csv_reader`, :mod:`.libsvm_reader`: the two file formats; :mod:`.files` picks one
-  by the file's name;
+- :mod:`.csv_reader`, :mod:`.libsvm_reader` (with its jitted parser
+  :mod:`._libsvm_kernels`), :mod:`.columnar` (pyarrow batches, Parquet) and
+  :mod:`.npy_reader`: the file formats; :mod:`.files` picks one by the file's name;
 - :mod:`.sample_data`: the files the project generates and ships in ``sample_data/``;
 - :mod:`.download`: public LIBSVM datasets, downloaded and verified before they are cached;
 - :mod:`.split`: train/test split, scaling and the 2-D projection.
 """
 
 from .bundled import BUNDLED, load_bundled
+from .columnar import load_parquet
 from .csv_reader import csv_columns, load_csv
 from .dataset import Dataset, FeatureNames, Split, make_dataset
 from .download import (
@@ -33,8 +37,9 @@ from .download import (
     fetch_libsvm,
     libsvm_cache_dir,
 )
-from .files import fingerprint, load_file
+from .files import file_kind, fingerprint, load_file
 from .libsvm_reader import load_libsvm
+from .npy_reader import load_npy
 from .sample_data import sample_data_dir, sample_files, write_sample_data
 from .split import SCALINGS, split_dataset
 from .synthetic import (
@@ -45,10 +50,19 @@ from .synthetic import (
     make_susy_like,
     make_synthetic,
 )
-from .text import MAX_CLASSES, MAX_FEATURES, MAX_ROWS, MAX_TEXT_BYTES
+from .text import (
+    LOCAL_FILE_LIMITS,
+    MAX_CLASSES,
+    MAX_FEATURES,
+    MAX_ROWS,
+    MAX_TEXT_BYTES,
+    UPLOAD_LIMITS,
+    ReadLimits,
+)
 
 __all__ = [
     "A9A_GROUP_SIZES",
+    "LOCAL_FILE_LIMITS",
     "BUNDLED",
     "DOWNLOAD_DEADLINE",
     "LIBSVM_BASE_URL",
@@ -61,20 +75,25 @@ __all__ = [
     "MAX_TEXT_BYTES",
     "SCALINGS",
     "SYNTHETIC",
+    "UPLOAD_LIMITS",
     "Dataset",
     "DownloadError",
     "FeatureNames",
     "LibsvmSource",
+    "ReadLimits",
     "Split",
     "cached_libsvm_datasets",
     "csv_columns",
     "fetch_libsvm",
+    "file_kind",
     "fingerprint",
     "libsvm_cache_dir",
     "load_bundled",
     "load_csv",
     "load_file",
     "load_libsvm",
+    "load_npy",
+    "load_parquet",
     "make_a9a_like",
     "make_dataset",
     "make_susy_like",

@@ -1,4 +1,9 @@
-"""CSV files: numeric feature columns and one label column, with line-numbered errors."""
+"""CSV files: numeric feature columns and one label column, with line-numbered errors.
+
+A local file is read by pyarrow's multi-threaded CSV reader in batches; an upload, or a
+file pyarrow refuses, goes through our own parser, whose errors name the line and the
+column and say what to do.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +13,21 @@ from array import array
 
 import numpy as np
 
+from .columnar import ArrowTable, NeedsLineNumbers, arrow_available, label_index
 from .dataset import Dataset, make_dataset
 from .labels import LabelCodes
 from .text import (
-    MAX_FEATURES,
-    MAX_ROWS,
-    MAX_TEXT_BYTES,
+    LOCAL_FILE_LIMITS,
     PLAN_EVERY,
+    ReadLimits,
     Source,
-    TextFile,
+    TextStream,
     check_growth,
+    check_rows,
 )
 
 
-def csv_columns(source: Source, *, max_bytes: int = MAX_TEXT_BYTES) -> list[str]:
+def csv_columns(source: Source, *, limits: ReadLimits = LOCAL_FILE_LIMITS) -> list[str]:
     r"""Column names of a CSV file (its header, or ``column 1 …`` when it has none).
 
     Examples
@@ -32,8 +38,8 @@ def csv_columns(source: Source, *, max_bytes: int = MAX_TEXT_BYTES) -> list[str]
     >>> csv_columns(b"31;2.5;1\n45;3.1;0\n")
     ['column 1', 'column 2', 'column 3']
     """
-    with TextFile(source, max_bytes) as text:
-        first = next(_csv_rows(text, text.name), None)
+    with TextStream(source, limits) as text:
+        first = next(_csv_rows(text, text.name)[1], None)
     if first is None:
         return []
     if _is_header(first[1]):
@@ -42,7 +48,8 @@ def csv_columns(source: Source, *, max_bytes: int = MAX_TEXT_BYTES) -> list[str]
 
 
 def _csv_rows(text, name):
-    """(line number, fields) for each non-empty line of a :class:`TextFile`."""
+    """The dialect sniffed from the first 4 KiB of a :class:`TextStream`, and
+    (line number, fields) for each of its non-empty lines."""
     lines = text.lines()
     head, size = [], 0
     for line in lines:
@@ -54,7 +61,10 @@ def _csv_rows(text, name):
         dialect = csv.Sniffer().sniff("".join(head)[:4096], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
-    reader = csv.reader(itertools.chain(head, lines), dialect)
+    return dialect, _fields(csv.reader(itertools.chain(head, lines), dialect), name)
+
+
+def _fields(reader, name):
     while True:
         try:
             fields = next(reader)
@@ -81,7 +91,7 @@ def _is_header(fields) -> bool:
 
 
 def load_csv(source: Source, *, label_column: str | int | None = None, name: str | None = None,
-             max_bytes: int = MAX_TEXT_BYTES, max_rows: int = MAX_ROWS) -> Dataset:
+             limits: ReadLimits = LOCAL_FILE_LIMITS, progress=None) -> Dataset:
     r"""A dataset from a CSV file: numeric feature columns and one label column.
 
     Parameters
@@ -94,8 +104,11 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
         Labels may be numbers or words.
     name : str, optional
         Shown in messages and as the dataset's name; the file's name by default.
-    max_bytes, max_rows : int
-        Refuse files with more text (after decompression) or more rows than this.
+    limits : ReadLimits, default=LOCAL_FILE_LIMITS
+        :data:`~snacks_core.datasets.UPLOAD_LIMITS` for untrusted uploads (read by our own
+        parser); a local file is bounded only by memory and read by pyarrow in batches.
+    progress : callable(rows, text_bytes_or_None, file_bytes_or_None), optional
+        Called after each batch.
 
     Returns
     -------
@@ -129,33 +142,95 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
     ...
     ValueError: people.csv, line 3, column 'income': empty value. Remove or impute ...
     """
-    with TextFile(source, max_bytes, name) as text:
-        name = text.name
-        text.check_rows(max_rows)
-        # Every value is followed by a separator or a line end: a bound on X before reading.
-        check_growth(name, text.n_lines, 8 * (text.count(b",") + text.count(b";")
-                                               + text.count(b"\t") + 2 * text.n_lines))
-        rows = _csv_rows(text, name)
+    if limits.max_bytes is None and limits.max_rows is None and arrow_available() and (
+            not hasattr(source, "read")):
+        dataset = _load_csv_arrow(source, label_column, name, limits, progress)
+        if dataset is not None:
+            return dataset
+    return _load_csv_python(source, label_column, name, limits)
+
+
+def _first_rows(rows, name, label_column, limits):
+    """From a file's first rows: its header (or None), column names, label column and first
+    data row."""
+    first = next(rows, None)
+    if first is None:
+        raise ValueError(f"{name} is empty: no rows to read.")
+    header = None
+    if _is_header(first[1]):
+        header = [cell.strip() for cell in first[1]]
         first = next(rows, None)
         if first is None:
-            raise ValueError(f"{name} is empty: no rows to read.")
-        header = None
-        if _is_header(first[1]):
-            header = [cell.strip() for cell in first[1]]
-            first = next(rows, None)
-            if first is None:
-                raise ValueError(f"{name} has a header but no data rows.")
-        width = len(header) if header else len(first[1])
-        if width < 2:
-            raise ValueError(f"{name} has a single column; a CSV needs feature columns and a "
-                             "label column (check the separator: comma, semicolon or tab).")
-        if width > MAX_FEATURES:
-            raise ValueError(f"{name} has {width:,} columns, more than the limit of "
-                             f"{MAX_FEATURES:,} features.")
-        columns = header or [f"column {j + 1}" for j in range(width)]
-        label = _label_index(label_column, columns, name)
+            raise ValueError(f"{name} has a header but no data rows.")
+    width = len(header) if header else len(first[1])
+    if width < 2:
+        raise ValueError(f"{name} has a single column; a CSV needs feature columns and a "
+                         "label column (check the separator: comma, semicolon or tab).")
+    if width > limits.max_features:
+        raise ValueError(f"{name} has {width:,} columns, more than the limit of "
+                         f"{limits.max_features:,} features ({limits.policy}).")
+    columns = header or [f"column {j + 1}" for j in range(width)]
+    return header, columns, label_index(label_column, columns, name), first
+
+
+def _load_csv_arrow(source, label_column, name, limits, progress):
+    """The dataset read by pyarrow in batches; None when pyarrow refuses the file (our own
+    parser then names the line that is wrong)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with TextStream(source, limits, name) as text:
+        name = text.name
+        dialect, rows = _csv_rows(text, name)
+        header, columns, label, _ = _first_rows(rows, name, label_column, limits)
+    if dialect.quotechar != '"' or dialect.escapechar:
+        return None
+    # pyarrow needs distinct names; ours may repeat, so it reads positional ones.
+    positional = [f"c{j}" for j in range(len(columns))]
+    features = [j for j in range(len(columns)) if j != label]
+    types = {positional[j]: pa.float64() for j in features}
+    types[positional[label]] = pa.string()
+    read = pacsv.ReadOptions(column_names=positional, skip_rows=1 if header else 0,
+                             block_size=1 << 24)
+    parse = pacsv.ParseOptions(delimiter=dialect.delimiter, ignore_empty_lines=True,
+                               newlines_in_values=False)
+    convert = pacsv.ConvertOptions(column_types=types, null_values=[],
+                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
+    with TextStream(source, limits, name) as text:
+        table = ArrowTable(name, [positional[j] for j in features], positional[label], limits)
+        try:
+            # Plain text is read by pyarrow itself; compressed text through our stream.
+            if text.compression is not None:
+                handle = pa.PythonFile(text, mode="r")
+            elif isinstance(source, (bytes, bytearray, memoryview)):
+                handle = pa.BufferReader(source)
+            else:
+                handle = str(source)
+            reader = pacsv.open_csv(handle, read_options=read, parse_options=parse,
+                                    convert_options=convert)
+            for batch in reader:
+                table.add(batch)
+                if progress is not None:
+                    progress(table.rows, text.bytes_read if text.compression else None,
+                             text.size)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, NeedsLineNumbers):
+            return None
+    X, y = table.result()
+    return make_dataset(X, y, name, feature_names=[columns[j] for j in features],
+                        description=f"CSV file, label column {columns[label]!r}.",
+                        file_format="csv", label_column=columns[label] if header else label)
+
+
+def _load_csv_python(source, label_column, name, limits):
+    """The dataset read line by line by our own parser (uploads, and files pyarrow refuses)."""
+    with TextStream(source, limits, name) as text:
+        name = text.name
+        rows = _csv_rows(text, name)[1]
+        header, columns, label, first = _first_rows(rows, name, label_column, limits)
+        width = len(columns)
         features = [j for j in range(width) if j != label]
-        values, lines, labels = array("d"), array("q"), LabelCodes(name)
+        values, lines = array("d"), array("q")
+        labels = LabelCodes(name, limits.max_classes)
         for line, fields in itertools.chain([first], rows):
             if len(fields) != width:
                 raise ValueError(f"{name}, line {line}: expected {width} fields, found "
@@ -169,14 +244,9 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
                 raise ValueError(f"{name}, line {line}: the label ({columns[label]!r}) is empty.")
             labels.add(cell, line)
             lines.append(line)
+            check_rows(name, line, len(labels), limits)
             if len(labels) % PLAN_EVERY == 0:
-                if len(labels) > max_rows:
-                    raise ValueError(f"{name} has more than {max_rows:,} rows "
-                                     "(snacks_core.datasets.MAX_ROWS); use a subsample.")
                 check_growth(name, line, 8 * len(values) + 16 * len(labels))
-    if len(labels) > max_rows:
-        raise ValueError(f"{name} has more than {max_rows:,} rows "
-                         "(snacks_core.datasets.MAX_ROWS); use a subsample.")
     X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(features))
     bad = np.argwhere(~np.isfinite(X))
     if bad.size:
@@ -200,15 +270,3 @@ def _explain_cell(name, line, fields, features, columns):
             raise ValueError(f"{name}, line {line}, column {columns[j]!r}: {cell[:50]!r} is not "
                              "a number. Encode categorical columns as numbers, or choose "
                              "this column as the label.")
-
-
-def _label_index(label_column, columns, name):
-    if label_column is None:
-        return len(columns) - 1
-    if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
-        if -len(columns) <= label_column < len(columns):
-            return int(label_column) % len(columns)
-    elif label_column in columns:
-        return columns.index(label_column)
-    shown = columns if len(columns) <= 50 else columns[:50] + ["…"]
-    raise ValueError(f"{name}: no label column {label_column!r}; the columns are {shown}.")

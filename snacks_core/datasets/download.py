@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .dataset import Dataset, make_dataset
-from .libsvm_reader import parse_libsvm_text
-from .text import TextFile
+from .libsvm_reader import read_libsvm
+from .text import UPLOAD_LIMITS
 
 LIBSVM_BASE_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 
@@ -156,8 +156,9 @@ def fetch_libsvm(name: str, *, cache_dir: str | os.PathLike | None = None,
 
 
 def _read_libsvm_part(path, file_name, n_features):
-    with TextFile(path, name=file_name) as text:
-        return parse_libsvm_text(text, n_features)
+    # What a server sent is not trusted more than an upload: the same caps.
+    X, y, _ = read_libsvm(path, n_features=n_features, name=file_name, limits=UPLOAD_LIMITS)
+    return X, y
 
 
 class _BadDownload(Exception):

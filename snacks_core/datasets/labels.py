@@ -18,8 +18,9 @@ _MAX_LABEL_CHARS = 200
 class LabelCodes:
     """One code per row and the distinct label texts (at most MAX_CLASSES of them)."""
 
-    def __init__(self, name):
+    def __init__(self, name, max_classes=MAX_CLASSES):
         self.name, self.codes, self.texts = name, array("q"), {}
+        self.max_classes = max_classes
 
     def __len__(self):
         return len(self.codes)
@@ -31,19 +32,19 @@ class LabelCodes:
                 raise ValueError(f"{self.name}, line {line}: the label is {len(text):,} "
                                  "characters long; a label names a class. Check the label "
                                  "column.")
-            if len(self.texts) >= MAX_CLASSES:
-                raise ValueError(f"{self.name}, line {line}: more than {MAX_CLASSES:,} "
+            if len(self.texts) >= self.max_classes:
+                raise ValueError(f"{self.name}, line {line}: more than {self.max_classes:,} "
                                  "different labels; a classifier needs a column of class "
                                  "labels. Check the label column.")
             code = self.texts[text] = len(self.texts)
         self.codes.append(code)
 
     def values(self):
-        classes = _parse_labels(list(self.texts), self.name)
+        classes = parse_labels(list(self.texts), self.name)
         return classes[np.frombuffer(self.codes, dtype=np.int64)]
 
 
-def _parse_labels(cells, name="data"):
+def parse_labels(cells, name="data"):
     """Labels as integers (int64) when every one is an integer that fits, as float64 when
     every one is a number, as text otherwise; distinct numbers stay distinct or we refuse."""
     exact = []

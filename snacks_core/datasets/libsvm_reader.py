@@ -1,40 +1,71 @@
-"""LIBSVM/svmlight files: ``label index:value …`` per line, read into CSR matrices with
-line-numbered errors and every size bounded before it is allocated."""
+"""LIBSVM/svmlight files: ``label index:value …`` per line, read into CSR matrices.
+
+The text streams in chunks of whole lines (:class:`~.text.TextStream`); each chunk is cut
+into pieces parsed at once by jitted code in threads (:mod:`._libsvm_kernels`), which
+hands every line it is not certain of (an exotic number, a malformed field) to the Python
+line parser below: that one gives the line-numbered errors.  Sizes are bounded by the
+policy's limits and the memory plan as the arrays grow.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from array import array
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..validation import check_fits_in_memory
+from . import _libsvm_kernels as kernels
 from .dataset import Dataset, make_dataset
-from .labels import LabelCodes
-from .text import (
-    MAX_FEATURES,
-    MAX_ROWS,
-    MAX_TEXT_BYTES,
-    PLAN_EVERY,
-    Source,
-    TextFile,
-    check_growth,
-)
+from .labels import parse_labels
+from .text import LOCAL_FILE_LIMITS, ReadLimits, Source, TextStream, check_growth, check_rows
 
 # Lines longer than this are split into tokens lazily, not into one list of strings.
 _LONG_LINE = 1 << 20
+# Pieces smaller than this are not worth a thread.
+_MIN_PIECE_BYTES = 1 << 20
+# Label tokens up to this long have at most 15 significant digits: distinct ones are
+# distinct doubles, so a class is known by its double.
+_SHORT_LABEL = 15
+
+
+@numba.njit(cache=True, nogil=True)
+def _token_lengths(buf, starts):
+    """Length of the token starting at each offset (up to a space, tab, CR, LF or '#')."""
+    lengths = np.empty(starts.shape[0], np.int64)
+    for r in range(starts.shape[0]):
+        end = starts[r]
+        while end < buf.shape[0] and buf[end] not in (9, 10, 13, 32, 35):
+            end += 1
+        lengths[r] = end - starts[r]
+    return lengths
 
 
 def load_libsvm(source: Source, *, n_features: int | None = None, name: str | None = None,
-                description: str = "", max_features: int = MAX_FEATURES,
-                max_bytes: int = MAX_TEXT_BYTES, max_rows: int = MAX_ROWS) -> Dataset:
-    r"""A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line, 1-based indices.
+                description: str = "", limits: ReadLimits = LOCAL_FILE_LIMITS,
+                progress=None, n_jobs: int | None = None) -> Dataset:
+    r"""A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line.
 
-    Comments after ``#`` and ``qid:`` fields are ignored; bz2, gzip and xz files are
-    decompressed as they are read.  ``n_features`` fixes the width (so that a train and a
-    test file agree).  ``max_features``, ``max_bytes`` and ``max_rows`` bound the width, the
-    text (after decompression) and the rows before anything larger is allocated.
+    Comments after ``#`` and ``qid:`` fields are ignored; indices are 1-based unless a 0
+    shows they are 0-based; bz2, gzip and xz files are decompressed as they are read.
+
+    Parameters
+    ----------
+    source : path, bytes or binary file object
+    n_features : int, optional
+        The width (so that a train and a test file agree).
+    name, description : str, optional
+        Shown in messages and kept with the dataset.
+    limits : ReadLimits, default=LOCAL_FILE_LIMITS
+        :data:`~snacks_core.datasets.UPLOAD_LIMITS` for untrusted uploads; a local file is
+        bounded only by memory.
+    progress : callable(rows, text_bytes, file_bytes_total_or_None), optional
+        Called after each chunk of text.
+    n_jobs : int or None
+        Threads that parse (None: every core).
 
     Returns
     -------
@@ -62,93 +93,235 @@ def load_libsvm(source: Source, *, n_features: int | None = None, name: str | No
     ...
     ValueError: tiny.svm, line 2: indices must increase along a line ('1:3' comes after index 2).
     """
-    with TextFile(source, max_bytes, name) as text:
-        X, y = parse_libsvm_text(text, n_features, max_features, max_rows)
-        name = text.name
+    X, y, name = read_libsvm(source, n_features=n_features, name=name, limits=limits,
+                             progress=progress, n_jobs=n_jobs)
     return make_dataset(X, y, name, description=description or "LIBSVM file.",
                         file_format="libsvm")
 
 
-def parse_libsvm_text(text, n_features=None, max_features=MAX_FEATURES, max_rows=MAX_ROWS):
-    """LIBSVM rows of a :class:`TextFile`, after checking its size against the limits."""
-    text.check_rows(max_rows)
-    # Every pair has a colon: a bound on the non-zeros before reading.
-    check_growth(text.name, text.n_lines, 16 * (text.count(b":") + text.n_lines))
-    return _parse_libsvm(text.lines(), text.name, n_features, max_features, max_rows)
-
-
-def _parse_libsvm(lines, name, n_features=None, max_features=MAX_FEATURES, max_rows=MAX_ROWS):
-    limit = max_features if n_features is None else n_features
-    beyond = (f"the {n_features} features expected" if n_features is not None else
-              f"the limit of {max_features:,} features (snacks_core.datasets.MAX_FEATURES)")
-    labels = LabelCodes(name)
-    data, indices, indptr = array("d"), array("q"), array("q", [0])
-    next_check = PLAN_EVERY
-    for line_number, line in enumerate(lines, start=1):
-        line = line.split("#", 1)[0]
-        tokens = iter(line.split()) if len(line) < _LONG_LINE else (
-            match.group() for match in _TOKEN.finditer(line))
-        first = next(tokens, None)
-        if first is None:
-            continue
+def read_libsvm(source: Source, *, n_features=None, name=None, limits=LOCAL_FILE_LIMITS,
+                progress=None, n_jobs=None):
+    """``(X, y, name)`` of a LIBSVM file, as :func:`load_libsvm` reads it, unvalidated."""
+    with TextStream(source, limits, name) as text:
+        reader = _Reader(text, n_features, limits, n_jobs)
         try:
-            label = float(first)
+            for chunk, first_line in text.chunks():
+                reader.add(chunk, first_line)
+                if progress is not None:
+                    progress(reader.rows, text.bytes_read, text.size)
+            X, y = reader.result()
+        finally:
+            reader.close()
+    return X, y, text.name
+
+
+class _Reader:
+    """Collects the parsed chunks of one file: CSR parts, labels, the label texts."""
+
+    def __init__(self, text, n_features, limits, n_jobs):
+        self.name, self.limits, self.n_features = text.name, limits, n_features
+        self.limit = limits.max_features if n_features is None else n_features
+        self.beyond = (f"the {n_features} features expected" if n_features is not None else
+                       f"the limit of {limits.max_features:,} features ({limits.policy})")
+        from ..kernels import effective_n_threads
+
+        self.n_threads = effective_n_threads(n_jobs)
+        self.pool = ThreadPoolExecutor(self.n_threads) if self.n_threads > 1 else None
+        self.values, self.indices, self.row_sizes, self.labels = [], [], [], []
+        self.label_texts = {}
+        self.rows = self.nnz = 0
+        self.min_index, self.max_index = np.inf, -1
+
+    def add(self, chunk, first_line):
+        buf = np.frombuffer(chunk, dtype=np.uint8)
+        bounds = _piece_bounds(chunk, self.n_threads)
+        pieces = [(start, stop, chunk, buf, first_line) for start, stop in bounds]
+        if self.pool is None or len(pieces) == 1:
+            parsed = [self._parse_piece(*piece) for piece in pieces]
+        else:
+            parsed = list(self.pool.map(lambda piece: self._parse_piece(*piece), pieces))
+        for labels, starts, indptr, indices, values in parsed:
+            rows = labels.shape[0]
+            if not rows:
+                continue
+            self._check_labels(chunk, buf, first_line, labels, starts)
+            if self.limits.max_rows is not None and self.rows + rows > self.limits.max_rows:
+                first_beyond = starts[self.limits.max_rows - self.rows]
+                check_rows(self.name, _line_of(chunk, first_line, first_beyond),
+                           self.limits.max_rows + 1, self.limits)
+            if indices.size:
+                self.min_index = min(self.min_index, int(indices.min()))
+                self.max_index = max(self.max_index, int(indices.max()))
+            self.values.append(values)
+            self.indices.append(indices.astype(np.int32))
+            self.row_sizes.append(np.diff(indptr))
+            self.labels.append(labels)
+            self.rows += rows
+            self.nnz += values.shape[0]
+        check_growth(self.name, first_line + chunk.count(b"\n"), 12 * self.nnz + 16 * self.rows)
+
+    def _parse_piece(self, start, stop, chunk, buf, first_line):
+        """Rows of ``buf[start:stop]``: (labels, label offsets, indptr, indices, values)."""
+        n_lines, n_colons = kernels.count_newlines_and_colons(buf[start:stop])
+        rows_cap = n_lines + 1
+        labels = np.empty(rows_cap)
+        starts = np.empty(rows_cap, np.int64)
+        indptr = np.zeros(rows_cap + 1, np.int64)
+        indices = np.empty(n_colons, np.int64)
+        values = np.empty(n_colons)
+        pos, row, nnz = start, 0, 0
+        while True:
+            pos, row, nnz, status = kernels.parse_lines(buf, pos, stop, row, nnz, labels, starts,
+                                                        indptr, indices, values, self.limit)
+            if status == 0:
+                break
+            pos, row, nnz = self._python_line(chunk, first_line, pos, stop, row, nnz, labels,
+                                              starts, indptr, indices, values)
+        return labels[:row], starts[:row], indptr[:row + 1], indices[:nnz], values[:nnz]
+
+    def _python_line(self, chunk, first_line, pos, stop, row, nnz, labels, starts, indptr,
+                     indices, values):
+        """Parse the line at ``pos`` in Python (an error names it); returns the counters."""
+        end = chunk.find(b"\n", pos, stop)
+        end = stop if end < 0 else end + 1
+        raw = chunk[pos:end]
+        line_number = _line_of(chunk, first_line, pos)
+        try:
+            line = raw.decode("utf-8-sig" if pos == 0 and first_line == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{self.name}, line {line_number}: not UTF-8 text; save the file "
+                             "as plain text (CSV or LIBSVM format).") from None
+        parsed = _parse_line(line, line_number, self.name, self.limit, self.beyond)
+        if parsed is not None:
+            label, pairs = parsed
+            labels[row] = float(label)
+            starts[row] = pos + raw.index(label.encode())
+            for index, value in pairs:
+                indices[nnz], values[nnz] = index, value
+                nnz += 1
+            row += 1
+            indptr[row] = nnz
+        return end, row, nnz
+
+    def _check_labels(self, chunk, buf, first_line, labels, starts):
+        """Keep one text per class (and every long label's text, for the exactness check);
+        refuse more classes than the policy allows."""
+        values, first = np.unique(labels, return_index=True)
+        known = self.label_texts
+        new = [(index, value) for value, index in zip(values, first, strict=True)
+               if value not in known]
+        long_rows = np.flatnonzero(_token_lengths(buf, starts) > _SHORT_LABEL)
+        texts = {int(i): _token(chunk, starts[i]) for i in long_rows}
+        for index, value in sorted(new):
+            if len(known) >= self.limits.max_classes:
+                line = _line_of(chunk, first_line, starts[index])
+                raise ValueError(f"{self.name}, line {line}: more than "
+                                 f"{self.limits.max_classes:,} different labels; a classifier "
+                                 "needs a column of class labels. Check the label column.")
+            known[value] = {_token(chunk, starts[index])}
+        for i, text in texts.items():
+            known[labels[i]].add(text)
+
+    def result(self):
+        if not self.rows:
+            raise ValueError(f"{self.name} has no data lines.")
+        cells = sorted({text for texts in self.label_texts.values() for text in texts})
+        classes = parse_labels(cells, self.name)
+        by_value = {float(value): classes[cells.index(min(texts))]
+                    for value, texts in self.label_texts.items()}
+        labels = np.concatenate(self.labels)
+        keys = np.array(sorted(by_value))
+        y = np.array([by_value[k] for k in keys])[np.searchsorted(keys, labels)]
+        columns = np.concatenate(self.indices) if self.nnz else np.empty(0, np.int32)
+        # Indices are 1-based (LIBSVM's convention) unless a 0 shows they are 0-based.
+        if self.nnz and self.min_index != 0:
+            columns -= 1
+        width = int(columns.max()) + 1 if self.nnz else 1
+        # A model of this width holds a few float64 vectors of it (scaling, landmarks).
+        check_fits_in_memory(32 * width, f"The {width:,} columns of {self.name}",
+                             "Check the file's largest feature index.")
+        if self.n_features is not None:
+            if width > self.n_features:
+                raise ValueError(f"{self.name}: feature index {width} is beyond the "
+                                 f"{self.n_features} features expected.")
+            width = self.n_features
+        indptr = np.zeros(self.rows + 1, np.int64)
+        np.cumsum(np.concatenate(self.row_sizes), out=indptr[1:])
+        index_dtype = np.int32 if self.nnz < 2**31 else np.int64
+        data = np.concatenate(self.values) if self.nnz else np.empty(0)
+        X = sp.csr_matrix((data, columns, indptr.astype(index_dtype)), shape=(self.rows, width))
+        return X, y
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
+def _piece_bounds(chunk, n_pieces):
+    """``(start, stop)`` of up to ``n_pieces`` pieces of whole lines covering the chunk."""
+    size = len(chunk)
+    n_pieces = max(1, min(n_pieces, size // _MIN_PIECE_BYTES))
+    cuts = [0]
+    for k in range(1, n_pieces):
+        cut = chunk.find(b"\n", max(cuts[-1], k * size // n_pieces)) + 1
+        if 0 < cut < size:
+            cuts.append(cut)
+    cuts.append(size)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _line_of(chunk, first_line, pos):
+    """The line number of byte ``pos`` of a chunk whose first line is ``first_line``."""
+    return first_line + chunk.count(b"\n", 0, int(pos))
+
+
+def _token(chunk, start):
+    """The label token starting at ``start``, as text."""
+    match = _TOKEN.match(chunk, int(start))
+    return match.group().decode("utf-8", errors="replace")
+
+
+def _parse_line(line, line_number, name, limit, beyond):
+    """``(label text, [(index, value), …])`` of one line, None for a blank or comment line;
+    a ValueError that names the line for anything malformed."""
+    line = line.split("#", 1)[0]
+    tokens = iter(line.split()) if len(line) < _LONG_LINE else (
+        match.group() for match in _STR_TOKEN.finditer(line))
+    first = next(tokens, None)
+    if first is None:
+        return None
+    try:
+        label = float(first)
+    except ValueError:
+        raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not a "
+                         "number. Each line must read 'label index:value index:value …'."
+                         ) from None
+    if not math.isfinite(label):
+        raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not finite.")
+    pairs, previous = [], -1
+    for token in tokens:
+        key, sep, value = token.partition(":")
+        try:
+            number = float(value)
         except ValueError:
-            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not a "
-                             "number. Each line must read 'label index:value index:value …'."
-                             ) from None
-        if not math.isfinite(label):
-            raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not "
-                             "finite.")
-        labels.add(first, line_number)
-        if len(labels) > max_rows:
-            raise ValueError(f"{name}, line {line_number}: more than {max_rows:,} rows "
-                             "(snacks_core.datasets.MAX_ROWS); use a subsample.")
-        previous = -1
-        for token in tokens:
-            key, sep, value = token.partition(":")
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
-            if number is None or not (key.isascii() and key.isdigit()):
-                if key == "qid" and sep:
-                    continue
-                raise _pair_error(name, line_number, token, key, sep)
-            if len(key) > 12 or int(key) > limit:
-                raise ValueError(f"{name}, line {line_number}: feature index {key[:30]} is "
-                                 f"beyond {beyond}.")
-            index = int(key)
-            if not math.isfinite(number):
-                raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
-                                 "index or a non-finite value.")
-            if index <= previous:
-                raise ValueError(f"{name}, line {line_number}: indices must increase along a "
-                                 f"line ({token[:50]!r} comes after index {previous}).")
-            previous = index
-            indices.append(index)
-            data.append(number)
-        indptr.append(len(indices))
-        if len(labels) % PLAN_EVERY == 0 or len(indices) >= next_check:
-            next_check = 2 * max(next_check, len(indices))
-            check_growth(name, line_number, 16 * len(indices) + 16 * len(labels))
-    if not len(labels):
-        raise ValueError(f"{name} has no data lines.")
-    columns = np.frombuffer(indices, dtype=np.int64)
-    # Indices are 1-based (LIBSVM's convention) unless a 0 shows they are 0-based.
-    if not (columns.size and columns.min() == 0):
-        columns = columns - 1
-    width = int(columns.max()) + 1 if columns.size else 1
-    if n_features is not None:
-        if width > n_features:
-            raise ValueError(f"{name}: feature index {width} is beyond the {n_features} "
-                             "features expected.")
-        width = n_features
-    index_dtype = np.int32 if columns.size < 2**31 else np.int64
-    X = sp.csr_matrix((np.frombuffer(data, dtype=np.float64), columns.astype(index_dtype),
-                       np.frombuffer(indptr, dtype=np.int64).astype(index_dtype)),
-                      shape=(len(labels), width))
-    return X, labels.values()
+            number = None
+        if number is None or not (key.isascii() and key.isdigit()):
+            if key == "qid" and sep:
+                continue
+            raise _pair_error(name, line_number, token, key, sep)
+        if len(key) > 12 or int(key) > limit:
+            raise ValueError(f"{name}, line {line_number}: feature index {key[:30]} is "
+                             f"beyond {beyond}.")
+        index = int(key)
+        if not math.isfinite(number):
+            raise ValueError(f"{name}, line {line_number}: {token[:50]!r} has a negative "
+                             "index or a non-finite value.")
+        if index <= previous:
+            raise ValueError(f"{name}, line {line_number}: indices must increase along a "
+                             f"line ({token[:50]!r} comes after index {previous}).")
+        previous = index
+        pairs.append((index, number))
+    return first, pairs
 
 
 def _pair_error(name, line, token, key, sep):
@@ -162,4 +335,5 @@ def _pair_error(name, line, token, key, sep):
                       "numeric value.")
 
 
-_TOKEN = re.compile(r"\S+")
+_STR_TOKEN = re.compile(r"\S+")
+_TOKEN = re.compile(rb"[^\s#]+")

@@ -1,8 +1,14 @@
-"""The text of a file, bounded: decompressed (bz2, gzip, xz) in a stream that stops at a size
-limit, counted before parsing so that a reader can refuse what it would not fit in memory.
+"""The text of a file as a stream: decompressed (bz2, gzip, xz) as it is read, under the
+limits of one of two policies, and cut into chunks of whole lines for the parsers.
 
-The limits below are what every reader (and every upload to the app) accepts; a crafted file
-of a few bytes must not exhaust the server (issue 10: ``tests/test_hostile.py``).
+Two policies, stated here and nowhere else (DESIGN.md, "Bad input"):
+
+- :data:`UPLOAD_LIMITS`: a file uploaded to the app comes from an untrusted user of a shared
+  server; a crafted file of a few bytes must not exhaust it, so its text, rows, features
+  and classes have fixed caps (``tests/test_hostile.py``).
+- :data:`LOCAL_FILE_LIMITS`: a user's own file, read by the library or the ``snacks``
+  command line, has no cap on its size or rows: it is streamed in chunks, and what limits
+  it is the memory its arrays need, checked as they grow (:func:`check_growth`).
 """
 
 from __future__ import annotations
@@ -12,29 +18,64 @@ import gzip
 import io
 import lzma
 import os
+import queue
+import threading
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..validation import check_fits_in_memory
 
-# Limits on what a file can make us read, allocate or compute (README, "Limits").  They hold
-# for every reader and for uploads to the app, where a few crafted bytes must not exhaust
-# the server: text after decompression, rows, feature columns (LIBSVM indices) and classes.
+# The caps of an upload to the app: text after decompression, rows, feature columns (a
+# LIBSVM index or a CSV's columns) and classes.
 MAX_TEXT_BYTES = 256 * 2**20
 MAX_ROWS = 5_000_000
 MAX_FEATURES = 2**21
 MAX_CLASSES = 1000
+# The widest local file: column indices of a CSR matrix are int32.
+MAX_LOCAL_FEATURES = 2**31 - 1
+
 _READ_CHUNK = 1 << 20
+# Bytes of text handed to a parser at once: large enough that parsing it in threads costs far
+# more than starting them, small enough that the read-ahead holds little.
+CHUNK_BYTES = 1 << 25
 # Rows between two checks of the arrays read so far against the memory plan.
 PLAN_EVERY = 1 << 16
 _MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
 SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
-# Bytes counted in a text before parsing: lines, LIBSVM pairs, CSV separators.
-_COUNTED = (b"\n", b":", b",", b";", b"\t")
 
-# What a reader accepts: a path, the bytes of a file, or a file object (binary, or text that
-# is read at most max_bytes + 1 characters far).
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """What one file may make a reader read and allocate.
+
+    Attributes
+    ----------
+    max_bytes : int or None
+        Text after decompression; None: no cap.
+    max_rows : int or None
+        Data rows; None: no cap.
+    max_features : int
+        Largest feature index of a LIBSVM file, or columns of a CSV file.
+    max_classes : int
+        Different labels.
+    policy : str
+        Named in messages (which policy refused the file).
+    """
+
+    max_bytes: int | None = None
+    max_rows: int | None = None
+    max_features: int = MAX_LOCAL_FEATURES
+    max_classes: int = MAX_CLASSES
+    policy: str = "a local file"
+
+
+UPLOAD_LIMITS = ReadLimits(MAX_TEXT_BYTES, MAX_ROWS, MAX_FEATURES, MAX_CLASSES,
+                           "the app's upload limit")
+LOCAL_FILE_LIMITS = ReadLimits()
+
+# What a reader accepts: a path, the bytes of a file, or a file object (binary, or text).
 Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO | TextIO
 
 
@@ -43,49 +84,56 @@ class _ReadError(ValueError):
 
 
 class _CappedReader:
-    """Reads a (possibly decompressing) stream, refusing to deliver more than ``max_bytes``."""
+    """Reads a (possibly decompressing) stream, refusing to deliver more than the limit."""
 
-    def __init__(self, inner, compression, max_bytes):
-        self._inner, self._compression, self._max_bytes = inner, compression, max_bytes
+    def __init__(self, inner, compression, limits):
+        self._inner, self._compression, self._limits = inner, compression, limits
         self.count = 0
 
     def read(self, size):
         try:
             data = self._inner.read(size)
-        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        except (OSError, EOFError, RuntimeError, ValueError, zlib.error,
+                lzma.LZMAError) as exc:
             what = (f"the {self._compression} data is corrupt or cut short"
                     if self._compression else "the file could not be read")
-            raise _ReadError(f"{what} ({exc}) after {self.count:,} bytes of text") from None
+            detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            raise _ReadError(f"{what} ({detail}) after {self.count:,} bytes of text") from None
         self.count += len(data)
-        if self.count > self._max_bytes:
+        limit = self._limits.max_bytes
+        if limit is not None and self.count > limit:
             after = " after decompression" if self._compression else ""
-            raise _ReadError(f"the text is larger than {self._max_bytes / 2**20:.0f} MiB{after} "
-                             "(snacks_core.datasets.MAX_TEXT_BYTES); use a smaller file or a "
-                             "subsample, or pass max_bytes= to the reader")
+            raise _ReadError(f"the text is larger than {limit / 2**20:.0f} MiB{after} "
+                             f"({self._limits.policy}, snacks_core.datasets.MAX_TEXT_BYTES); "
+                             "use a smaller file or a subsample, or load it with the library "
+                             "or the snacks command line, which read files of any size")
         return data
 
 
-class TextFile:
-    """The text of a path, bytes or file object, decompressed (bz2, gzip, xz) in a stream that
-    stops at ``max_bytes``, then read line by line as UTF-8; errors name the file and line.
+class TextStream:
+    """The decompressed bytes of a path, bytes or file object, read under ``limits``.
 
-    ``count(b":")`` and ``n_lines`` bound what a reader will allocate before it starts.
+    bz2, gzip and xz are recognised by their first bytes (a ``.bz2``, ``.gz`` or ``.xz``
+    name must match them); a path's gzip and bz2 text is decompressed by several threads
+    (rapidgzip, indexed_bzip2), anything else by Python's modules.  Use as a context
+    manager; :meth:`chunks` cuts the text into whole lines, :meth:`lines` reads it line by
+    line.
     """
 
-    def __init__(self, source, max_bytes=MAX_TEXT_BYTES, name=None):
-        binary, self.name, owned = _binary_stream(source, max_bytes)
-        self.name = name or self.name
-        self._counts = dict.fromkeys(_COUNTED, 0)
+    def __init__(self, source: Source, limits: ReadLimits = LOCAL_FILE_LIMITS,
+                 name: str | None = None):
+        self.limits = limits
+        self._chunks, self._closed = None, False
+        binary, default_name, self._owned = _binary_stream(source, limits)
+        self.name = name or default_name
         try:
-            text, ends_line = self._decompress(binary, max_bytes, owned)
-        finally:
-            for stream in owned:
-                stream.close()
-        self.n_lines = self._counts[b"\n"] + (not ends_line)
-        self._text = io.TextIOWrapper(text, encoding="utf-8-sig", newline="")
-        self.line = 0
+            self._reader = self._open(binary, source)
+        except BaseException:
+            self.close()
+            raise
+        self.size = _size_of(source)
 
-    def _decompress(self, binary, max_bytes, owned):
+    def _open(self, binary, source):
         head = binary.read(6)
         if isinstance(head, str):
             raise ValueError(f"{self.name}: open the file in binary mode ('rb').")
@@ -97,59 +145,110 @@ class TextFile:
         if expected and compression != expected:
             raise ValueError(f"{self.name} is not {expected}-compressed data (it does not start "
                              f"as {expected} files do); the file is damaged or misnamed.")
-        binary = _Prefixed(head, binary)
-        inner = {"bz2": lambda: bz2.BZ2File(binary), "gzip": lambda: gzip.GzipFile(fileobj=binary),
-                 "xz": lambda: lzma.LZMAFile(binary)}.get(compression, lambda: binary)()
+        self.compression = compression
+        inner = None
+        if compression in ("gzip", "bz2") and isinstance(source, (str, os.PathLike)):
+            inner = _parallel_decompressor(compression, source)
+        if inner is None:
+            prefixed = _Prefixed(head, binary)
+            inner = {"bz2": lambda: bz2.BZ2File(prefixed),
+                     "gzip": lambda: gzip.GzipFile(fileobj=prefixed),
+                     "xz": lambda: lzma.LZMAFile(prefixed)}.get(compression, lambda: prefixed)()
         if inner is not binary:
-            owned.insert(0, inner)
-        reader = _CappedReader(inner, compression, max_bytes)
-        # The text is kept (at most max_bytes) and counted as it comes: the counts bound
-        # what the readers will allocate before they parse anything.
-        text, last = io.BytesIO(), b"\n"
+            self._owned.insert(0, inner)
+        return _CappedReader(inner, compression, self.limits)
+
+    def read(self, size: int) -> bytes:
+        """Up to ``size`` bytes of text (b'' at the end); errors name the file."""
+        try:
+            return self._reader.read(size)
+        except _ReadError as exc:
+            raise ValueError(f"{self.name}: {exc}.") from None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes of text delivered so far."""
+        return self._reader.count
+
+    def chunks(self, chunk_bytes: int = CHUNK_BYTES):
+        """The text as chunks of whole lines (the last may lack its line end), read ahead by
+        one thread while the caller parses: ``(chunk, number of its first line)``."""
+        self._chunks = _read_ahead(self._line_chunks(chunk_bytes))
+        return self._chunks
+
+    def _line_chunks(self, chunk_bytes):
+        line, rest = 1, b""
         while True:
             try:
-                chunk = reader.read(_READ_CHUNK)
+                data = self._reader.read(chunk_bytes)
             except _ReadError as exc:
-                line = self._counts[b"\n"] + 1
-                raise ValueError(f"{self.name}, line {line:,}: {exc}.") from None
-            if not chunk:
-                text.seek(0)
-                return text, last == b"\n"
-            for pattern in self._counts:
-                self._counts[pattern] += chunk.count(pattern)
-            text.write(chunk)
-            last = chunk[-1:]
+                at = line + rest.count(b"\n")
+                raise ValueError(f"{self.name}, line {at:,}: {exc}.") from None
+            if not data:
+                if rest:
+                    yield rest, line
+                return
+            data = rest + data if rest else data
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                rest = data
+                continue
+            chunk, rest = (data, b"") if end == len(data) else (data[:end], data[end:])
+            yield chunk, line
+            line += chunk.count(b"\n")
 
-    def count(self, pattern: bytes) -> int:
-        """Occurrences of ``pattern`` (one of ``_COUNTED``) in the text."""
-        return self._counts[pattern]
+    def lines(self):
+        """Every line of the text as str (with its end); ``self.line`` counts them."""
+        self.line = 0
+        text = io.TextIOWrapper(_RawText(self), encoding="utf-8-sig", newline="")
+        while True:
+            try:
+                line = text.readline()
+            except UnicodeDecodeError:
+                raise ValueError(f"{self.name}, line {self.line + 1}: not UTF-8 text; save the "
+                                 "file as plain text (CSV or LIBSVM format).") from None
+            except ValueError as exc:
+                raise ValueError(str(exc).replace(f"{self.name}:",
+                                                  f"{self.name}, line {self.line + 1}:", 1)
+                                 ) from None
+            if not line:
+                return
+            self.line += 1
+            yield line
 
-    def check_rows(self, max_rows):
-        """Refuse, before parsing, text with more lines than ``max_rows`` (+ a header)."""
-        if self.n_lines > max_rows + 1:
-            raise ValueError(f"{self.name} has {self.n_lines:,} lines, more than the limit of "
-                             f"{max_rows:,} rows (snacks_core.datasets.MAX_ROWS); use a "
-                             "subsample, or pass max_rows= to the reader.")
+    def close(self):
+        # The read-ahead thread stops before the streams it reads are closed.
+        if self._chunks is not None:
+            self._chunks.close()
+        for stream in self._owned:
+            stream.close()
+        self._owned, self._closed = [], True
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self._text.close()
+        self.close()
         return False
 
-    def lines(self):
-        """Every line (with its end), counted in ``self.line``."""
-        while True:
-            try:
-                line = self._text.readline()
-            except UnicodeDecodeError:
-                raise ValueError(f"{self.name}, line {self.line + 1}: not UTF-8 text; save the "
-                                 "file as plain text (CSV or LIBSVM format).") from None
-            if not line:
-                return
-            self.line += 1
-            yield line
+
+class _RawText(io.RawIOBase):
+    """A :class:`TextStream` as a raw binary stream, for io.TextIOWrapper."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 class _Prefixed(io.RawIOBase):
@@ -162,22 +261,27 @@ class _Prefixed(io.RawIOBase):
         return True
 
     def readinto(self, buffer):
-        if self._head:
-            n = min(len(buffer), len(self._head))
-            buffer[:n], self._head = self._head[:n], self._head[n:]
-            return n
-        data = self._stream.read(len(buffer))
+        data = self.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
 
     def read(self, size=-1):
         if size is None or size < 0:
-            return self.readall()
+            return self._head + self._stream.read()
         head, self._head = self._head[:size], self._head[size:]
         return head + self._stream.read(size - len(head)) if size > len(head) else head
 
 
-def _binary_stream(source, max_bytes):
+def _parallel_decompressor(compression, path):
+    """rapidgzip / indexed_bzip2 on a path, with every core; None when not installed."""
+    try:
+        module = __import__("rapidgzip" if compression == "gzip" else "indexed_bzip2")
+    except ImportError:
+        return None
+    return module.open(os.fspath(path), parallelization=os.cpu_count() or 1)
+
+
+def _binary_stream(source, limits):
     """(binary stream, display name, streams to close) of a path, bytes or file object."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -190,11 +294,74 @@ def _binary_stream(source, max_bytes):
         return io.BytesIO(source), "data", []
     name = Path(str(getattr(source, "name", None) or "data")).name
     if isinstance(source, io.TextIOBase):
-        return io.BytesIO(source.read(max_bytes + 1).encode("utf-8")), name, []
+        size = -1 if limits.max_bytes is None else limits.max_bytes + 1
+        return io.BytesIO(source.read(size).encode("utf-8")), name, []
     return source, name, []
+
+
+def _size_of(source):
+    """Bytes of the file (compressed, as stored) when known: the progress line's total."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            return os.path.getsize(source)
+        except OSError:
+            return None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return len(source)
+    return None
+
+
+def _read_ahead(generator, depth=2):
+    """The items of ``generator``, produced by a thread up to ``depth`` ahead of the caller:
+    reading and decompressing overlap parsing.  Errors reach the caller in order."""
+    items = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        try:
+            for item in generator:
+                while not stop.is_set():
+                    try:
+                        items.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put((done, None))
+        except BaseException as exc:  # handed to the consumer, raised there
+            items.put((done, exc))
+
+    thread = threading.Thread(target=produce, daemon=True, name="snacks-read-ahead")
+    thread.start()
+    try:
+        while True:
+            item, error = items.get()
+            if error is not None:
+                raise error
+            if item is done:
+                return
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():
+            try:
+                items.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        thread.join()
 
 
 def check_growth(name, line, n_bytes):
     """The memory plan of a reader: what it holds so far, and the matrix built from it."""
     check_fits_in_memory(2 * n_bytes, f"Reading {name} (up to line {line:,})",
                          "Use a smaller file or a subsample of its rows.")
+
+
+def check_rows(name, line, rows, limits):
+    """Refuse a row beyond the policy's row cap, naming its line."""
+    if limits.max_rows is not None and rows > limits.max_rows:
+        raise ValueError(f"{name}, line {line:,}: more than the limit of {limits.max_rows:,} "
+                         f"rows ({limits.policy}, snacks_core.datasets.MAX_ROWS); use a "
+                         "subsample, or load it with the library or the snacks command line.")

@@ -22,6 +22,11 @@ import numpy as np
 
 from ..objective import matvec, primal_objective
 
+# ``validation_error`` is the error on rows the solver does not train on: the
+# ``validation`` set when one is given, otherwise the early-stopping rows (Snacks's
+# ``stopping_set``) where they are measured, NaN elsewhere.  One column rather than a
+# second ``held_out_error``: the figures plot one held-out curve, and with both sets the
+# recorded (eval) set is the one a user compares across fits.
 HISTORY_COLUMNS = (
     "iteration",
     "epoch",
@@ -43,7 +48,9 @@ class SolverResult:
     ``history`` maps each name of :data:`HISTORY_COLUMNS` to a float array with one entry
     per checkpoint; ``time`` is cumulative wall time spent optimising, excluding the
     evaluations made for the history itself; ``gap`` is a certified duality gap where the
-    solver computes one (NaN otherwise); ``validation_error`` is NaN without a validation set.
+    solver computes one (NaN otherwise); ``validation_error`` is the error on the
+    ``validation`` rows, or without them on the rows held out for early stopping (Snacks),
+    and NaN where neither is measured.
     ``n_iter`` counts the solver's own iterations, ``n_epochs`` passes over the data (NaN
     for solvers whose iterations are not passes).  ``info`` holds solver-specific facts
     about the run (e.g. the epochs of each phase); :attr:`timings` the seconds spent.
@@ -91,16 +98,19 @@ class HistoryRecorder:
         """Seconds of evaluation removed from the clock so far."""
         return self._excluded
 
-    def record(self, w, iteration, epoch, objective=None, gap=np.nan) -> float:
+    def record(self, w, iteration, epoch, objective=None, gap=np.nan,
+               held_out_error=None) -> float:
         """Add a checkpoint for weights ``w``; returns the primal objective F(w).
 
-        Pass ``objective`` when the solver has already computed F(w) in this checkpoint.
+        Pass ``objective`` when the solver has already computed F(w) in this checkpoint,
+        and ``held_out_error`` when it measured the error of rows held out for early
+        stopping: it is the ``validation_error`` when there is no validation set.
         """
         now = time.perf_counter()
         elapsed = now - self._start - self._excluded
         if objective is None:
             objective = primal_objective(w, self.Z, self.y, self.lam, self.sample_weight)
-        val_error = np.nan
+        val_error = np.nan if held_out_error is None else held_out_error
         if self.validation is not None:
             Z_val, y_val = self.validation
             val_error = float(np.mean(np.sign(matvec(Z_val, w)) != y_val))

@@ -218,22 +218,24 @@ def approximation(request, split, params, m_values, seeds):
 @st.cache_data(max_entries=8, show_spinner=False)
 def csv_columns(raw: bytes):
     """Column names of uploaded CSV bytes (cached by content)."""
-    return datasets.csv_columns(raw)
+    return datasets.csv_columns(raw, limits=datasets.UPLOAD_LIMITS)
 
 
 def parse_upload(name, raw, label_column=None) -> str:
     """Parse an uploaded file once, keep it for the session, return its dataset option.
 
-    Nothing is unpickled or evaluated: CSV and LIBSVM text go through our own parsers.
+    Nothing is unpickled or evaluated: CSV and LIBSVM text go through our own parsers, under
+    the caps of an upload (:data:`snacks_core.datasets.UPLOAD_LIMITS`).
     """
     key = datasets.fingerprint(raw + repr(label_column).encode())
     uploads = st.session_state.setdefault(Keys.UPLOADS, {})
     if key not in uploads:
         lower = name.lower().removesuffix(".bz2")
         if lower.endswith((".csv", ".tsv", ".txt")):
-            dataset = datasets.load_csv(raw, label_column=label_column, name=name)
+            dataset = datasets.load_csv(raw, label_column=label_column, name=name,
+                                        limits=datasets.UPLOAD_LIMITS)
         else:
-            dataset = datasets.load_libsvm(raw, name=name)
+            dataset = datasets.load_libsvm(raw, name=name, limits=datasets.UPLOAD_LIMITS)
         uploads[key] = dataset
     return upload_option(key, uploads[key].name)
 
