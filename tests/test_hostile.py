@@ -479,7 +479,7 @@ from test_app import entry_point_on_every_run, open_page  # noqa: E402,F401
 
 @pytest.mark.parametrize("name, content, message", [
     ("wide.svm", b"1 2000000000:1\n-1 2:1\n", "line 1: feature index 2000000000"),
-    ("bomb.svm.bz2", bz2.compress(b"1 1:1\n" * (1 << 20)) * 60, "line 5,000,001: more than the limit"),
+    ("bomb.svm.bz2", bz2.compress(b"1 1:1\n" * (1 << 20)) * 60, "line 5,000,001: more than"),
     ("broken.svm.bz2", b"BZh9" + bytes(200), "bz2 data is corrupt"),
     ("labels.csv", b"a,label\n1,100000000000000000001\n2,100000000000000000000\n",
      "too large to keep exactly"),
