@@ -24,11 +24,11 @@ from sklearn.metrics import f1_score
 from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
-from .estimator import SnacksClassifier, binary_targets
+from .estimator import SnacksClassifier, binary_targets, row_blocks
 from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
 from .nystrom import NystromEmbedding
-from .objective import lam_to_C, primal_objective
+from .objective import hinge_loss, lam_to_C
 from .random_features import RFF_KERNELS, RandomFourierFeatures
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import robustness_grid
@@ -51,6 +51,15 @@ def majority_error(y_train, y):
     return float(np.mean(np.asarray(y) != labels[int(np.argmax(counts))]))
 
 
+def solver_objective(model):
+    """F of the returned point as the solver measured it (its history's last row, which is
+    the point returned), averaged over the one-vs-rest problems."""
+    history = model.history_
+    last = [np.flatnonzero(history["problem"] == k)[-1]
+            for k in np.unique(history["problem"]).astype(int)]
+    return float(np.mean(history["objective"][last]))
+
+
 def returned_objective(model, X, y):
     """F(w) of the returned weights, averaged over the one-vs-rest problems.
 
@@ -60,18 +69,23 @@ def returned_objective(model, X, y):
     their history.
     """
     if not isinstance(model.embedding_, NystromEmbedding):
-        history = model.history_
-        last = [np.flatnonzero(history["problem"] == k)[-1]
-                for k in np.unique(history["problem"]).astype(int)]
-        return float(np.mean(history["objective"][last]))
-    Z = model.embedding_.transform(X)
+        return solver_objective(model)
     weights = compute_sample_weight(model.class_weight, y) if model.class_weight else None
     targets = binary_targets(np.asarray(y), model.classes_)
-    return float(np.mean([primal_objective(w, Z, t, model.lam, weights)
-                          for w, t in zip(model.coef_, targets, strict=True)]))
+    n = X.shape[0]
+    # The hinge terms summed over blocks of rows: the embedding of X is never held whole.
+    hinge = np.zeros(len(targets))
+    rows = max(1, 2**26 // (8 * model.coef_.shape[1]))
+    for start, stop in row_blocks(n, rows):
+        Z = model.embedding_.transform(X[start:stop])
+        part = None if weights is None else weights[start:stop]
+        hinge += [(stop - start) * hinge_loss(w, Z, t[start:stop], part)
+                  for w, t in zip(model.coef_, targets, strict=True)]
+    return float(np.mean([h / n + model.lam * float(w @ w)
+                          for h, w in zip(hinge, model.coef_, strict=True)]))
 
 
-def evaluate(model, split, *, pos_label=None) -> dict:
+def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=None) -> dict:
     """Metrics of a fitted :class:`~snacks_core.SnacksClassifier` on a split.
 
     Parameters
@@ -83,6 +97,13 @@ def evaluate(model, split, *, pos_label=None) -> dict:
         The class whose F1 is reported for two-class data; default: the minority class of
         the training labels (F1 of a 90 % majority class says little).  With more classes
         F1 is the macro average and ``pos_label`` is ignored.
+    test_pred : ndarray, optional
+        The model's predictions of ``split.X_test``, when the caller has made them.
+    max_train_rows : int, optional
+        Above this many training rows, the training error is measured on a random sample of
+        this many rows (``train_error_rows`` says how many) and the objective is the one
+        the solver measured at the returned point (its history's last row), instead of
+        embedding every training row once more.
 
     Returns
     -------
@@ -93,10 +114,15 @@ def evaluate(model, split, *, pos_label=None) -> dict:
         predictions), ``embedding_time``, ``training_time``, ``objective`` (F of the returned
         weights), ``epochs`` (None for solvers that do not count passes), ``iterations``,
         ``n_components``, ``n_landmarks`` (None without a Nyström embedding), ``C``,
-        ``stop``, ``train_pred``, ``test_pred``.
+        ``stop``, ``train_pred`` (of the rows measured), ``test_pred``, ``train_error_rows``.
     """
-    train_pred = model.predict(split.X_train)
-    test_pred = model.predict(split.X_test)
+    n_train = split.X_train.shape[0]
+    sampled = max_train_rows is not None and n_train > max_train_rows
+    train_rows = (np.sort(np.random.default_rng(0).choice(n_train, max_train_rows, replace=False))
+                  if sampled else slice(None))
+    train_pred = model.predict(split.X_train[train_rows])
+    if test_pred is None:
+        test_pred = model.predict(split.X_test)
     classes = model.classes_
     if classes.shape[0] == 2:
         f1_label = minority_class(split.y_train) if pos_label is None else pos_label
@@ -108,7 +134,8 @@ def evaluate(model, split, *, pos_label=None) -> dict:
     epochs = history["epoch"][np.isfinite(history["epoch"])]
     embedding = model.embedding_
     return {
-        "train_error": float(np.mean(train_pred != split.y_train)),
+        "train_error": float(np.mean(train_pred != split.y_train[train_rows])),
+        "train_error_rows": train_pred.shape[0],
         "test_error": float(np.mean(test_pred != split.y_test)),
         "majority_error": majority_error(split.y_train, split.y_test),
         "f1": float(f1),
@@ -116,7 +143,8 @@ def evaluate(model, split, *, pos_label=None) -> dict:
         "predicted_classes": int(np.unique(test_pred).shape[0]),
         "embedding_time": float(model.embedding_time_),
         "training_time": float(model.training_time_),
-        "objective": returned_objective(model, split.X_train, split.y_train),
+        "objective": (solver_objective(model) if sampled else
+                      returned_objective(model, split.X_train, split.y_train)),
         "epochs": float(np.max(epochs)) if epochs.size else None,
         "iterations": int(model.n_iter_),
         "n_components": int(model.coef_.shape[1]),

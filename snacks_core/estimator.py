@@ -28,6 +28,10 @@ from .validation import explain_non_numeric
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
+# Bytes of embedded rows a prediction holds at once.
+_PREDICT_BLOCK_BYTES = 2**26
+# Rows embedded between two progress reports of an in-memory embedding.
+_PROGRESS_ROWS = 2**17
 
 
 class SnacksClassifier(ClassifierMixin, BaseEstimator):
@@ -234,8 +238,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.storage = storage
         self.solver_options = solver_options
 
-    def fit(self, X, y, sample_weight=None, eval_set=None) -> SnacksClassifier:
-        """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve."""
+    def fit(self, X, y, sample_weight=None, eval_set=None, progress=None) -> SnacksClassifier:
+        """Fit the model; ``eval_set=(X_val, y_val)`` records a validation error curve.
+
+        ``progress(phase, done, total)``, when given, is called as the embedded solvers'
+        long phases advance: ``('embedding', rows, n)`` and ``('training', epochs,
+        max_epochs)`` (the command line draws it on stderr).
+        """
         self._validate_params()
         with explain_non_numeric("X"):
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
@@ -267,8 +276,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         solver = REGISTRY[self.solver]
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
-        results = fit_by_input[solver.input](solver, X, targets, lam, weights, embedding_seed,
-                                             solver_seed, X_val, validation_targets, options)
+        self._progress = progress
+        try:
+            results = fit_by_input[solver.input](solver, X, targets, lam, weights,
+                                                 embedding_seed, solver_seed, X_val,
+                                                 validation_targets, options)
+        finally:
+            del self._progress
         self.history_ = _stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
@@ -302,6 +316,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_time_ = time.perf_counter() - start
         if solver.early_stopping:
             options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
+        if self._progress is not None and "callback" not in options:
+            max_epochs = float(self.max_epochs)
+            options["callback"] = lambda record, w: self._progress(
+                "training", record["epoch"], max_epochs)
         solve = solver.solve
         # One-vs-rest subproblems share Z and run in threads (the jitted loops release the
         # GIL); each gets its share of the threads for its checkpoint passes.  A store read
@@ -359,11 +377,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             out = None if plan.kind == "memory" else np.empty((rows.shape[0], k), np.float16)
             return self.embedding_.transform(rows, out=out)
 
-        if plan.kind == "memory":
+        report = None
+        if self._progress is not None:
+            n = X.shape[0]
+            report = lambda rows: self._progress("embedding", rows, n)  # noqa: E731
+        if plan.kind == "memory" and report is None:
             Z = self.embedding_.transform(X)
+        elif plan.kind == "memory":
+            Z = np.empty((X.shape[0], k), dtype=plan.storage_dtype)
+            for start, stop in row_blocks(X.shape[0], _PROGRESS_ROWS):
+                self.embedding_.transform(X[start:stop], out=Z[start:stop])
+                report(stop)
         else:
             Z = embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
-                               storage_dtype=plan.storage_dtype, block_rows=plan.block_rows)
+                               storage_dtype=plan.storage_dtype, block_rows=plan.block_rows,
+                               progress=report)
         return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
     def _fit_data(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
@@ -454,7 +482,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         with explain_non_numeric("X"):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
-        scores = self.embedding_.transform(X) @ self.coef_.T + self.intercept_
+        scores = np.empty((X.shape[0], self.coef_.shape[0]))
+        # In blocks of rows: the embedding of a large X is never held whole.
+        rows = max(1, _PREDICT_BLOCK_BYTES // (8 * self.coef_.shape[1]))
+        for start, stop in row_blocks(X.shape[0], rows):
+            scores[start:stop] = self.embedding_.transform(X[start:stop]) @ self.coef_.T
+        scores += self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
@@ -477,6 +510,11 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
+
+
+def row_blocks(n_rows, rows):
+    """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``n_rows``."""
+    return [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
 
 
 def draw_seeds(random_state):

@@ -425,7 +425,7 @@ def plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storag
 
 
 def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,
-                   block_rows=None, directory=None, rows_per_block=None):
+                   block_rows=None, directory=None, rows_per_block=None, progress=None):
     """Embed X in row blocks straight into a new :class:`EmbeddingStore`.
 
     Peak memory is the store plus one block of X's embedding (and what ``transform`` needs
@@ -445,6 +445,8 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
     rows_per_block : int or None, default=None
         Rows embedded at once; default the store's block rows, at most about 32 MiB of
         float64 output.
+    progress : callable(rows_done), optional
+        Called after each block.
 
     Returns
     -------
@@ -465,6 +467,8 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
         for start in range(0, store.n_rows, rows_per_block):
             stop = min(store.n_rows, start + rows_per_block)
             store.write(start, transform(X[start:stop]))
+            if progress is not None:
+                progress(stop)
     except BaseException:
         store.close()
         raise
