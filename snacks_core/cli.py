@@ -432,7 +432,8 @@ def _predict(model, X, progress=None):
     if progress is None:
         return model.predict(X)
     blocks = []
-    for start, stop in row_blocks(X.shape[0], max(1, 2**24 // (8 * model.coef_.shape[1]))):
+    # Blocks of 128 MiB of float32 embedding: the model embeds each in parallel pieces.
+    for start, stop in row_blocks(X.shape[0], max(1, 2**27 // (4 * model.coef_.shape[1]))):
         blocks.append(model.predict(X[start:stop]))
         progress("predicting", stop, X.shape[0])
     return np.concatenate(blocks)

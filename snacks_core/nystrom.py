@@ -236,7 +236,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         else:
             _check_out(out, n, k)
         blocks = KernelBlocks(X, self.landmarks_, **self._kernel_params())
-        chunk = max(1, _CHUNK_ENTRIES // m)
+        # Rows per task: about _CHUNK_ENTRIES kernel entries, and at least one task per
+        # thread when X is a small block (as when embedding into a store block by block).
+        chunk = max(1, min(_CHUNK_ENTRIES // m, -(-n // n_threads)))
         # Computing the kernel block in place in ``out`` saves a copy when the triangular
         # factor is applied in place and ``out`` has the embedding's dtype.
         in_place = self.triangular_ and out.dtype == dtype

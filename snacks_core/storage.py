@@ -55,6 +55,7 @@ import re
 import shutil
 import tempfile
 import weakref
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numba
@@ -76,8 +77,9 @@ _BLOCK_BYTES = 2**25
 _SOLVER_BYTES_PER_ROW = 64
 
 # float32 blocks a compact or out-of-core fit holds at once, at most: while embedding, the
-# transform's float64 output (two) and its float64 intermediate (two), and the output cast
-# to the storage dtype (one); while training, the read buffer and the float16 scratch.
+# block being embedded and its kernel intermediate (two), the previous block being written
+# and its cast to the storage dtype (two); while training, two read buffers (one is read
+# ahead) and the float16 scratch.
 _WORKING_BLOCKS = 6
 
 # float16's largest finite value: larger entries would be stored as inf.
@@ -428,8 +430,9 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
                    block_rows=None, directory=None, rows_per_block=None, progress=None):
     """Embed X in row blocks straight into a new :class:`EmbeddingStore`.
 
-    Peak memory is the store plus one block of X's embedding (and what ``transform`` needs
-    for it): a 'memory' store is allocated once and filled block by block.
+    Peak memory is the store plus two blocks of X's embedding (and what ``transform`` needs
+    for one): a 'memory' store is allocated once and filled block by block, and a block is
+    written by a second thread while the next is embedded.
 
     Parameters
     ----------
@@ -443,8 +446,7 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
     kind, storage_dtype, compute_dtype, block_rows, directory
         As for :class:`EmbeddingStore`, usually from :func:`plan_storage`.
     rows_per_block : int or None, default=None
-        Rows embedded at once; default the store's block rows, at most about 32 MiB of
-        float64 output.
+        Rows embedded at once; default half the store's block rows.
     progress : callable(rows_done), optional
         Called after each block.
 
@@ -459,19 +461,29 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
     store = EmbeddingStore(X.shape[0], n_cols, kind, storage_dtype,
                            compute_dtype=compute_dtype, block_rows=block_rows,
                            directory=directory)
-    if rows_per_block is None:
-        rows_per_block = min(store.block_rows,
-                             _rows_per_block(store.n_cols, np.dtype(np.float64).itemsize))
-    rows_per_block = _check_count(rows_per_block, "rows_per_block")
-    try:
-        for start in range(0, store.n_rows, rows_per_block):
-            stop = min(store.n_rows, start + rows_per_block)
-            store.write(start, transform(X[start:stop]))
-            if progress is not None:
-                progress(stop)
-    except BaseException:
-        store.close()
-        raise
+    # Half a block at once: two are in flight (one embedded, one written).
+    rows_per_block = _check_count(rows_per_block or max(1, store.block_rows // 2),
+                                  "rows_per_block")
+    # One thread writes (casts, copies to the file) a block while the next is embedded.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        pending = None
+        try:
+            for start in range(0, store.n_rows, rows_per_block):
+                stop = min(store.n_rows, start + rows_per_block)
+                block = transform(X[start:stop])
+                if pending is not None:
+                    pending.result()
+                pending = writer.submit(store.write, start, block)
+                if progress is not None:
+                    progress(stop)
+            if pending is not None:
+                pending.result()
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+                wait([pending])
+            store.close()
+            raise
     return store
 
 

@@ -58,6 +58,7 @@ that set.  It is not polished.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
@@ -521,8 +522,10 @@ class _Block:
 class RowBlocks:
     """The embedding's rows as blocks: an in-memory array is one block, a store many.
 
-    ``array`` is the whole in-memory array (None for a store); blocks of a store are read
-    into one reused buffer, so a block is valid until the next one is read.
+    ``array`` is the whole in-memory array (None for a store).  A store's blocks are read
+    by one background thread into two buffers, the next block while the caller works on
+    the current one (reading from disk, or widening float16, overlaps the solver's
+    passes); a block is valid until the caller asks for the one after the next.
     """
 
     def __init__(self, Z):
@@ -534,23 +537,38 @@ class RowBlocks:
             self.array, self.store = Z.array, Z
             self.shape = (Z.n_rows, Z.n_cols)
             self.bounds = Z.block_bounds()
-            self._buffer = Z.new_buffer()
+            self._buffers = None
 
-    def _read(self, start, stop):
+    def _blocks(self, order):
+        """A :class:`_Block` for each index of ``order`` into ``bounds``, read ahead."""
         if self.array is not None:
-            return self.array[start:stop] if (start, stop) != (0, self.shape[0]) else self.array
-        return self.store.read(start, stop, out=self._buffer)
+            for k in order:
+                start, stop = self.bounds[k]
+                whole = (start, stop) == (0, self.shape[0])
+                yield _Block(start, stop, self.array if whole else self.array[start:stop])
+            return
+        if self._buffers is None:
+            self._buffers = (self.store.new_buffer(), self.store.new_buffer())
+
+        def read(k, buffer):
+            start, stop = self.bounds[k]
+            return self.store.read(start, stop, out=buffer)
+
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            ahead = reader.submit(read, order[0], self._buffers[0]) if len(order) else None
+            for i, k in enumerate(order):
+                Z = ahead.result()
+                if i + 1 < len(order):
+                    ahead = reader.submit(read, order[i + 1], self._buffers[(i + 1) % 2])
+                start, stop = self.bounds[k]
+                yield _Block(start, stop, Z)
 
     def __iter__(self):
-        for start, stop in self.bounds:
-            yield _Block(start, stop, self._read(start, stop))
+        return self._blocks(range(len(self.bounds)))
 
     def shuffled(self, rng):
         """The blocks in a random order (the only order when there is one block)."""
-        order = rng.permutation(len(self.bounds)) if len(self.bounds) > 1 else [0]
-        for k in order:
-            start, stop = self.bounds[k]
-            yield _Block(start, stop, self._read(start, stop))
+        return self._blocks(rng.permutation(len(self.bounds)) if len(self.bounds) > 1 else [0])
 
     def sample(self, count, rng):
         """``count`` rows drawn uniformly with replacement, grouped by block: (block, rows)."""
@@ -559,11 +577,9 @@ class RowBlocks:
             return
         sizes = np.array([stop - start for start, stop in self.bounds], dtype=np.float64)
         counts = rng.multinomial(count, sizes / sizes.sum())
-        for k in rng.permutation(len(self.bounds)):
-            start, stop = self.bounds[k]
-            if counts[k]:
-                yield (_Block(start, stop, self._read(start, stop)),
-                       rng.integers(start, stop, size=counts[k]))
+        order = [k for k in rng.permutation(len(self.bounds)) if counts[k]]
+        for block, k in zip(self._blocks(order), order, strict=True):
+            yield block, rng.integers(block.start, block.stop, size=counts[k])
 
 
 class _L2Stages:
