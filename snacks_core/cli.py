@@ -192,11 +192,11 @@ def _add_model_arguments(parser, *, grid):
     parser.add_argument("--tol", type=float, default=1e-3,
                         help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
     parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
-                        default="float32" if grid else "float64", help=(
-                            "precision of the embedding (default "
-                            + ("float32, as robustness_grid: the same test errors to "
-                               "rounding, faster; auto: float64 when it fits in memory)"
-                               if grid else "float64)")))
+                        default="float32", help=(
+                            "precision of the embedding (default float32, as "
+                            + ("robustness_grid" if grid else "SnacksClassifier")
+                            + ": the same test errors to rounding, half the memory, faster"
+                            + ("; auto: float64 when it fits in memory)" if grid else ")")))
 
 
 def _add_resource_arguments(parser):
