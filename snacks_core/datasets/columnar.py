@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .dataset import Dataset, make_dataset
-from .labels import parse_labels
+from .labels import MAX_LABEL_CHARS, parse_labels
 from .text import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
 
 
@@ -75,7 +75,12 @@ class ArrowTable:
             raise NeedsLineNumbers(f"{self.name}: the label column {self.label!r} has empty "
                                    "cells.")
         labels = pc.utf8_trim_whitespace(pc.cast(labels, pa.string()))
-        self.texts.update(pc.unique(labels).to_pylist())
+        texts = pc.unique(labels).to_pylist()
+        if any(len(text) > MAX_LABEL_CHARS for text in texts):
+            raise NeedsLineNumbers(f"{self.name}: a label is longer than {MAX_LABEL_CHARS} "
+                                   "characters; a label names a class. Check the label "
+                                   "column.")
+        self.texts.update(texts)
         if "" in self.texts:
             raise NeedsLineNumbers(f"{self.name}: the label column {self.label!r} has empty "
                                    "cells.")

@@ -12,7 +12,7 @@ import numpy as np
 from .text import MAX_CLASSES
 
 # A label names a class; longer text is a wrong column or a crafted file.
-_MAX_LABEL_CHARS = 200
+MAX_LABEL_CHARS = 200
 
 
 class LabelCodes:
@@ -28,7 +28,7 @@ class LabelCodes:
     def add(self, text, line):
         code = self.texts.get(text)
         if code is None:
-            if len(text) > _MAX_LABEL_CHARS:
+            if len(text) > MAX_LABEL_CHARS:
                 raise ValueError(f"{self.name}, line {line}: the label is {len(text):,} "
                                  "characters long; a label names a class. Check the label "
                                  "column.")

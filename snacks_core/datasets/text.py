@@ -114,8 +114,10 @@ class TextStream:
     """The decompressed bytes of a path, bytes or file object, read under ``limits``.
 
     bz2, gzip and xz are recognised by their first bytes (a ``.bz2``, ``.gz`` or ``.xz``
-    name must match them); a path's gzip and bz2 text is decompressed by several threads
-    (rapidgzip, indexed_bzip2), anything else by Python's modules.  Use as a context
+    name must match them); a path's bz2 text is decompressed by several threads
+    (indexed_bzip2, twice Python's bz2 on 2 cores), anything else by Python's modules
+    (rapidgzip was slower than zlib on 2 cores and returned a cut-short gzip file's first
+    half without an error: BENCHMARKS.md, "Large files").  Use as a context
     manager; :meth:`chunks` cuts the text into whole lines, :meth:`lines` reads it line by
     line.
     """
@@ -147,8 +149,8 @@ class TextStream:
                              f"as {expected} files do); the file is damaged or misnamed.")
         self.compression = compression
         inner = None
-        if compression in ("gzip", "bz2") and isinstance(source, (str, os.PathLike)):
-            inner = _parallel_decompressor(compression, source)
+        if compression == "bz2" and isinstance(source, (str, os.PathLike)):
+            inner = _parallel_bz2(source)
         if inner is None:
             prefixed = _Prefixed(head, binary)
             inner = {"bz2": lambda: bz2.BZ2File(prefixed),
@@ -174,10 +176,10 @@ class TextStream:
         """Bytes of text delivered so far."""
         return self._reader.count
 
-    def chunks(self, chunk_bytes: int = CHUNK_BYTES):
+    def chunks(self, chunk_bytes: int | None = None):
         """The text as chunks of whole lines (the last may lack its line end), read ahead by
         one thread while the caller parses: ``(chunk, number of its first line)``."""
-        self._chunks = _read_ahead(self._line_chunks(chunk_bytes))
+        self._chunks = _read_ahead(self._line_chunks(chunk_bytes or CHUNK_BYTES))
         return self._chunks
 
     def _line_chunks(self, chunk_bytes):
@@ -272,13 +274,13 @@ class _Prefixed(io.RawIOBase):
         return head + self._stream.read(size - len(head)) if size > len(head) else head
 
 
-def _parallel_decompressor(compression, path):
-    """rapidgzip / indexed_bzip2 on a path, with every core; None when not installed."""
+def _parallel_bz2(path):
+    """indexed_bzip2 on a path, with every core; None when it is not installed."""
     try:
-        module = __import__("rapidgzip" if compression == "gzip" else "indexed_bzip2")
+        import indexed_bzip2
     except ImportError:
         return None
-    return module.open(os.fspath(path), parallelization=os.cpu_count() or 1)
+    return indexed_bzip2.open(os.fspath(path), parallelization=os.cpu_count() or 1)
 
 
 def _binary_stream(source, limits):
