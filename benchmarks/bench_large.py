@@ -106,6 +106,9 @@ def main():
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--m", type=int, default=1000)
     parser.add_argument("--higgs-rows", type=int, default=0)
+    parser.add_argument("--moonshot-rows", type=int, default=0,
+                        help="also fit this many SUSY-shaped rows with m = 2000 (the embedding "
+                             "far beyond memory) and report time, storage and test error")
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "snacks_large"))
     args = parser.parse_args()
     folder = Path(args.dir)
@@ -115,6 +118,36 @@ def main():
         susy(folder, args.rows, args.m)
     if args.higgs_rows:
         higgs(folder, args.higgs_rows, args.m)
+    if args.moonshot_rows:
+        moonshot(args.moonshot_rows)
+
+
+def moonshot(rows, m=2000, test_rows=200_000):
+    """A default fit of ``rows`` SUSY-shaped rows with m landmarks: the n × m embedding
+    (80 GB as float32 for 10M × 2000) is planned onto disk; time, storage, test error."""
+    import resource
+    import warnings
+
+    X, y = susy_rows(0, rows + test_rows)
+    mean, scale = X[:rows].mean(axis=0), X[:rows].std(axis=0)
+    X = (X - mean) / scale
+    model = SnacksClassifier(n_components=m, lam=LAM, random_state=0)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X[:rows], y[:rows])
+    fit = time.perf_counter() - start
+    start = time.perf_counter()
+    error = float(np.mean(model.predict(X[rows:]) != y[rows:]))
+    predict = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"\nMoonshot: {rows:,} SUSY-shaped rows x 18, m = {m}, λ = {LAM:g}: fit {fit:.0f} s "
+          f"(embedding {model.embedding_time_:.0f} s, training {model.training_time_:.0f} s, "
+          f"{model.history_['epoch'].max():.2f} epochs, {', '.join(model.stop_reasons_)}), "
+          f"kept as {model.storage_}; predict {test_rows:,} rows {predict:.0f} s; test error "
+          f"{100 * error:.2f} %; peak RSS {peak:.1f} GiB")
+    for warning in caught:
+        print(f"  plan: {warning.message}")
 
 
 def susy(folder, rows, m):

@@ -36,7 +36,6 @@ MAX_CLASSES = 1000
 # The widest local file: column indices of a CSR matrix are int32.
 MAX_LOCAL_FEATURES = 2**31 - 1
 
-_READ_CHUNK = 1 << 20
 # Bytes of text handed to a parser at once: large enough that parsing it in threads costs far
 # more than starting them, small enough that the read-ahead holds little.
 CHUNK_BYTES = 1 << 25

@@ -89,11 +89,9 @@ _FAST_DUAL_LIMIT = 10.0
 _MIN_VALIDATION_GAIN = 1e-3
 # Under early stopping ASSG checks the held-out error k times per epoch, k = n // the
 # rows below clipped to [1, the checks per epoch below] (one check every ⌈n/k⌉ steps), and
-# the patience ``n_iter_no_change`` counts these checks.  Once per epoch, 5 checks of
-# patience cost 5 epochs after the best point: on 10⁶ rows, 7.9 epochs to return epoch
-# 1's.  Four checks make it 1.25 epochs; a check reads the held-out rows (a ninth of n
-# by default) in parallel, cheap beside the n/4 sequential steps between two.  Problems
-# under 2·10⁴ rows keep one check per epoch, as before: their epochs take milliseconds.
+# the patience ``n_iter_no_change`` counts these checks: at one check per epoch, the
+# patience alone costs five epochs after the best point, most of a fit on millions of rows
+# (bench_early_stopping.py).  Small problems keep one check per epoch.
 EARLY_STOPPING_CHECKS_PER_EPOCH = 4
 EARLY_STOPPING_MIN_CHECK_ROWS = 10_000
 
