@@ -486,6 +486,11 @@ class KernelBlocks:
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; "
                              "both must have the same columns")
+        if sp.issparse(X) and 3 * X.nnz >= 2 * X.shape[0] * X.shape[1]:
+            # Mostly non-zero (a dense file in LIBSVM format): the dense kernels are about
+            # twice as fast, and the dense array takes no more memory than the CSR one
+            # (8 bytes an entry against 12 a non-zero).
+            X = X.toarray()
         if (not isinstance(block_rows, numbers.Integral) or isinstance(block_rows, bool)
                 or block_rows < 1):
             raise ValueError(f"block_rows must be a positive integer; got {block_rows!r}")

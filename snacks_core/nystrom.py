@@ -43,6 +43,10 @@ from .validation import (
 
 # Rows of X transformed at once by one thread: the kernel block (rows × m) stays near 32 MiB.
 _CHUNK_ENTRIES = 2**22
+# A transform of few rows is cut into this many tasks (of at least the rows below), so
+# that up to as many threads share it.
+_MIN_TASKS = 8
+_MIN_TASK_ROWS = 256
 
 # What ``transform(X, out=...)`` can write into: blocks are cast from the embedding's dtype.
 _OUT_DTYPES = (np.float16, np.float32, np.float64)
@@ -236,9 +240,10 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         else:
             _check_out(out, n, k)
         blocks = KernelBlocks(X, self.landmarks_, **self._kernel_params())
-        # Rows per task: about _CHUNK_ENTRIES kernel entries, and at least one task per
-        # thread when X is a small block (as when embedding into a store block by block).
-        chunk = max(1, min(_CHUNK_ENTRIES // m, -(-n // n_threads)))
+        # Rows per task: about _CHUNK_ENTRIES kernel entries, and a small X (a block of a
+        # store) in several tasks; never from the thread count, so that every row is
+        # computed in the same task, hence bitwise the same, whatever the threads.
+        chunk = max(1, min(_CHUNK_ENTRIES // m, max(_MIN_TASK_ROWS, -(-n // _MIN_TASKS))))
         # Computing the kernel block in place in ``out`` saves a copy when the triangular
         # factor is applied in place and ``out`` has the embedding's dtype.
         in_place = self.triangular_ and out.dtype == dtype
