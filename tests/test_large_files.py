@@ -237,3 +237,26 @@ def test_cli_fit_says_when_the_budget_is_too_small(capsys, tmp_path):
     err = capsys.readouterr()[1]
     assert "memory budget" in err and "memory_budget" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_fit_streamed_from_disk_in_one_block_is_the_in_memory_fit(tmp_path):
+    """The same rows and seed: a float32 embedding read back from its file (one block, so
+    the same row draws) gives the in-memory fit bit for bit; in many blocks read ahead,
+    the same model up to the order of the draws."""
+    from snacks_core import SnacksClassifier
+
+    moons = datasets.make_synthetic("moons", 4000, random_state=1)
+    options = dict(n_components=60, lam=1e-4, gamma=2.0, random_state=0, max_epochs=20,
+                   early_stopping=True, dtype=np.float32)
+    memory = SnacksClassifier(**options).fit(moons.X, moons.y)
+    with pytest.warns(UserWarning, match="temporary file"):
+        disk = SnacksClassifier(**options, storage="disk").fit(moons.X, moons.y)
+    assert disk.storage_ == "disk"
+    np.testing.assert_array_equal(disk.coef_, memory.coef_)
+    np.testing.assert_array_equal(disk.history_["validation_error"],
+                                  memory.history_["validation_error"])
+    budget = 4000 * 60 * 4 // 3
+    with pytest.warns(UserWarning, match="temporary file"):
+        blocks = SnacksClassifier(**options, storage="disk", memory_budget=budget).fit(
+            moons.X, moons.y)
+    assert np.mean(blocks.predict(moons.X) == memory.predict(moons.X)) > 0.98
