@@ -383,14 +383,14 @@ def _widen(X, n_features):
     return X
 
 
-def _model(args, solver, n_components, lam, seed, classes):
+def _model(args, solver, classes):
+    """The estimator ``fit`` and ``compare`` train, from their options."""
     return SnacksClassifier(kernel=args.kernel, gamma=args.gamma, degree=args.degree,
-                            coef0=args.coef0, n_components=n_components, lam=lam,
+                            coef0=args.coef0, n_components=args.m, lam=args.lam,
                             solver=solver, sampling=args.sampling, max_epochs=args.max_epochs,
-                            tol=args.tol, dtype=args.dtype, random_state=seed,
+                            tol=args.tol, dtype=args.dtype, random_state=args.seed,
                             class_weight=_class_weights(args.class_weight, classes),
-                            memory_budget=getattr(args, "memory_budget", None),
-                            storage=getattr(args, "storage", "auto"))
+                            memory_budget=args.memory_budget, storage=args.storage)
 
 
 def _class_weights(weights, classes):
@@ -439,22 +439,28 @@ def _predict(model, X, progress=None):
     return np.concatenate(blocks)
 
 
-def _fit(args):
-    progress = _Progress.for_args(args)
-    split = _split(args, progress)
-    model = _model(args, args.solver, args.m, args.lam, args.seed, np.unique(split.y_train))
+def _fit_and_measure(args, solver, split, progress):
+    """A fitted model of ``solver`` and its metrics, with progress lines on stderr."""
+    model = _model(args, solver, np.unique(split.y_train))
     model.fit(split.X_train, split.y_train, progress=progress)
     if progress is not None:
         progress.end()
+    metrics = _metrics(model, split, progress)
+    if progress is not None:
+        progress.end()
+    return model, metrics
+
+
+def _fit(args):
+    progress = _Progress.for_args(args)
+    split = _split(args, progress)
+    _, metrics = _fit_and_measure(args, args.solver, split, progress)
     n_train = split.X_train.shape[0]
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features")
     gamma = resolve_gamma(args.gamma, split.X_train)
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
-    metrics = _metrics(model, split, progress)
-    if progress is not None:
-        progress.end()
     for name, value in metrics.items():
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
@@ -677,7 +683,8 @@ def _write_plot(table, path, *, by_gamma):
 
 
 def _compare(args):
-    split = _split(args)
+    progress = _Progress.for_args(args)
+    split = _split(args, progress)
     n_train = split.X_train.shape[0]
     solvers = _flatten(args.solvers) if args.solvers else [
         s for s in SOLVERS if s not in ("libsvm",) or n_train <= EXACT_MAX_ROWS]
@@ -690,12 +697,9 @@ def _compare(args):
               "exact kernel SVM anyway)")
     if args.out:
         _check_writable(args.out)
-    classes = np.unique(split.y_train)
     rows = []
     for solver in solvers:
-        model = _model(args, solver, args.m, args.lam, args.seed, classes).fit(split.X_train,
-                                                                              split.y_train)
-        metrics = _metrics(model, split)
+        _, metrics = _fit_and_measure(args, solver, split, progress)
         rows.append({"solver": solver,
                      "time (s)": metrics["embedding time (s)"] + metrics["training time (s)"],
                      **metrics})
