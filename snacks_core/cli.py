@@ -471,7 +471,8 @@ def _fit(args):
 
 class _Progress:
     """One line per long phase on stderr, redrawn in place at most twice a second:
-    ``snacks: embedding  812,000 / 1,400,000 rows  61,200 rows/s  13 s  ~10 s left``."""
+    ``snacks: embedding  812,000 / 1,400,000 rows  61,200 rows/s  13 s  ~10 s left``
+    (for training, the time left at most: the budget of epochs, which a stop rule cuts)."""
 
     UNITS = {"reading": "rows", "embedding": "rows", "training": "epochs",
              "predicting": "rows"}
@@ -518,7 +519,9 @@ class _Progress:
             line += f"  {done / elapsed:,.{2 if unit == 'epochs' else 0}f} {unit}/s"
         line += f"  {elapsed:.0f} s"
         if fraction and not finished:
-            line += f"  ~{elapsed * (1 - fraction) / fraction:.0f} s left"
+            left = elapsed * (1 - fraction) / fraction
+            # Training may stop early (tol, held-out error): its budget only bounds it.
+            line += f"  {'at most ' if unit == 'epochs' else '~'}{left:.0f} s left"
         self.stream.write(f"\r{line:<78}")
         self.stream.flush()
 
