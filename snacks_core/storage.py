@@ -30,8 +30,9 @@ block_rows=None, directory=None)``
     array``; methods ``block_bounds()``, ``new_buffer()``, ``read(start, stop, out=None)``,
     ``write(start, block)``, ``close()``; a context manager.
 ``embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,
-block_rows=None, directory=None, rows_per_block=None) -> EmbeddingStore``
-    Embeds X (dense or CSR) in row blocks straight into a new store.
+block_rows=None, directory=None, rows_per_block=None, progress=None) -> EmbeddingStore``
+    Embeds X (dense or CSR) in row blocks straight into a new store, writing one block
+    while the next is embedded.
 ``memory_budget_bytes(memory_budget) -> int`` and ``storage_directory(directory) -> str``
     The budget and the temporary directory (``directory``, else ``$SNACKS_TMPDIR``, else
     :func:`tempfile.gettempdir`) as the planner resolves them.
