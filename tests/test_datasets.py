@@ -426,3 +426,19 @@ def test_exported_code_runs_for_sample_files_and_generators(option, tmp_path, mo
     exec(compile(run_code(request, dataset, {**PARAMS, "max_epochs": 2}), "exported", "exec"),
          namespace)
     assert namespace["pipeline"].predict(dataset.X[:5]).shape == (5,)
+
+
+@pytest.mark.parametrize("own_test_part", [False, True])
+def test_split_scaling_never_changes_the_dataset(own_test_part):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(5.0, 3.0, size=(200, 3)), np.repeat([0, 1], 100)
+    test = dict(X_test=X[:50] + 1.0, y_test=y[:50]) if own_test_part else {}
+    dataset = datasets.make_dataset(X, y, "blobs", **test)
+    before = [dataset.X.copy()] + ([dataset.X_test.copy()] if own_test_part else [])
+    split = split_dataset(dataset, scaling="standard", random_state=0)
+    np.testing.assert_array_equal(dataset.X, before[0])
+    if own_test_part:
+        np.testing.assert_array_equal(dataset.X_test, before[1])
+    np.testing.assert_allclose(split.X_train.mean(axis=0), 0.0, atol=1e-12)
+    scaler = split.preprocessing[0]
+    assert scaler.copy and scaler.transform(X[:5]) is not X[:5]

@@ -42,7 +42,10 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
         if np.unique(y_train).shape[0] < 2:
             raise ValueError(f"{dataset.name}: the training part has a single class; use a "
                              "smaller test fraction or more data.")
-    X_train, X_test, scaler = _scale(X_train, X_test, scaling)
+    # A split's parts are fresh copies, scaled in place (a large X is not copied twice);
+    # a dataset's own parts are not ours to change.
+    X_train, X_test, scaler = _scale(X_train, X_test, scaling,
+                                     copy=dataset.X_test is not None)
     preprocessing = () if scaler is None else (scaler,)
     names, projection = dataset.feature_names, None
     if project_2d and X_train.shape[1] > 2:
@@ -55,17 +58,21 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
                  preprocessing)
 
 
-def _scale(X_train, X_test, scaling):
+def _scale(X_train, X_test, scaling, copy=True):
     from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
     if scaling == "none":
         return X_train, X_test, None
     sparse = sp.issparse(X_train)
     if scaling == "standard":
-        scaler = StandardScaler(with_mean=not sparse)
+        scaler = StandardScaler(with_mean=not sparse, copy=copy)
     else:
-        scaler = MaxAbsScaler() if sparse else MinMaxScaler(feature_range=(-1, 1))
-    return scaler.fit_transform(X_train), scaler.transform(X_test), scaler
+        scaler = (MaxAbsScaler(copy=copy) if sparse
+                  else MinMaxScaler(feature_range=(-1, 1), copy=copy))
+    X_train, X_test = scaler.fit_transform(X_train), scaler.transform(X_test)
+    # The fitted scaler is kept for new rows: those it must copy, never change.
+    scaler.set_params(copy=True)
+    return X_train, X_test, scaler
 
 
 def _project_2d(X_train, X_test, random_state):
