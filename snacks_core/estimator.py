@@ -30,8 +30,9 @@ from .validation import explain_non_numeric
 EARLY_STOPPING_MIN_SAMPLES = 10_000
 # Bytes of embedded rows a prediction holds at once.
 _PREDICT_BLOCK_BYTES = 2**26
-# Rows embedded between two progress reports of an in-memory embedding.
-_PROGRESS_ROWS = 2**17
+# Rows of X embedded at once into an in-memory embedding, when they are a subset of X or a
+# progress line follows them.
+_EMBED_BLOCK_ROWS = 2**17
 
 
 class SnacksClassifier(ClassifierMixin, BaseEstimator):
@@ -302,17 +303,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         labels = class_labels(targets)
         self._fit_embedding(X, labels, embedding_seed)
         early = solver.early_stopping and early_stopping_enabled(self.early_stopping, X.shape[0])
-        X_stop = stop_targets = None
+        X_stop = stop_targets = train = None
         if early:
             # Held out of the training rows: a test set passed as eval_set is recorded,
-            # never used to decide when to stop.
+            # never used to decide when to stop.  The rows trained on are embedded from X
+            # block by block, never copied out of it whole.
             train, held = validation_split(labels, self.validation_fraction,
                                            int(solver_seed))
-            X, X_stop = X[train], X[held]
+            X_stop = X[held]
             stop_targets = [t[held] for t in targets]
             targets = [t[train] for t in targets]
             weights = None if weights is None else weights[train]
-        Z, Z_val, Z_stop = self._embed_for_training(X, X_val, X_stop, solver.streaming)
+        Z, Z_val, Z_stop = self._embed_for_training(X, train, X_val, X_stop, solver.streaming)
         self.embedding_time_ = time.perf_counter() - start
         if solver.early_stopping:
             options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
@@ -348,13 +350,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(len(results))
         return results
 
-    def _embed_for_training(self, X, X_val, X_stop, streaming):
-        """Z = z(X) in the storage the memory budget allows (an ndarray or a store; a store
-        only for a ``streaming`` solver), and the embeddings of X_val and X_stop (None when
-        they are) in memory, float16 unless Z is in memory."""
+    def _embed_for_training(self, X, train, X_val, X_stop, streaming):
+        """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory
+        budget allows (an ndarray or a store; a store only for a ``streaming`` solver), and
+        the embeddings of X_val and X_stop (None when they are) in memory, float16 unless Z
+        is in memory."""
         k = self.embedding_.n_components_
+        n = X.shape[0] if train is None else train.shape[0]
         extra = [rows for rows in (X_val, X_stop) if rows is not None]
-        plan = plan_storage(X.shape[0] + sum(rows.shape[0] for rows in extra), k,
+        plan = plan_storage(n + sum(rows.shape[0] for rows in extra), k,
                             dtype=self.dtype, memory_budget=self.memory_budget,
                             storage=self.storage)
         self.storage_ = plan.kind
@@ -379,19 +383,20 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
         report = None
         if self._progress is not None:
-            n = X.shape[0]
             report = lambda rows: self._progress("embedding", rows, n)  # noqa: E731
-        if plan.kind == "memory" and report is None:
+        if plan.kind == "memory" and report is None and train is None:
             Z = self.embedding_.transform(X)
         elif plan.kind == "memory":
-            Z = np.empty((X.shape[0], k), dtype=plan.storage_dtype)
-            for start, stop in row_blocks(X.shape[0], _PROGRESS_ROWS):
-                self.embedding_.transform(X[start:stop], out=Z[start:stop])
-                report(stop)
+            Z = np.empty((n, k), dtype=plan.storage_dtype)
+            for start, stop in row_blocks(n, _EMBED_BLOCK_ROWS):
+                rows = X[start:stop] if train is None else X[train[start:stop]]
+                self.embedding_.transform(rows, out=Z[start:stop])
+                if report is not None:
+                    report(stop)
         else:
             Z = embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
                                storage_dtype=plan.storage_dtype, block_rows=plan.block_rows,
-                               progress=report)
+                               progress=report, rows=train)
         return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
     def _fit_data(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,

@@ -30,7 +30,8 @@ block_rows=None, directory=None)``
     array``; methods ``block_bounds()``, ``new_buffer()``, ``read(start, stop, out=None)``,
     ``write(start, block)``, ``close()``; a context manager.
 ``embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,
-block_rows=None, directory=None, rows_per_block=None, progress=None) -> EmbeddingStore``
+block_rows=None, directory=None, rows_per_block=None, progress=None, rows=None)
+-> EmbeddingStore``
     Embeds X (dense or CSR) in row blocks straight into a new store, writing one block
     while the next is embedded.
 ``memory_budget_bytes(memory_budget) -> int`` and ``storage_directory(directory) -> str``
@@ -428,7 +429,8 @@ def plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storag
 
 
 def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,
-                   block_rows=None, directory=None, rows_per_block=None, progress=None):
+                   block_rows=None, directory=None, rows_per_block=None, progress=None,
+                   rows=None):
     """Embed X in row blocks straight into a new :class:`EmbeddingStore`.
 
     Peak memory is the store plus two blocks of X's embedding (and what ``transform`` needs
@@ -450,6 +452,8 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
         Rows embedded at once; default half the store's block rows.
     progress : callable(rows_done), optional
         Called after each block.
+    rows : ndarray of int, optional
+        Embed ``X[rows]`` (in that order), gathered block by block, instead of all of X.
 
     Returns
     -------
@@ -459,7 +463,8 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
     X = X.tocsr() if sp.issparse(X) else np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}.")
-    store = EmbeddingStore(X.shape[0], n_cols, kind, storage_dtype,
+    n_rows = X.shape[0] if rows is None else len(rows)
+    store = EmbeddingStore(n_rows, n_cols, kind, storage_dtype,
                            compute_dtype=compute_dtype, block_rows=block_rows,
                            directory=directory)
     # Half a block at once: two are in flight (one embedded, one written).
@@ -471,7 +476,7 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
         try:
             for start in range(0, store.n_rows, rows_per_block):
                 stop = min(store.n_rows, start + rows_per_block)
-                block = transform(X[start:stop])
+                block = transform(X[start:stop] if rows is None else X[rows[start:stop]])
                 if pending is not None:
                     pending.result()
                 pending = writer.submit(store.write, start, block)

@@ -260,3 +260,19 @@ def test_a_fit_streamed_from_disk_in_one_block_is_the_in_memory_fit(tmp_path):
         blocks = SnacksClassifier(**options, storage="disk", memory_budget=budget).fit(
             moons.X, moons.y)
     assert np.mean(blocks.predict(moons.X) == memory.predict(moons.X)) > 0.98
+
+
+def test_embed_to_store_gathers_a_subset_of_rows_in_order(tmp_path):
+    rng = np.random.default_rng(0)
+    X = sp.random(500, 6, density=0.5, random_state=0, format="csr")
+    W = rng.normal(size=(6, 4))
+    rows = rng.permutation(500)[:321]
+    with EmbeddingStore(321, 4, "memory", np.float64) as reference:
+        reference.write(0, X[rows] @ W)
+        expected = reference.array.copy()
+    from snacks_core.storage import embed_to_store
+
+    with embed_to_store(lambda part: part @ W, X, 4, kind="disk", storage_dtype=np.float32,
+                        compute_dtype=np.float64, block_rows=50, directory=tmp_path,
+                        rows=rows) as store:
+        np.testing.assert_allclose(store.read(0, 321), expected, rtol=1e-6)
