@@ -454,11 +454,13 @@ def _fit_and_measure(args, solver, split, progress):
 def _fit(args):
     progress = _Progress.for_args(args)
     split = _split(args, progress)
-    _, metrics = _fit_and_measure(args, args.solver, split, progress)
+    model, metrics = _fit_and_measure(args, args.solver, split, progress)
     n_train = split.X_train.shape[0]
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features")
-    gamma = resolve_gamma(args.gamma, split.X_train)
+    # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
+    gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
+                                                                      split.X_train)
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
     for name, value in metrics.items():

@@ -368,8 +368,8 @@ def resolve_gamma(gamma, X) -> float:
         X = _as_float_matrix(X, "X")
         if gamma == "auto":
             return 1.0 / X.shape[1]
-        # Same expressions, in float64, as sklearn.svm.SVC.fit.
-        X = X.astype(np.float64)
+        # Same expressions, in float64, as sklearn.svm.SVC.fit (no copy of float64 X).
+        X = X.astype(np.float64, copy=False)
         variance = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
         return float(1.0 / (X.shape[1] * variance)) if variance != 0 else 1.0
     return float(gamma)

@@ -229,10 +229,10 @@ class _Reader:
         classes = parse_labels(cells, self.name)
         by_value = {float(value): classes[cells.index(min(texts))]
                     for value, texts in self.label_texts.items()}
-        labels = np.concatenate(self.labels)
+        labels = _concatenate(self.labels, np.float64)
         keys = np.array(sorted(by_value))
         y = np.array([by_value[k] for k in keys])[np.searchsorted(keys, labels)]
-        columns = np.concatenate(self.indices) if self.nnz else np.empty(0, np.int32)
+        columns = _concatenate(self.indices, np.int32)
         # Indices are 1-based (LIBSVM's convention) unless a 0 shows they are 0-based.
         if self.nnz and self.min_index != 0:
             columns -= 1
@@ -246,15 +246,28 @@ class _Reader:
                                  f"{self.n_features} features expected.")
             width = self.n_features
         indptr = np.zeros(self.rows + 1, np.int64)
-        np.cumsum(np.concatenate(self.row_sizes), out=indptr[1:])
+        np.cumsum(_concatenate(self.row_sizes, np.int64), out=indptr[1:])
         index_dtype = np.int32 if self.nnz < 2**31 else np.int64
-        data = np.concatenate(self.values) if self.nnz else np.empty(0)
+        data = _concatenate(self.values, np.float64)
         X = sp.csr_matrix((data, columns, indptr.astype(index_dtype)), shape=(self.rows, width))
         return X, y
 
     def close(self):
         if self.pool is not None:
             self.pool.shutdown()
+
+
+def _concatenate(parts, dtype):
+    """The parts end to end, each released once copied: the peak is the result and one
+    part, not twice the data."""
+    out = np.empty(sum(part.shape[0] for part in parts), dtype)
+    position = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop()
+        out[position:position + part.shape[0]] = part
+        position += part.shape[0]
+    return out
 
 
 def _piece_bounds(chunk, n_pieces):
