@@ -39,7 +39,7 @@ from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
 from .objective import lam_to_C
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
-from .storage import STORAGES
+from .storage import STORAGES, memory_budget_bytes
 from .sweeps import BACKENDS, GRID_COLUMNS, PAPER_LAMBDAS, PAPER_M, robustness_grid, summarize_grid
 
 A9A_LIKE = "a9a_like"
@@ -199,8 +199,16 @@ def _add_model_arguments(parser, *, grid):
                             + ("; auto: float64 when it fits in memory)" if grid else ")")))
 
 
+def _memory_size(text):
+    try:
+        memory_budget_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _add_resource_arguments(parser):
-    parser.add_argument("--memory-budget", metavar="SIZE", help=(
+    parser.add_argument("--memory-budget", type=_memory_size, metavar="SIZE", help=(
         "memory the embedding may take, e.g. 2GB or 512MiB (default: half of the memory "
         "available); a larger embedding is stored compactly (float16) or on disk"))
     parser.add_argument("--storage", choices=STORAGES, default="auto", help=(

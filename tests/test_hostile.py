@@ -412,6 +412,7 @@ def run_cli(capsys, *argv):
     (["heatmap", "moons", "--n-samples", "100", "--m", "10", "--lam", "1e-2", "--n-jobs",
       "1000000", "--out", "{tmp}/x.csv"], 1, "n_jobs=1000000 is more parallel jobs"),
     (["fit", "moons", "--n-samples", "0"], 2, "--n-samples: takes a positive whole number"),
+    (["fit", "moons", "--memory-budget", "2XB"], 2, "--memory-budget: memory_budget '2XB' is not"),
     (["fit", "moons", "--label-column", "99"], 1, "built-in dataset with its own labels"),
     (["fit", "{tmp}/wide.svm"], 1, "wide.svm, line 1: feature index 3000000000 is beyond"),
     (["fit", "{tmp}/wide.svm", "--label-column", "0"], 1, "only applies to CSV, Parquet"),
