@@ -173,6 +173,17 @@ def _eisel_lemire(w, q):
 
 
 @numba.njit(cache=True, nogil=True)
+def _parse_sign(buf, pos, end):
+    """Skip an optional ``+`` or ``-`` at ``buf[pos]``: ``(pos after it, negative)``."""
+    if pos < end:
+        if buf[pos] == _MINUS:
+            return pos + 1, True
+        if buf[pos] == _PLUS:
+            return pos + 1, False
+    return pos, False
+
+
+@numba.njit(cache=True, nogil=True)
 def _parse_number(buf, pos, end, bits, as_float):
     """Parse ``[+-]?(digits[.digits?]|.digits)([eE][+-]?digits)?`` at ``buf[pos:end]``.
 
@@ -181,14 +192,7 @@ def _parse_number(buf, pos, end, bits, as_float):
     rounding Eisel–Lemire cannot decide.  ``bits`` (uint64[1]) and ``as_float`` (its
     float64 view) reinterpret IEEE bits.
     """
-    negative = False
-    if pos < end:
-        c = buf[pos]
-        if c == _MINUS:
-            negative = True
-            pos += 1
-        elif c == _PLUS:
-            pos += 1
+    pos, negative = _parse_sign(buf, pos, end)
     w = _ZERO
     n_significant = 0
     n_digits = 0
@@ -225,15 +229,7 @@ def _parse_number(buf, pos, end, bits, as_float):
     if n_digits == 0:
         return pos, False, 0.0
     if pos < end and (buf[pos] | 32) == 101:
-        pos += 1
-        exponent_negative = False
-        if pos < end:
-            c = buf[pos]
-            if c == _MINUS:
-                exponent_negative = True
-                pos += 1
-            elif c == _PLUS:
-                pos += 1
+        pos, exponent_negative = _parse_sign(buf, pos + 1, end)
         exponent = 0
         n_exponent_digits = 0
         while pos < end:
