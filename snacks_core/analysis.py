@@ -24,7 +24,7 @@ from sklearn.metrics import f1_score
 from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
-from .estimator import SnacksClassifier, binary_targets, row_blocks
+from .estimator import SnacksClassifier, binary_targets, embedded_row_blocks
 from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
 from .nystrom import NystromEmbedding
@@ -73,10 +73,9 @@ def returned_objective(model, X, y):
     weights = compute_sample_weight(model.class_weight, y) if model.class_weight else None
     targets = binary_targets(np.asarray(y), model.classes_)
     n = X.shape[0]
-    # The hinge terms summed over blocks of rows: the embedding of X is never held whole.
+    # The hinge terms summed over blocks of rows.
     hinge = np.zeros(len(targets))
-    rows = max(1, 2**26 // (8 * model.coef_.shape[1]))
-    for start, stop in row_blocks(n, rows):
+    for start, stop in embedded_row_blocks(n, model.coef_.shape[1]):
         Z = model.embedding_.transform(X[start:stop])
         part = None if weights is None else weights[start:stop]
         hinge += [(stop - start) * hinge_loss(w, Z, t[start:stop], part)

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from . import datasets
 from .analysis import DEFAULT_LAM, DEFAULT_M, evaluate
-from .estimator import SnacksClassifier, row_blocks
+from .estimator import SnacksClassifier, embedded_row_blocks
 from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
 from .objective import lam_to_C
@@ -440,8 +440,7 @@ def _predict(model, X, progress=None):
     if progress is None:
         return model.predict(X)
     blocks = []
-    # Blocks of 128 MiB of float32 embedding: the model embeds each in parallel pieces.
-    for start, stop in row_blocks(X.shape[0], max(1, 2**27 // (4 * model.coef_.shape[1]))):
+    for start, stop in embedded_row_blocks(X.shape[0], model.coef_.shape[1]):
         blocks.append(model.predict(X[start:stop]))
         progress("predicting", stop, X.shape[0])
     return np.concatenate(blocks)

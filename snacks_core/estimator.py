@@ -488,9 +488,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
         scores = np.empty((X.shape[0], self.coef_.shape[0]))
-        # In blocks of rows: the embedding of a large X is never held whole.
-        rows = max(1, _PREDICT_BLOCK_BYTES // (8 * self.coef_.shape[1]))
-        for start, stop in row_blocks(X.shape[0], rows):
+        for start, stop in embedded_row_blocks(X.shape[0], self.coef_.shape[1]):
             scores[start:stop] = self.embedding_.transform(X[start:stop]) @ self.coef_.T
         scores += self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -520,6 +518,13 @@ class SupportVectorMap:
 def row_blocks(n_rows, rows):
     """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``n_rows``."""
     return [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
+
+
+def embedded_row_blocks(n_rows, n_components):
+    """Row blocks whose embedding (``n_components`` columns) is about
+    :data:`_PREDICT_BLOCK_BYTES`: what is embedded at once to score rows, so that the
+    embedding of a large X is never held whole."""
+    return row_blocks(n_rows, max(1, _PREDICT_BLOCK_BYTES // (8 * n_components)))
 
 
 def draw_seeds(random_state):

@@ -197,7 +197,12 @@ def _parse_number(buf, pos, end, bits, as_float):
     n_significant = 0
     n_digits = 0
     q = 0
+    fraction = False
     while pos < end:
+        if buf[pos] == _DOT and not fraction:
+            fraction = True
+            pos += 1
+            continue
         d = np.int64(buf[pos]) - 48
         if d < 0 or d > 9:
             break
@@ -205,27 +210,15 @@ def _parse_number(buf, pos, end, bits, as_float):
             if d != 0 or n_significant != 0:
                 w = w * _TEN + np.uint64(d)
                 n_significant += 1
-        elif d == 0:
-            q += 1
-        else:
+            if fraction:
+                q -= 1
+        elif d != 0:
             return pos, False, 0.0
+        elif not fraction:
+            # A zero of the integer part beyond the kept digits scales the number.
+            q += 1
         n_digits += 1
         pos += 1
-    if pos < end and buf[pos] == _DOT:
-        pos += 1
-        while pos < end:
-            d = np.int64(buf[pos]) - 48
-            if d < 0 or d > 9:
-                break
-            if n_significant < _MAX_SIGNIFICANT_DIGITS:
-                if d != 0 or n_significant != 0:
-                    w = w * _TEN + np.uint64(d)
-                    n_significant += 1
-                q -= 1
-            elif d != 0:
-                return pos, False, 0.0
-            n_digits += 1
-            pos += 1
     if n_digits == 0:
         return pos, False, 0.0
     if pos < end and (buf[pos] | 32) == 101:

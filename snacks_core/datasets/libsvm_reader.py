@@ -17,6 +17,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..kernels import effective_n_threads
 from ..validation import check_fits_in_memory
 from . import _libsvm_kernels as kernels
 from .dataset import Dataset, make_dataset
@@ -123,8 +124,6 @@ class _Reader:
         self.limit = limits.max_features if n_features is None else n_features
         self.beyond = (f"the {n_features} features expected" if n_features is not None else
                        f"the limit of {limits.max_features:,} features ({limits.policy})")
-        from ..kernels import effective_n_threads
-
         self.n_threads = effective_n_threads(n_jobs)
         self.pool = ThreadPoolExecutor(self.n_threads) if self.n_threads > 1 else None
         self.values, self.indices, self.row_sizes, self.labels = [], [], [], []
