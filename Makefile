@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install bench clean
+.PHONY: run test test-fast lint install bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -26,6 +26,11 @@ lint: $(STAMP)
 test: lint
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium) || echo "chromium could not be installed: the browser test will be skipped"
 	$(PY) -m pytest
+
+# The inner loop (about a minute): every test but those marked `slow` (app, browser, large
+# files, anything over about 2 s).  `make test` still runs them all.
+test-fast: lint
+	$(PY) -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py

@@ -51,9 +51,9 @@ if goto in PAGES and PAGES[goto] is not page:
 
 state.write_query_params()
 widgets.url_problems()
-# The explorer's matrices are small: one BLAS thread avoids the oversubscription that made
-# eigendecompositions 10–100× slower on busy shared machines.  Scoped to this run, so the
-# process (and anything else running in it) keeps its own setting.
+# The explorer's matrices are small: one BLAS thread avoids oversubscribing a busy shared
+# machine's cores.  Scoped to this run, so the process (and anything else running in it)
+# keeps its own setting.
 with threadpool_limits(1, user_api="blas"):
     cached.warm_up()
     page.run()

@@ -15,19 +15,10 @@ widgets.lesson_banner()
 request, split = widgets.load_split_or_stop()
 params = cached.model_params()
 left, right = st.columns([3, 2])
-left.multiselect("Solvers", state.SETTINGS["conv_solvers"].choices, key="conv_solvers",
-                 format_func=solver_label, help=HELP["conv_solvers"])
+solvers = widgets.solver_multiselect("conv_solvers", left)
 right.segmented_control("x axis", state.CONVERGENCE_AXES, key="conv_axis",
                         help=HELP["conv_axis"])
-solvers = state.current("conv_solvers")
-if not solvers:
-    st.info("Choose at least one solver.", icon=":material/info:")
-    st.stop()
-if not widgets.training_gate("convergence", split, params, solvers):
-    st.stop()
-
-runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
-        for solver in solvers}
+runs = widgets.train_solvers("convergence", request, split, params, solvers)
 histories = {solver: widgets.first_problem(run.model.history_) for solver, run in runs.items()}
 classes = widgets.class_names(split)
 if len(classes) > 2:
@@ -44,12 +35,12 @@ if single:
 
 cols = st.columns(len(runs))
 for col, (solver, run) in zip(cols, runs.items(), strict=True):
-    m = run.metrics
-    length = (f"{m['epochs']:.3g} epochs" if m["epochs"] is not None
-              else f"{m['iterations']:,} iterations")
-    col.metric(solver_label(solver), f"F = {m['objective']:.5g}",
-               delta=f"{length}, stopped by {m['stop']}", delta_color="off", delta_arrow="off",
-               help=f"Training time {m['training_time']:.3f} s"
+    metrics = run.metrics
+    length = (f"{metrics['epochs']:.3g} epochs" if metrics["epochs"] is not None
+              else f"{metrics['iterations']:,} iterations")
+    col.metric(solver_label(solver), f"F = {metrics['objective']:.5g}",
+               delta=f"{length}, stopped by {metrics['stop']}", delta_color="off",
+               delta_arrow="off", help=f"Training time {metrics['training_time']:.3f} s"
                     + (" (from cache: measured when first trained)."
                        if widgets.from_cache(run) else "."))
 

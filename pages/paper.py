@@ -5,7 +5,8 @@ import streamlit as st
 
 from snacks_core.objective import lam_to_C
 from snacks_core.ui import cached, state, widgets
-from snacks_core.ui.text import CAPTIONS, HELP, PAPER_SOLVERS, PAPER_TABLES, solver_label
+from snacks_core.ui.paper_tables import PAPER_SOLVERS, PAPER_TABLES
+from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
 widgets.require_entry_point("paper")
 st.title("The paper's tables, here")
@@ -36,11 +37,8 @@ elif request.dataset != paper.ours:
             + (" (download it on the Data page first)." if paper.ours.startswith("libsvm:")
                else "."), icon=":material/info:")
 
-solvers = list(dict.fromkeys(PAPER_SOLVERS.values()))
-if not widgets.training_gate("paper", split, params, solvers):
-    st.stop()
-runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
-        for solver in solvers}
+runs = widgets.train_solvers("paper", request, split, params,
+                             list(dict.fromkeys(PAPER_SOLVERS.values())))
 
 f1 = paper.metric == "F1-score"
 

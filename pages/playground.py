@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from snacks_core import figures
 from snacks_core.ui import cached, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
@@ -23,24 +22,16 @@ widgets.metrics_row(run, split)
 classes = widgets.class_names(split)
 picture, notes = st.columns([7, 3], gap="medium")
 with picture:
-    if split.n_features == 2:
-        if split.projection:
-            # Above the figure rather than in it: a figure title would run into the legend.
-            st.markdown(f"**{split.projection}**")
-        surface = cached.surface(request, split, params, run)
-        figure = figures.decision_boundary_figure(
-            surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
-            train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-            landmarks=widgets.landmarks_of(run), axis_titles=split.feature_names[:2],
-            height=widgets.BOUNDARY_HEIGHT, legend_below=True)
-        st.plotly_chart(figure, width="stretch", key="boundary")
-    else:
+    if split.n_features != 2:
         st.info(f"{split.name} has {split.n_features} features, so there is no boundary to "
                 "draw. Tick **Train on a 2-D PCA projection** in the sidebar to see one (the "
                 "model then learns from the projection only).", icon=":material/info:")
-        st.plotly_chart(figures.margin_histogram_figure(
-            run.model.decision_function(split.X_test), split.y_test, classes=classes),
-            width="stretch", key="margins")
+    elif split.projection:
+        # Above the figure rather than in it: a figure title would run into the legend.
+        st.markdown(f"**{split.projection}**")
+    widgets.decision_view(request, split, params, run, key_prefix="",
+                          boundary_height=widgets.BOUNDARY_HEIGHT,
+                          margins_height=widgets.MARGINS_HEIGHT)
 with notes:
     st.markdown("**How to read it**")
     if split.n_features != 2:
@@ -50,10 +41,11 @@ with notes:
     else:
         st.caption(CAPTIONS["boundary_multiclass"])
     widgets.run_facts(run, split)
+    widgets.auto_tune(request, split, params)
     st.markdown("**Try this**")
     widgets.try_this_hints()
 
-# Built only when asked for: the animation costs ~0.1 s of server time per redraw.
+# Built only when asked for: the animation is the page's costliest figure to redraw.
 if split.n_features == 2 and run.checkpoints and st.toggle(
         "Watch it learn: the boundary and the test error, epoch by epoch",
         key=Keys.WATCH_LEARNING, help=HELP["watch_learning"]):

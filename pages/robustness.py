@@ -1,11 +1,9 @@
 """Robustness heatmap: test error over an (m, λ) or (γ, λ) grid, several seeds per cell."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from snacks_core import analysis, figures
-from snacks_core.objective import lam_to_C
 from snacks_core.sweeps import summarize_grid
 from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.state import Keys
@@ -14,7 +12,7 @@ from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 widgets.require_entry_point("robustness")
 st.title("Robustness heatmap")
 st.caption("Is there a wide region of good settings, or a narrow ridge? Each cell trains the "
-           "model once per seed and shows the mean test error (± spread over seeds).")
+           "model once per seed (and fold) and shows its mean error (± spread).")
 widgets.lesson_banner()
 
 request, split = widgets.load_split_or_stop()
@@ -24,26 +22,28 @@ a.segmented_control("Grid", state.GRIDS, key="rob_grid", format_func=state.GRID_
                     help=HELP["rob_grid"])
 b.slider("Values per axis", 2, 8, key="rob_size", help=HELP["rob_size"])
 c.slider("Seeds per cell", 1, 5, key="rob_seeds", help=HELP["rob_seeds"])
+st.segmented_control("Choose the best cell by", state.SELECTIONS, key="rob_select",
+                     format_func=state.SELECTION_LABELS.get, help=HELP["rob_select"])
 kind = state.current("rob_grid") or state.GRIDS[0]
-try:
+folds = state.ROBUSTNESS_FOLDS if (state.current("rob_select") or "cv") == "cv" else None
+with widgets.stop_on_user_error():
     axis, axis_values, lams = analysis.grid_axes(kind, params, split.X_train,
-                                                 state.current("rob_size"))
-except widgets.USER_ERRORS as exc:
-    widgets.show_error(exc)
-    st.stop()
+                                                 state.current("rob_size"), folds)
 seeds = [request.seed + k for k in range(state.current("rob_seeds"))]
-n_fits = len(axis_values) * len(lams) * len(seeds)
-key = (request.key(), repr(sorted(params.items())), kind, tuple(axis_values), tuple(lams),
-       tuple(seeds))
+n_fits = len(axis_values) * len(lams) * len(seeds) * (folds or 1)
+key = (request.key(), cached.params_key(params), kind, tuple(axis_values), tuple(lams),
+       tuple(seeds), folds)
 solver = analysis.grid_solver(params)
-notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seeds = {n_fits} fits with "
+notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seeds"
+         + (f" × {folds} folds" if folds else "") + f" = {n_fits} fits with "
          f"{solver_label(solver)}; the other sidebar settings stay fixed. Cells share "
          "landmarks and kernel blocks, and each λ starts from the previous one's solution."]
+if folds:
+    notes.append(f"Each cell is scored by {folds}-fold cross-validation on the training rows; "
+                 "only the chosen cell's model sees the test rows.")
 if solver != params["solver"]:
     notes.append(f"{solver_label(params['solver'])} has no landmarks to vary: the grid uses "
                  "Snacks.")
-if params["class_weight"]:
-    notes.append("Class weights are not applied in the grid.")
 st.caption(" ".join(notes) + " While a sweep runs, **Stop sweep** ends it after the columns "
            "in progress and keeps the finished cells.")
 
@@ -75,7 +75,8 @@ if run_clicked:
 
         try:
             table = analysis.robustness(split, params, axis, axis_values, lams, seeds,
-                                        progress=report)
+                                        progress=report, cv=folds,
+                                        keep_test_scores=not folds)
         except widgets.USER_ERRORS as exc:
             st.session_state.pop(Keys.SWEEP_ROWS, None)
             status.update(label="Sweep failed", state="error")
@@ -96,12 +97,15 @@ if result.get("stopped"):
     st.warning(f"Sweep stopped after {done} of {total} fits: empty cells were not computed.",
                icon=":material/stop_circle:")
 
-LABELS = {"m": "landmarks m", "lam": "λ", "gamma": "γ"}
 table = result["table"]
+value_label = "CV error" if folds else "test error"
+spread = table["seed"].nunique() > 1 or bool(folds)
 rows_v, cols_v, mean, std, seconds = summarize_grid(table, rows=result["axis"], columns="lam")
+best = widgets.best_cell(table, result["axis"], rows_v, cols_v, mean)
 figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
-                                row_label=LABELS[result["axis"]], col_label="λ",
-                                spread=table["seed"].nunique() > 1)
+                                row_label=figures.grid_axis_title(result["axis"]),
+                                col_label=figures.grid_axis_title("lam"),
+                                spread=spread, value_label=value_label, best=best)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
 # Side by side from 1280 px wide screens (main area 820 px); on a 1024 × 768 projector the
 # cell's model wraps below the heatmap (side by side, its plot was 80 px wide).
@@ -111,17 +115,14 @@ heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=confi
                          on_select=widgets.pick_heatmap_cell, selection_mode="points")
 with cell_col:
     widgets.heatmap_cell_view(request, split, params, result["axis"], seeds[0], table)
-i, j = np.unravel_index(np.nanargmin(mean), mean.shape)
-n_train = split.X_train.shape[0]
-st.success(f"Best cell: {LABELS[result['axis']]} = {rows_v[i]:g}, λ = {cols_v[j]:g} "
-           f"(C = {lam_to_C(cols_v[j], n_train):.3g}): test error "
-           f"{100 * mean[i, j]:.1f} %"
-           + (f" ± {100 * std[i, j]:.1f}." if table["seed"].nunique() > 1 else "."),
-           icon=":material/star:")
-st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"])
+widgets.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std))
+spread_over = " and ".join(["folds"] * bool(folds) + ["seeds"] * (table["seed"].nunique() > 1))
+st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"].format(
+    value=value_label, spread=spread_over or "seeds (one here: no spread)"))
 
 downloads = st.container(horizontal=True)
-downloads.download_button("Download CSV", table.to_csv(index=False),
+downloads.download_button("Download CSV",
+                          table.drop(columns="test_scores", errors="ignore").to_csv(index=False),
                           file_name="robustness.csv", mime="text/csv", icon=":material/table:")
 downloads.download_button("Download figure (HTML)", figure.to_html(include_plotlyjs=True),
                           file_name="robustness.html", mime="text/html",

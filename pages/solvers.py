@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core import analysis, figures
-from snacks_core.ui import cached, state, widgets
-from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+from snacks_core.ui import cached, widgets
+from snacks_core.ui.text import CAPTIONS, solver_label
 
 widgets.require_entry_point("solvers")
 st.title("Solver comparison")
@@ -16,17 +16,8 @@ widgets.lesson_banner()
 
 request, split = widgets.load_split_or_stop()
 params = cached.model_params()
-st.multiselect("Solvers", state.SETTINGS["cmp_solvers"].choices, key="cmp_solvers",
-               format_func=solver_label, help=HELP["cmp_solvers"])
-solvers = state.current("cmp_solvers")
-if not solvers:
-    st.info("Choose at least one solver.", icon=":material/info:")
-    st.stop()
-if not widgets.training_gate("solvers", split, params, solvers):
-    st.stop()
-
-runs = {solver: widgets.train_or_stop(request, split, {**params, "solver": solver})
-        for solver in solvers}
+solvers = widgets.solver_multiselect("cmp_solvers")
+runs = widgets.train_solvers("solvers", request, split, params, solvers)
 shared = analysis.shared_embedding_time(runs)
 rows = [analysis.solver_row(solver_label(solver), run.metrics, shared)
         for solver, run in runs.items()]

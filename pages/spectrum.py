@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core import analysis, figures
-from snacks_core.hss import compression_table
 from snacks_core.ui import cached, state, widgets
 from snacks_core.ui.text import CAPTIONS, HELP
 
@@ -34,12 +33,8 @@ m = state.current("spec_max_m")
 if not widgets.training_gate("spectrum", split, params, ()):
     st.stop()
 
-try:
-    with st.spinner("Eigen-decomposing K_mm…"):
-        curves = cached.spectrum(request, split, params, sorted(set(factors) | {1.0}), m)
-except widgets.USER_ERRORS as exc:
-    widgets.show_error(exc)
-    st.stop()
+with widgets.stop_on_user_error(), st.spinner("Eigen-decomposing K_mm…"):
+    curves = cached.spectrum(request, split, params, sorted(set(factors) | {1.0}), m)
 base_label = next(label for label in curves if label.endswith("(×1)"))
 base = curves[base_label]
 lam = float(params["lam"])
@@ -64,23 +59,12 @@ with col_spectrum:
 with col_error:
     st.subheader("Approximation error against m")
     m_values = sorted({int(v) for v in np.geomspace(5, m, 6).round()})
-    try:
-        with st.spinner("Comparing Nyström and random features…"):
-            m_used, errors = cached.approximation(request, split, params, m_values, (0, 1, 2))
-    except widgets.USER_ERRORS as exc:
-        widgets.show_error(exc)
-        st.stop()
+    with widgets.stop_on_user_error(), st.spinner("Comparing Nyström and random features…"):
+        m_used, errors = cached.approximation(request, split, params, m_values, (0, 1, 2))
     st.plotly_chart(figures.approximation_error_figure(m_used, errors), width="stretch",
                     key="approximation")
     st.caption(CAPTIONS["approximation_polynomial" if params["kernel"] == "polynomial"
                         else "approximation"])
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _compression(data_key, kernel_key, _X, _params):
-    return compression_table(_X, kernel=_params["kernel"], gamma=_params["gamma"],
-                             degree=_params.get("degree", 3), coef0=_params.get("coef0", 1.0))
-
 
 st.subheader("HSS compression (the ADMM solver's kernel)")
 st.caption("ADMM stores the whole n × n kernel as a hierarchically semi-separable (HSS) "
@@ -91,12 +75,8 @@ st.caption("ADMM stores the whole n × n kernel as a hierarchically semi-separab
            "the target: each block meets it on the entries sampled to build it, and the "
            "nested bases compound their errors.")
 if st.button("Measure the HSS compression", icon=":material/compress:"):
-    try:
-        with st.spinner("Compressing the kernel matrix…"):
-            rows = _compression(request.key(), repr(sorted(params.items())), split.X_train, params)
-    except widgets.USER_ERRORS as exc:
-        widgets.show_error(exc)
-        st.stop()
+    with widgets.stop_on_user_error(), st.spinner("Compressing the kernel matrix…"):
+        rows = cached.compression(request, split, params)
     st.dataframe(pd.DataFrame([{
         "target accuracy": row["target"],
         "relative error (sampled)": row["relative_error"],

@@ -5,10 +5,9 @@ import os
 # numba's parallel loops run on GNU OpenMP, whose idle threads spin for a while after each
 # loop.  A fit calls parallel loops from several threads (the embedding's row chunks, the
 # solver's checkpoint passes), each with its own OpenMP team, so on a small machine the
-# spinning teams took the cores from the working one: on 2 cores a default w8a fit spent
-# 0.33 s training (0.09 s in checkpoints) against 0.22 s (0.03 s) with idle threads that
-# sleep.  Set before numba loads OpenMP (its first parallel loop), and only where the user
-# has not chosen a policy.
+# spinning teams took the cores from the working one (BENCHMARKS.md, "Snacks engine").
+# Set before numba loads OpenMP (its first parallel loop), and only where the user has not
+# chosen a policy.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from .estimator import SnacksClassifier

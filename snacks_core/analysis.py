@@ -19,36 +19,26 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
-from sklearn.metrics import f1_score
 from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
-from .estimator import SnacksClassifier, binary_targets, embedded_row_blocks
+from .estimator import SnacksClassifier
 from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
+from .metrics import classification_scores, error_rate
 from .nystrom import NystromEmbedding
 from .objective import hinge_loss, lam_to_C
+from .pipeline import binary_targets, embedded_row_blocks, labels_from_scores
 from .random_features import RFF_KERNELS, RandomFourierFeatures
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
-from .sweeps import robustness_grid
+from .sweeps import GRID_AXIS_SYMBOLS, robustness_grid
 
 # The number of landmarks m and the regularisation λ that the app and the command line
-# start from (a 2-D teaching problem trains in milliseconds with them).
+# start from (small enough for a 2-D teaching problem to retrain at every click).
 DEFAULT_M = 50
 DEFAULT_LAM = 1e-3
-
-
-def minority_class(y):
-    """The least frequent label of ``y`` (the larger label on a tie): F1's default class."""
-    labels, counts = np.unique(np.asarray(y), return_counts=True)
-    return labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
-
-
-def majority_error(y_train, y):
-    """Error of always predicting the most frequent training label, measured on ``y``."""
-    labels, counts = np.unique(np.asarray(y_train), return_counts=True)
-    return float(np.mean(np.asarray(y) != labels[int(np.argmax(counts))]))
 
 
 def solver_objective(model):
@@ -122,24 +112,14 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
     train_pred = model.predict(split.X_train[train_rows])
     if test_pred is None:
         test_pred = model.predict(split.X_test)
-    classes = model.classes_
-    if classes.shape[0] == 2:
-        f1_label = minority_class(split.y_train) if pos_label is None else pos_label
-        f1 = f1_score(split.y_test, test_pred, pos_label=f1_label, zero_division=0.0)
-    else:
-        f1_label = None
-        f1 = f1_score(split.y_test, test_pred, average="macro", zero_division=0.0)
     history = model.history_
     epochs = history["epoch"][np.isfinite(history["epoch"])]
     embedding = model.embedding_
     return {
-        "train_error": float(np.mean(train_pred != split.y_train[train_rows])),
+        "train_error": error_rate(split.y_train[train_rows], train_pred),
         "train_error_rows": train_pred.shape[0],
-        "test_error": float(np.mean(test_pred != split.y_test)),
-        "majority_error": majority_error(split.y_train, split.y_test),
-        "f1": float(f1),
-        "f1_label": f1_label,
-        "predicted_classes": int(np.unique(test_pred).shape[0]),
+        **classification_scores(split.y_train, split.y_test, test_pred, model.classes_,
+                                pos_label=pos_label),
         "embedding_time": float(model.embedding_time_),
         "training_time": float(model.training_time_),
         "objective": (solver_objective(model) if sampled else
@@ -196,7 +176,7 @@ def make_model(params, solver_options=None) -> SnacksClassifier:
     return SnacksClassifier(**params, solver_options=solver_options)
 
 
-def train(split, params, *, keep_checkpoints=False, pos_label=None) -> Run:
+def train(split, params, *, keep_checkpoints=False) -> Run:
     """Fit on the training part with the test part as ``eval_set`` and measure the result.
 
     Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.  The model is
@@ -213,14 +193,13 @@ def train(split, params, *, keep_checkpoints=False, pos_label=None) -> Run:
         model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, UserWarning)))
-    return Run(model, evaluate(model, split, pos_label=pos_label), notes,
+    return Run(model, evaluate(model, split), notes,
                [] if recorder is None else recorder.checkpoints, time.time())
 
 
 def warm_up() -> None:
     """Train every solver once on a few rows, dense and sparse, so that numba's compiled
-    code is loaded before a user's first click (it costs ~0.5 s per path the first time in
-    a process) and no time shown in the app includes it."""
+    code is loaded before a user's first click and no time shown in the app includes it."""
     split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
                           random_state=0)
     sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
@@ -282,13 +261,17 @@ def grid_solver(params) -> str:
 
 
 def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
-               should_stop=None):
-    """Test error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
+               should_stop=None, cv=None, keep_test_scores=False):
+    """Error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
 
     ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
-    (the solver through :func:`grid_solver`).  ``progress(done, total, row)`` is called after
-    each fit (one cell and seed) and ``should_stop()`` is polled between columns.  Returns
-    the sweep's table (one row per finished cell and seed).
+    (the solver through :func:`grid_solver`).  With ``cv=k`` each cell is scored by k-fold
+    cross-validation on the training part (one row per fold) and only the chosen cell's
+    model sees the test part (``attrs['chosen']``); without, each cell by its test error
+    (``keep_test_scores``: with each cell's test decision values, for
+    :func:`selection_optimism`).
+    ``progress(done, total, row)`` is called after each fit (one cell, seed and fold) and
+    ``should_stop()`` is polled between columns.
     """
     grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
     grid[axis] = list(axis_values)
@@ -298,24 +281,105 @@ def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
             split.X_train, split.y_train, split.X_test, split.y_test, m=grid["m"], lam=lams,
             gamma=grid["gamma"], seeds=list(seeds), kernel=params["kernel"],
             degree=params.get("degree", 3), coef0=params.get("coef0", 1.0),
-            sampling=params["sampling"], solver=grid_solver(params),
-            max_epochs=params["max_epochs"], progress=progress, should_stop=should_stop)
+            sampling=params["sampling"], class_weight=params.get("class_weight"),
+            solver=grid_solver(params), max_epochs=params["max_epochs"], cv=cv,
+            keep_test_scores=keep_test_scores, progress=progress, should_stop=should_stop)
+
+
+def selection_optimism(table, y_train, y_test, *, n_halvings=20, seed=0) -> dict:
+    """How much choosing a grid's cell on the test rows flatters the choice.
+
+    ``table`` is a grid with ``test_scores`` (one test-set pass per cell and seed).  The
+    test rows are halved at random ``n_halvings`` times; each time the cell with the
+    lowest error (mean over seeds) on one half is chosen, and its error on that half and
+    on the other is recorded.  Returns the means: ``picked`` (the error on the rows that
+    chose it: what picking on the test set reports), ``fresh`` (on rows that took no part
+    in the choice) and ``gap`` = fresh − picked, with ``n_cells`` and ``n_test``.
+    """
+    classes = np.unique(y_train)
+    y_test = np.asarray(y_test)
+    wrong = np.array([
+        np.mean([labels_from_scores(scores, classes) != y_test for scores in cell], axis=0)
+        for _, cell in table.groupby(["gamma", "m", "lam"])["test_scores"]])
+    rng = np.random.default_rng(seed)
+    picked, fresh = [], []
+    for _ in range(n_halvings):
+        order = rng.permutation(y_test.shape[0])
+        half, other = order[: y_test.shape[0] // 2], order[y_test.shape[0] // 2:]
+        errors = wrong[:, half].mean(axis=1)
+        best = int(np.argmin(errors))
+        picked.append(errors[best])
+        fresh.append(wrong[best, other].mean())
+    return {"picked": float(np.mean(picked)), "fresh": float(np.mean(fresh)),
+            "gap": float(np.mean(fresh) - np.mean(picked)), "n_cells": wrong.shape[0],
+            "n_test": y_test.shape[0]}
+
+
+# What Auto-tune tries: γ around the 'scale' rule (within the sidebar's range), λ in powers
+# of ten, m as set and 4×.
+AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+GAMMA_RANGE = (1e-3, 1e3)
+AUTO_TUNE_LAMS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+AUTO_TUNE_FOLDS = 3
+
+
+def auto_tune(split, params, *, n_jobs=None) -> dict:
+    """A quick cross-validated search on the training part for the explorer's sidebar.
+
+    Tries γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5
+    times a power of ten, within :data:`GAMMA_RANGE`), λ in :data:`AUTO_TUNE_LAMS` and m
+    as set and four times that (at most half the training rows), by
+    :data:`AUTO_TUNE_FOLDS`-fold CV with successive halving; the test part is not used.
+    Returns ``params`` (the chosen ``gamma``, ``lam`` and ``n_components``), ``cv_error``
+    (its mean CV error), ``results`` (the search's ``cv_results_`` as a DataFrame) and
+    ``seconds``.
+    """
+    from .search import SnacksSearchCV
+
+    n_train = split.X_train.shape[0]
+    m = int(params["n_components"])
+    grid = {"lam": list(AUTO_TUNE_LAMS),
+            "n_components": sorted({min(m, n_train // 2), min(4 * m, n_train // 2, 2000)})}
+    if params["kernel"] != "linear":
+        scale = resolve_gamma("scale", split.X_train)
+        grid["gamma"] = sorted({min(max(round_125(scale * f), GAMMA_RANGE[0]), GAMMA_RANGE[1])
+                                for f in AUTO_TUNE_GAMMA_FACTORS})
+    base = make_model({**params, "solver": grid_solver(params)})
+    search = SnacksSearchCV(base, grid, cv=AUTO_TUNE_FOLDS, halving=True, n_jobs=n_jobs,
+                            random_state=params.get("random_state"))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        search.fit(split.X_train, split.y_train)
+    return {"params": dict(search.best_params_), "cv_error": 1.0 - search.best_score_,
+            "results": pd.DataFrame(search.cv_results_),
+            "seconds": time.perf_counter() - start}
+
+
+def round_125(value) -> float:
+    """The nearest (in log scale) of 1, 2 or 5 times a power of ten."""
+    exponent = np.floor(np.log10(value))
+    candidates = np.array([1.0, 2.0, 5.0, 10.0]) * 10.0**exponent
+    return float(f"{candidates[np.argmin(np.abs(np.log(candidates / value)))]:.0e}")
 
 
 def progress_text(done, total, axis, row) -> str:
     """A sweep's progress as a fraction of the whole sweep, and the last fit's result."""
-    name = {"m": "m", "gamma": "γ"}[axis]
+    name = GRID_AXIS_SYMBOLS[axis]
     return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
             f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
             f"{100 * row['test_error']:.1f} %")
 
 
-def grid_axes(kind, params, X_train, size):
+def grid_axes(kind, params, X_train, size, folds=None):
     """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
-    values, ``size`` values each, log-spaced."""
+    values, ``size`` values each, log-spaced; m at most the rows a cell trains on (with
+    ``folds``-fold cross-validation, the smallest fold's)."""
     lams = _round_log(np.logspace(-6, -1, size))
     if kind == "m":
         n_train = X_train.shape[0]
+        if folds:
+            n_train -= -(-n_train // folds)
         ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
         return "m", [int(m) for m in ms], lams
     if params.get("kernel") == "linear":

@@ -4,32 +4,36 @@ from __future__ import annotations
 
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import DTypeLike
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import KERNELS, effective_n_threads, kernel_matrix, resolve_gamma
+from .kernels import KERNEL_PARAM_CONSTRAINTS, kernel_matrix, resolve_gamma
 from .landmarks import SAMPLINGS
-from .nystrom import NystromEmbedding
 from .operators import build_operator
-from .solvers import REGISTRY, admm
+from .pipeline import (
+    binary_targets,
+    class_labels,
+    draw_seeds,
+    early_stopping_options,
+    embedded_row_blocks,
+    fit_embedding,
+    held_out_rows,
+    labels_from_scores,
+    row_blocks,
+    solve_subproblems,
+)
+from .solvers import REGISTRY, admm, check_solver_params
 from .solvers.base import HISTORY_COLUMNS
 from .storage import STORAGES, embed_to_store, plan_storage
-from .validation import explain_non_numeric
+from .threads import effective_n_threads
+from .validation import check_classifier_data, explain_non_numeric
 
-# Training rows from which early_stopping='auto' holds out a validation set.
-EARLY_STOPPING_MIN_SAMPLES = 10_000
-# Bytes of embedded rows a prediction holds at once.
-_PREDICT_BLOCK_BYTES = 2**26
 # Rows of X embedded at once into an in-memory embedding, when they are a subset of X or a
 # progress line follows them.
 _EMBED_BLOCK_ROWS = 2**17
@@ -43,19 +47,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
         F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²,
 
-    the same problem as LIBLINEAR/LIBSVM with C = 1/(2nλ).  Multiclass data is handled
-    one-vs-rest.  ``solver='libsvm'`` solves the exact kernel SVM instead (no Nyström):
-    the "optimal" reference of the paper's tables.
-
-    ``solver='smoothed_newton'`` minimises F by Newton steps on a smoothed hinge (SmSVM,
-    Hajewski, Oliveira & Stewart, 2018); ``solver_options={'penalty': 'l1+l2',
-    'lam_l1': μ}`` adds μ‖w‖₁ and keeps the weights sparse by an active set.
-    ``solver='admm'`` solves the dual kernel SVM with an intercept,
-    min ½ xᵀYK̃Yx − eᵀx, yᵀx = 0, 0 ≤ x_i ≤ C s_i, by ADMM with one factorisation of
-    K̃ + βI shared by all subproblems (Cipolla & Gondzio, 2021), K̃ being a hierarchically
-    semi-separable approximation of the kernel matrix (``'representation': 'hss'``, the
-    default), the exact kernel (``'dense'``, small n) or the Nyström Gram matrix Z Zᵀ
-    (``'nystrom'``); see :mod:`snacks_core.solvers.admm`.
+    LIBLINEAR/LIBSVM's problem with C = 1/(2nλ); more than two classes are solved
+    one-vs-rest.  The embedded solvers ('snacks', 'pegasos', 'liblinear',
+    'smoothed_newton') minimise F; 'libsvm' solves the exact kernel SVM (no Nyström, with
+    an intercept); 'admm' solves the dual kernel SVM with an intercept on one factorised
+    operator K̃ + βI (:mod:`snacks_core.solvers.admm`).  Each solver's own options and
+    their constraints are declared in :data:`snacks_core.solvers.REGISTRY`.
 
     Parameters
     ----------
@@ -73,34 +70,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton', 'libsvm', 'admm'}, \
             default='snacks'
     sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
-        Landmark selection (:mod:`snacks_core.landmarks`): by default uniform within each
-        class with the same number of landmarks per class (as far as a class's rows
-        allow), so that a rare class is not left with a few landmarks; the Snacks paper
-        samples uniformly (``'uniform'``).
+        Landmark selection (:mod:`snacks_core.landmarks`); 'balanced' draws uniformly
+        within each class, the same number per class as far as a class's rows allow; the
+        Snacks paper samples uniformly ('uniform').
     max_epochs : float, default=50
-        Budget of passes over the data (iterations for LIBLINEAR); unused by 'libsvm' and
-        'admm' (ADMM takes ``max_iter`` from ``solver_options``: 1000 by default, a budget
-        its stop on the gap rarely reaches; the paper's 10 iterations are
-        ``{'max_iter': 10, 'tol': 0}``).
+        Budget of passes over the data (an integer for 'pegasos' and 'liblinear');
+        unused by 'libsvm' and 'admm' (whose budget is ``solver_options['max_iter']``).
     tol : float, default=1e-3
-        Stopping tolerance (each solver's own rule); unused by 'libsvm' (LIBSVM's KKT
-        tolerance 1e-3) and 'admm' (its certified relative gap, 1 % by default, is
-        ``solver_options={'tol': ...}``).  For
-        Snacks and SmSVM the certified relative duality gap: the fit stops with
-        (F(w) − F*)/F(w) ≤ tol, Snacks by polishing its ASSG iterate with dual coordinate
-        ascent (see :mod:`snacks_core.solvers.snacks`), unless early stopping ends it first.
+        Stopping tolerance of the solver's own rule; for 'snacks' and 'smoothed_newton'
+        the certified relative duality gap (F(w) − F*)/F(w) ≤ tol.  Unused by 'libsvm'
+        and 'admm' (``solver_options['tol']``).
     early_stopping : bool or 'auto', default='auto'
-        Snacks only: hold out ``validation_fraction`` of the training rows (stratified) and
-        stop when their error has not improved by at least 0.1 % of them for
-        ``n_iter_no_change`` checks (stop reason ``'early_stopping'``).  The checks come
-        four times per epoch from 4·10⁴ rows left to train on (fewer below, once per epoch
-        below 2·10⁴; :func:`snacks_core.solvers.snacks.rows_between_checks`), so that the
-        default patience costs 1.25 epochs rather than five.  Their error is
-        ``history_['validation_error']`` unless an ``eval_set`` is given; an ``eval_set``
-        is only recorded, never used to stop.  'auto' enables early stopping when there
-        are at least 10,000 training rows, where an epoch is costly and the test error
-        settles long before the certified gap reaches ``tol``.  Set it to False for a fit
-        that stops only on ``tol`` (or ``max_epochs``).
+        Solvers that support it ('snacks'): hold out ``validation_fraction`` of the
+        training rows (stratified) and stop when their error has not improved for
+        ``n_iter_no_change`` checks (stop reason 'early_stopping'); the checks come up to
+        four times per epoch (:func:`snacks_core.solvers.snacks.rows_between_checks`).
+        'auto' turns it on from :data:`snacks_core.pipeline.EARLY_STOPPING_MIN_SAMPLES`
+        training rows.  An ``eval_set`` is only recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5
@@ -109,36 +95,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Weights s_i of the hinge terms by class.
     dtype : {np.float32, np.float64}, default=np.float32
         Precision in which the embedding is computed and stored; the solvers accumulate in
-        float64 either way.  float32 halves the embedding's memory and its matrix products
-        (on w8a, m = 1000: about 0.3 s against 0.5 s for the embedding) and changes test errors
-        only by rounding; float64 is there for studies of the optimisation to full
-        precision.
+        float64 either way.  float32 changes test errors only by rounding.
     random_state : int, RandomState or None, default=None
-        Seeds the landmark selection and the solver; equal seeds give equal models.
+        Seeds the landmark selection and the solver (:func:`snacks_core.pipeline.draw_seeds`);
+        equal seeds give equal models.
     n_jobs : int or None, default=None
-        Threads for the embedding, the checkpoint passes and the one-vs-rest subproblems
-        (which run in parallel); None uses every core allowed by the current limits
-        (threadpoolctl, numba's thread count), -1 all cores.
+        Threads for the embedding, the checkpoint passes and the one-vs-rest subproblems;
+        None uses every core the current limits allow, -1 all cores.
     memory_budget : int, str or None, default=None
         Bytes the embedding may take ("8GB" and "512MiB" are accepted); None is half of the
-        memory available to the process (physical, cgroup and address-space limits).  An
-        embedding larger than the budget is stored compactly (float16) or on disk and
-        streamed in blocks (see :mod:`snacks_core.storage`; a warning says which).
+        memory available to the process.  A larger embedding is stored compactly (float16)
+        or on disk and streamed in blocks (:mod:`snacks_core.storage`), with a warning.
     storage : {'auto', 'memory', 'compact', 'disk'}, default='auto'
         Where the embedding lives during training; 'auto' chooses from ``memory_budget``.
     solver_options : dict or None, default=None
-        Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for Snacks).  For
-        'admm': ``representation``, ``beta`` (ADMM penalty, 3 by default: the fewest
-        iterations to a 1 % gap measured on w8a and a9a-shaped data; the paper's rule,
-        10² for n in [10⁴, 10⁵) and 10³ up to 10⁶, is
-        :func:`snacks_core.solvers.admm.default_beta`), ``hss_options`` (keyword arguments
-        of :class:`snacks_core.hss.HSSKernel` over
-        :data:`snacks_core.operators.DEFAULT_HSS_OPTIONS`, e.g. ``{'max_rank': 100,
-        'tol': 1e-3}``) and the options of :func:`snacks_core.solvers.admm.solve`
-        (``max_iter``, ``tol``, ``relaxation``, ``checkpoint_every``).  ADMM stops at a
-        certified relative gap of 1 % with over-relaxation 1.6, not after the paper's 10
-        iterations at β = 10², which return an early-stopped point (module docstring of
-        :mod:`snacks_core.solvers.admm`).
+        Extra keyword arguments of the solver (e.g. ``{'omega': 2.0}`` for 'snacks'; for
+        'admm' ``representation``, ``beta``, ``hss_options`` and the options of
+        :func:`snacks_core.solvers.admm.solve`).
 
     Attributes
     ----------
@@ -181,14 +154,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     ((1, 50), ['tol_gap'])
     """
 
-    # Every parameter is checked here, once, at the start of fit (scikit-learn's
-    # parameter validation); what it cannot express (n_jobs ≠ 0, the memory budget's units)
-    # is checked where it is used.
+    # Every parameter is checked once, at the start of fit: here (scikit-learn's parameter
+    # validation), then against the chosen solver's own constraints (its registry entry:
+    # check_solver_params); what neither can express (n_jobs ≠ 0, the memory budget's
+    # units) is checked where it is used.
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS))],
-        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"})],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, None, None, closed="neither")],
+        **KERNEL_PARAM_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         # A live view: a solver added to the registry is accepted without touching this.
@@ -247,41 +218,20 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         max_epochs)`` (the command line draws it on stderr).
         """
         self._validate_params()
-        with explain_non_numeric("X"):
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(f"y has only one class ({self.classes_[0]}); a classifier needs "
-                             "at least 2 classes.")
-        lam = float(self.lam)
-        options = dict(self.solver_options or {})
-        weights = compute_sample_weight(self.class_weight, y) if self.class_weight else None
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
-            weights = sample_weight if weights is None else weights * sample_weight
-        if weights is not None and not np.any(weights > 0):
-            raise ValueError("All sample weights are zero (after class weights): at least "
-                             "one sample needs a positive weight.")
-        embedding_seed, solver_seed = draw_seeds(self.random_state)
+        check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
+                            solver_options=self.solver_options)
+        X, y, weights = self._check_training_data(X, y, sample_weight)
+        seeds = draw_seeds(self.random_state)
         targets = binary_targets(y, self.classes_)
-        X_val, validation_targets = None, None
-        if eval_set is not None:
-            X_val, y_val = eval_set
-            with explain_non_numeric("eval_set's X"):
-                X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
-                                      dtype=[np.float64, np.float32])
-            validation_targets = binary_targets(np.asarray(y_val), self.classes_)
-
+        X_val, validation_targets = self._check_eval_set(eval_set)
         solver = REGISTRY[self.solver]
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
         self._progress = progress
         try:
-            results = fit_by_input[solver.input](solver, X, targets, lam, weights,
-                                                 embedding_seed, solver_seed, X_val,
-                                                 validation_targets, options)
+            results = fit_by_input[solver.input](solver, X, targets, float(self.lam),
+                                                 weights, seeds, X_val, validation_targets,
+                                                 dict(self.solver_options or {}))
         finally:
             del self._progress
         self.history_ = _stack_histories([r.history for r in results])
@@ -290,58 +240,75 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.solver_info_ = [r.info for r in results]
         return self
 
+    def _check_training_data(self, X, y, sample_weight):
+        """X and y validated (``classes_`` and ``n_features_in_`` set) and the weights s_i
+        of the hinge terms (class weights times sample weights; None when all are 1)."""
+        X, y, self.classes_ = check_classifier_data(self, X, y)
+        weights = compute_sample_weight(self.class_weight, y) if self.class_weight else None
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+            weights = sample_weight if weights is None else weights * sample_weight
+        if weights is not None and not np.any(weights > 0):
+            raise ValueError("All sample weights are zero (after class weights): at least "
+                             "one sample needs a positive weight.")
+        return X, y, weights
+
+    def _check_eval_set(self, eval_set):
+        """``(X_val, its one-vs-rest targets)`` of an ``eval_set``, or (None, None)."""
+        if eval_set is None:
+            return None, None
+        X_val, y_val = eval_set
+        with explain_non_numeric("eval_set's X"):
+            X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
+                                  dtype=[np.float64, np.float32])
+        return X_val, binary_targets(np.asarray(y_val), self.classes_)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
 
-    def _fit_embedded(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
+    def _fit_embedded(self, solver, X, targets, lam, weights, seeds, X_val,
                       validation_targets, options):
         """An embedded solver on the Nyström embedding of X, one-vs-rest in threads."""
         n_jobs = effective_n_threads(self.n_jobs)
         start = time.perf_counter()
         labels = class_labels(targets)
-        self._fit_embedding(X, labels, embedding_seed)
-        early = solver.early_stopping and early_stopping_enabled(self.early_stopping, X.shape[0])
-        X_stop = stop_targets = train = None
-        if early:
-            # Held out of the training rows: a test set passed as eval_set is recorded,
-            # never used to decide when to stop.  The rows trained on are embedded from X
-            # block by block, never copied out of it whole.
-            train, held = validation_split(labels, self.validation_fraction,
-                                           int(solver_seed))
-            X_stop = X[held]
-            stop_targets = [t[held] for t in targets]
+        self._fit_embedding(X, labels, seeds.embedding)
+        # Held out of the training rows: a test set passed as eval_set is recorded, never
+        # used to decide when to stop.  The rows trained on are embedded from X block by
+        # block, never copied out of it whole.
+        split = held_out_rows(solver, self.early_stopping, labels, self.validation_fraction,
+                              seeds.solver)
+        train = X_stop = held = None
+        if split is not None:
+            train, rows = split
+            X_stop = X[rows]
+            held = [t[rows] for t in targets]
             targets = [t[train] for t in targets]
             weights = None if weights is None else weights[train]
         Z, Z_val, Z_stop = self._embed_for_training(X, train, X_val, X_stop, solver.streaming)
         self.embedding_time_ = time.perf_counter() - start
-        if solver.early_stopping:
-            options = {"n_iter_no_change": self.n_iter_no_change if early else None, **options}
+        options = {**early_stopping_options(solver, split, self.n_iter_no_change), **options,
+                   "sample_weight": weights, "max_epochs": self.max_epochs, "tol": self.tol,
+                   "random_state": seeds.solver}
         if self._progress is not None and "callback" not in options:
             max_epochs = float(self.max_epochs)
             options["callback"] = lambda record, w: self._progress(
                 "training", record["epoch"], max_epochs)
-        solve = solver.solve
-        # One-vs-rest subproblems share Z and run in threads (the jitted loops release the
-        # GIL); each gets its share of the threads for its checkpoint passes.  A store read
-        # in blocks holds one buffer, so its subproblems run one after the other.
+        # One-vs-rest subproblems share Z and run in threads; each gets its share of the
+        # threads for its checkpoint passes.  A store read in blocks holds one buffer, so
+        # its subproblems run one after the other.
         workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
         if solver.streaming:
             options["n_jobs"] = max(1, n_jobs // workers)
-
-        def solve_one(k):
-            # Per-subproblem arguments in their own dict: the threads share ``options``.
-            own = {"stopping_set": (Z_stop, stop_targets[k])} if early else {}
-            return solve(Z, targets[k], lam, sample_weight=weights, max_epochs=self.max_epochs,
-                         tol=self.tol, random_state=int(solver_seed),
-                         validation=None if Z_val is None else (Z_val, validation_targets[k]),
-                         **options, **own)
-
         start = time.perf_counter()
         try:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                results = list(pool.map(solve_one, range(len(targets))))
+            results = solve_subproblems(
+                solver.solve, Z, targets, lam, options, workers=workers,
+                held=None if split is None else (Z_stop, held),
+                validation=None if Z_val is None else (Z_val, validation_targets))
         finally:
             if not isinstance(Z, np.ndarray):
                 Z.close()
@@ -399,8 +366,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                progress=report, rows=train)
         return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
-    def _fit_data(self, solver, X, targets, lam, weights, embedding_seed, solver_seed, X_val,
-                  validation_targets, options):
+    def _fit_data(self, solver, X, targets, lam, weights, seeds, X_val, validation_targets,
+                  options):
         """A solver of the exact kernel problem on the raw rows (LIBSVM), one-vs-rest."""
         self.embedding_time_ = 0.0
         start = time.perf_counter()
@@ -415,16 +382,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._set_support_vector_model(X, results)
         return results
 
-    def _fit_embedding(self, X, labels, embedding_seed):
+    def _fit_embedding(self, X, labels, seed):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
-        self.embedding_ = NystromEmbedding(
-            kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
-            n_components=self.n_components, sampling=self.sampling, dtype=self.dtype,
-            n_jobs=self.n_jobs, random_state=int(embedding_seed)).fit(X, labels)
+        self.embedding_ = fit_embedding(
+            X, labels, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, n_components=self.n_components, sampling=self.sampling,
+            dtype=self.dtype, n_jobs=self.n_jobs, seed=seed)
 
-    def _fit_operator(self, solver, X, targets, lam, weights, embedding_seed, solver_seed,
-                      X_val, validation_targets, options):
+    def _fit_operator(self, solver, X, targets, lam, weights, seeds, X_val,
+                      validation_targets, options):
         """A solver on one factorised kernel operator K̃ + βI (ADMM), shared by every
         one-vs-rest subproblem.
 
@@ -437,11 +404,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                             if name in options}
         start = time.perf_counter()
         if representation == "nystrom":
-            self._fit_embedding(X, class_labels(targets), embedding_seed)
+            self._fit_embedding(X, class_labels(targets), seeds.embedding)
             operator_options.update(embedding=self.embedding_, Z=self.embedding_.transform(X))
         operator = build_operator(
             X, representation=representation, kernel=self.kernel, gamma=self.gamma,
-            degree=self.degree, coef0=self.coef0, random_state=int(embedding_seed),
+            degree=self.degree, coef0=self.coef0, random_state=seeds.embedding,
             **operator_options)
         precomputed = admm.precompute(operator)
         self.embedding_time_ = time.perf_counter() - start
@@ -513,70 +480,6 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
-
-
-def row_blocks(n_rows, rows):
-    """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``n_rows``."""
-    return [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
-
-
-def embedded_row_blocks(n_rows, n_components):
-    """Row blocks whose embedding (``n_components`` columns) is about
-    :data:`_PREDICT_BLOCK_BYTES`: what is embedded at once to score rows, so that the
-    embedding of a large X is never held whole."""
-    return row_blocks(n_rows, max(1, _PREDICT_BLOCK_BYTES // (8 * n_components)))
-
-
-def draw_seeds(random_state):
-    """The landmark and solver seeds a fit with ``random_state`` draws, as ints."""
-    rng = check_random_state(random_state)
-    embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
-    return int(embedding_seed), int(solver_seed)
-
-
-def binary_targets(y, classes):
-    """One ±1 label vector per one-vs-rest subproblem: one for two classes (``classes[1]``
-    is +1), one per class otherwise."""
-    if classes.shape[0] == 2:
-        return [np.where(y == classes[1], 1.0, -1.0)]
-    return [np.where(y == c, 1.0, -1.0) for c in classes]
-
-
-def class_labels(targets):
-    """Each row's class as an index (±1 for two classes) from :func:`binary_targets`."""
-    return targets[0] if len(targets) == 1 else np.argmax(np.vstack(targets), axis=0)
-
-
-def labels_from_scores(scores, classes):
-    """Labels from the subproblems' scores, shape (n,) or (n, subproblems): the sign for
-    two classes, the largest score otherwise."""
-    scores = np.asarray(scores)
-    if scores.ndim == 1 or scores.shape[1] == 1:
-        return classes[(scores.reshape(-1) > 0).astype(int)]
-    return classes[np.argmax(scores, axis=1)]
-
-
-def early_stopping_enabled(early_stopping, n_samples):
-    """Whether early stopping is on for ``n_samples`` training rows ('auto': from
-    :data:`EARLY_STOPPING_MIN_SAMPLES`)."""
-    if early_stopping == "auto":
-        return n_samples >= EARLY_STOPPING_MIN_SAMPLES
-    if not isinstance(early_stopping, (bool, np.bool_)):
-        raise ValueError(f"early_stopping must be True, False or 'auto', got "
-                         f"{early_stopping!r}.")
-    return bool(early_stopping)
-
-
-def validation_split(labels, fraction, seed):
-    """Training and held-out row indices, stratified by ``labels`` when every class can be."""
-    if not 0.0 < fraction < 1.0:
-        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}.")
-    rows = np.arange(labels.shape[0])
-    try:
-        return train_test_split(rows, test_size=fraction, stratify=labels, random_state=seed)
-    except ValueError:
-        # A class too small to appear on both sides: a plain random split.
-        return train_test_split(rows, test_size=fraction, random_state=seed)
 
 
 def _stack_histories(histories):

@@ -13,6 +13,8 @@ import plotly.graph_objects as go
 import scipy.sparse as sp
 from plotly.subplots import make_subplots
 
+from .sweeps import GRID_AXIS_SYMBOLS
+
 NEGATIVE_COLOR = "#2f6db5"
 POSITIVE_COLOR = "#c8384a"
 LANDMARK_COLOR = "#f4b400"
@@ -50,6 +52,13 @@ def class_colors(classes) -> dict:
     return {c: PALETTE[k % len(PALETTE)] for k, c in enumerate(classes)}
 
 
+def _dense(A):
+    """``A`` as a dense array (None stays None): the figures draw coordinates, not CSR rows."""
+    if A is None:
+        return None
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
 # ---------------------------------------------------------------------------- decision boundary
 
 
@@ -68,7 +77,7 @@ class DecisionSurface:
 
 def decision_surface(model, X, resolution=150, padding=0.12) -> DecisionSurface:
     """Evaluate ``model.decision_function`` on a grid covering the 2-D points ``X``."""
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    X = _dense(X)
     if X.shape[1] != 2:
         raise ValueError(f"a decision surface needs 2-D data, got {X.shape[1]} features.")
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -81,12 +90,21 @@ def decision_surface(model, X, resolution=150, padding=0.12) -> DecisionSurface:
     return DecisionSurface(xs, ys, np.asarray(scores, dtype=np.float64).reshape(shape))
 
 
+def _clipped(scores):
+    return np.clip(scores, -DECISION_CLIP, DECISION_CLIP)
+
+
+def _decision_fill(xs, ys, z, **options):
+    """The filled contour of f(x) in the decision colours; ``z`` clipped to ±DECISION_CLIP."""
+    return go.Contour(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
+                      colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0, opacity=0.85,
+                      **options)
+
+
 def _surface_traces(surface, classes):
     if surface.scores.ndim == 2:
-        z = np.clip(surface.scores, -DECISION_CLIP, DECISION_CLIP)
-        fill = go.Contour(
-            x=surface.xs, y=surface.ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
-            colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0, opacity=0.85,
+        fill = _decision_fill(
+            surface.xs, surface.ys, _clipped(surface.scores),
             colorbar=dict(title=dict(text="f(x)", side="top"), orientation="v", thickness=10,
                           len=0.3, x=1.02, xanchor="left", y=0, yanchor="bottom"),
             hovertemplate="x₁=%{x:.2f}<br>x₂=%{y:.2f}<br>f(x)=%{z:.2f}<extra></extra>",
@@ -103,14 +121,15 @@ def _surface_traces(surface, classes):
             name="margins f = ±1", showlegend=True)
         return [fill, boundary, margins]
     predicted = np.argmax(surface.scores, axis=2)
-    k = surface.scores.shape[2]
-    colors = [PALETTE[c % len(PALETTE)] for c in range(k)]
+    n_classes = surface.scores.shape[2]
     scale = []
-    for c, color in enumerate(colors):
-        scale += [(c / k, color), ((c + 1) / k, color)]
+    for c in range(n_classes):
+        color = PALETTE[c % len(PALETTE)]
+        scale += [(c / n_classes, color), ((c + 1) / n_classes, color)]
     regions = go.Heatmap(
-        x=surface.xs, y=surface.ys, z=predicted, zmin=-0.5, zmax=k - 0.5, colorscale=scale,
-        opacity=0.35, showscale=False, hoverinfo="skip", name="predicted class")
+        x=surface.xs, y=surface.ys, z=predicted, zmin=-0.5, zmax=n_classes - 0.5,
+        colorscale=scale, opacity=0.35, showscale=False, hoverinfo="skip",
+        name="predicted class")
     return [regions]
 
 
@@ -163,6 +182,73 @@ def _shown(total, shown):
     return f"{total:,}" if shown == total else f"{shown:,} of {total:,} shown"
 
 
+def _landmarks_trace(landmarks, *, scatter, name, size, outline_width, hovertemplate=None):
+    """The landmarks as gold stars."""
+    return scatter(x=landmarks[:, 0], y=landmarks[:, 1], mode="markers", name=name,
+                   marker=dict(symbol="star", size=size, color=LANDMARK_COLOR,
+                               line=dict(color="#111111", width=outline_width)),
+                   hovertemplate=hovertemplate)
+
+
+def _square_axes(fig, xs, ys, axis_titles, **subplot):
+    """Equal scales on both axes over the grid, the plot area shrinking to the data instead
+    of padding it; ``subplot`` (row, col) names the panel when there are several."""
+    fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False,
+                     zeroline=False, constrain="domain", **subplot)
+    fig.update_yaxes(title=axis_titles[1], range=[ys[0], ys[-1]], showgrid=False,
+                     zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain",
+                     **subplot)
+
+
+def _sampled_points_traces(X_train, y_train, X_test, y_test, classes, *, size, max_train,
+                           max_test):
+    """Training circles and test diamonds, each a class-stratified sample."""
+    colors = class_colors(classes)
+    train_rows = stratified_sample(y_train, max_train)
+    traces = _points_trace(X_train[train_rows], y_train[train_rows], classes, colors,
+                           name="train", symbol="circle", size=size, outline="white",
+                           hover="train", totals=y_train)
+    if X_test is not None and len(X_test):
+        test_rows = stratified_sample(y_test, max_test, random_state=1)
+        traces += _points_trace(X_test[test_rows], y_test[test_rows], classes, colors,
+                                name="test", symbol="diamond", size=size + 1,
+                                outline="#222222", hover="test", totals=y_test)
+    return traces
+
+
+def _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred, *,
+                         max_crosses, large):
+    """Crosses on the misclassified points (a random sample of ``max_crosses`` beyond it),
+    or None when no predictions are given."""
+    wrong = []
+    if train_pred is not None:
+        wrong.append(X_train[np.asarray(train_pred) != y_train])
+    if test_pred is not None and X_test is not None:
+        wrong.append(X_test[np.asarray(test_pred) != y_test])
+    if not wrong:
+        return None
+    wrong = np.vstack(wrong)
+    total = wrong.shape[0]
+    if total > max_crosses:
+        wrong = wrong[np.sort(np.random.default_rng(2).choice(total, max_crosses,
+                                                               replace=False))]
+    return go.Scattergl(
+        x=wrong[:, 0], y=wrong[:, 1], mode="markers",
+        name=f"misclassified ({_shown(total, wrong.shape[0])})",
+        marker=dict(symbol="x-thin-open", size=9 if large else 11, color="#111111",
+                    line=dict(width=1.8 if large else 2.2)),
+        hoverinfo="skip")
+
+
+def _boundary_legend(legend_below):
+    """The legend below a narrow figure, or beside a wide one."""
+    if legend_below:
+        return dict(orientation="h", x=0, xanchor="left", y=-0.14, yanchor="top",
+                    font=dict(size=11), traceorder="normal", tracegroupgap=0)
+    return dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
+                font=dict(size=12))
+
+
 def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None, *,
                              classes, train_pred=None, test_pred=None, landmarks=None,
                              axis_titles=("x₁", "x₂"), title=None, height=680,
@@ -178,66 +264,90 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     ``max_test`` test points and at most ``max_crosses`` crosses, with the counts in the
     legend; the landmarks are always all drawn, on top.
     """
-    dense = [None if A is None else (A.toarray() if sp.issparse(A) else np.asarray(A))
-             for A in (X_train, X_test, landmarks)]
-    X_train, X_test, landmarks = dense
+    X_train, X_test, landmarks = _dense(X_train), _dense(X_test), _dense(landmarks)
     y_train = np.asarray(y_train)
-    colors = class_colors(classes)
+    y_test = None if y_test is None else np.asarray(y_test)
     fig = go.Figure(_surface_traces(surface, classes))
     large = X_train.shape[0] > max_train or (X_test is not None and len(X_test) > max_test)
-    size = 5 if large else 7
-    train_rows = stratified_sample(y_train, max_train)
-    for trace in _points_trace(X_train[train_rows], y_train[train_rows], classes, colors,
-                               name="train", symbol="circle", size=size, outline="white",
-                               hover="train", totals=y_train):
-        fig.add_trace(trace)
-    if X_test is not None and len(X_test):
-        y_test = np.asarray(y_test)
-        test_rows = stratified_sample(y_test, max_test, random_state=1)
-        for trace in _points_trace(X_test[test_rows], y_test[test_rows], classes, colors,
-                                   name="test", symbol="diamond", size=size + 1,
-                                   outline="#222222", hover="test", totals=y_test):
-            fig.add_trace(trace)
-    wrong = []
-    if train_pred is not None:
-        wrong.append(X_train[np.asarray(train_pred) != y_train])
-    if test_pred is not None and X_test is not None:
-        wrong.append(X_test[np.asarray(test_pred) != y_test])
-    if wrong:
-        wrong = np.vstack(wrong)
-        total = wrong.shape[0]
-        if total > max_crosses:
-            wrong = wrong[np.sort(np.random.default_rng(2).choice(total, max_crosses,
-                                                                   replace=False))]
-        fig.add_trace(go.Scattergl(
-            x=wrong[:, 0], y=wrong[:, 1], mode="markers",
-            name=f"misclassified ({_shown(total, wrong.shape[0])})",
-            marker=dict(symbol="x-thin-open", size=9 if large else 11, color="#111111",
-                        line=dict(width=1.8 if large else 2.2)),
-            hoverinfo="skip"))
+    fig.add_traces(_sampled_points_traces(X_train, y_train, X_test, y_test, classes,
+                                          size=5 if large else 7, max_train=max_train,
+                                          max_test=max_test))
+    crosses = _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred,
+                                   max_crosses=max_crosses, large=large)
+    if crosses is not None:
+        fig.add_trace(crosses)
     if landmarks is not None and len(landmarks):
-        fig.add_trace(go.Scattergl(
-            x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
-            name=f"landmarks (m = {len(landmarks)})",
-            marker=dict(symbol="star", size=14 if large else 12, color=LANDMARK_COLOR,
-                        line=dict(color="#111111", width=1.2)),
+        fig.add_trace(_landmarks_trace(
+            landmarks, scatter=go.Scattergl, name=f"landmarks (m = {len(landmarks)})",
+            size=14 if large else 12, outline_width=1.2,
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
     fig = _layout(fig, title, height)
     # Legend and colour bar beside the square plot (whose width is free anyway, the axes
     # having equal scales), so the whole figure fits under the metrics of a 1280 × 800 window.
     fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.14,
-                                  yanchor="top", font=dict(size=11), traceorder="normal",
-                                  tracegroupgap=0) if legend_below else
-                      dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
-                           font=dict(size=12)))
-    # Equal scales on both axes, the plot area shrinking to the data instead of padding it.
-    fig.update_xaxes(title=axis_titles[0], range=[surface.xs[0], surface.xs[-1]],
-                     showgrid=False, zeroline=False, constrain="domain")
-    fig.update_yaxes(title=axis_titles[1], range=[surface.ys[0], surface.ys[-1]],
-                     showgrid=False, zeroline=False, scaleanchor="x", scaleratio=1,
-                     constrain="domain")
+                      legend=_boundary_legend(legend_below))
+    _square_axes(fig, surface.xs, surface.ys, axis_titles)
     return fig
+
+
+def _animation_contours(xs, ys, scores):
+    """A frame's traces: f(x) filled, and the lines f = −1, 0, +1 labelled."""
+    z = np.round(_clipped(scores), 3)
+    return [
+        _decision_fill(xs, ys, z, showscale=False, hoverinfo="skip", showlegend=False),
+        go.Contour(x=xs, y=ys, z=z, showscale=False, hoverinfo="skip",
+                   name="f = −1, 0, +1", showlegend=True,
+                   contours=dict(coloring="none", start=-1, end=1, size=1,
+                                 showlabels=True, labelfont=dict(size=10)),
+                   line=dict(color="#222222", width=1.5)),
+    ]
+
+
+def _error_marker(epochs, errors, k):
+    """The marker of the error panel on checkpoint ``k``, its value beside it."""
+    return go.Scatter(x=[epochs[k]], y=[errors[k]], mode="markers+text",
+                      text=[f"{errors[k]:.1f} %"],
+                      textposition="top right" if 2 * k < len(epochs) else "top left",
+                      marker=dict(size=12, color="#d62728"), showlegend=False,
+                      hoverinfo="skip", xaxis="x2", yaxis="y2")
+
+
+def _add_error_panel(fig, xs, ys, frames):
+    """Draw the held-out error against epochs in the second panel; return the frames, each
+    moving the contours and the panel's marker."""
+    epochs = [record["epoch"] for _, _, record in frames]
+    errors = [100 * record["validation_error"] for _, _, record in frames]
+    fig.add_trace(go.Scatter(x=epochs, y=errors, mode="lines+markers", name="test error",
+                             line=dict(color="#777777", width=1.5), marker=dict(size=5),
+                             showlegend=False,
+                             hovertemplate="epoch %{x:.3g}: %{y:.1f} %<extra></extra>"),
+                  row=1, col=2)
+    fig.add_trace(_error_marker(epochs, errors, len(frames) - 1), row=1, col=2)
+    marker = len(fig.data) - 1
+    fig.update_xaxes(title="epochs", row=1, col=2)
+    fig.update_yaxes(title="test error (%)", range=[0, 1.1 * max(errors + [1.0])],
+                     row=1, col=2)
+    return [go.Frame(data=_animation_contours(xs, ys, scores) + [_error_marker(epochs, errors, k)],
+                     traces=[0, 1, marker], name=label)
+            for k, (label, scores, _) in enumerate(frames)]
+
+
+def _player_controls(labels):
+    """Play/pause buttons and a slider whose steps are the frames named ``labels``."""
+    steps = [dict(method="animate", label=label,
+                  args=[[label], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                      transition=dict(duration=0))])
+             for label in labels]
+    play = dict(label="▶ Play", method="animate",
+                args=[None, dict(frame=dict(duration=250, redraw=True), fromcurrent=True,
+                                 mode="immediate")])
+    pause = dict(label="❚❚ Pause", method="animate",
+                 args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])
+    return dict(
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.15, xanchor="left",
+                          yanchor="top", pad=dict(r=10, t=10), buttons=[play, pause])],
+        sliders=[dict(active=len(labels) - 1, steps=steps, x=0.18, len=0.82, y=-0.12,
+                      currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))])
 
 
 def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, landmarks=None,
@@ -253,85 +363,24 @@ def boundary_animation_figure(xs, ys, frames, X_train, y_train, *, classes, land
     """
     if not frames:
         raise ValueError("no checkpoints to animate.")
-    X_train = X_train.toarray() if sp.issparse(X_train) else np.asarray(X_train)
-
-    def contours(scores):
-        z = np.round(np.clip(scores, -DECISION_CLIP, DECISION_CLIP), 3)
-        return [
-            go.Contour(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
-                       colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0,
-                       opacity=0.85, showscale=False, hoverinfo="skip", showlegend=False),
-            go.Contour(x=xs, y=ys, z=z, showscale=False, hoverinfo="skip",
-                       name="f = −1, 0, +1", showlegend=True,
-                       contours=dict(coloring="none", start=-1, end=1, size=1,
-                                     showlabels=True, labelfont=dict(size=10)),
-                       line=dict(color="#222222", width=1.5)),
-        ]
-
     if error_panel:
         fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.1)
     else:
         fig = go.Figure()
-    for trace in contours(frames[-1][1]):
-        fig.add_trace(trace)
-    colors = class_colors(classes)
-    for trace in _points_trace(X_train, y_train, classes, colors, name="train", symbol="circle",
-                               size=6, outline="white", hover="train"):
-        fig.add_trace(trace)
+    fig.add_traces(_animation_contours(xs, ys, frames[-1][1]))
+    fig.add_traces(_points_trace(_dense(X_train), y_train, classes, class_colors(classes),
+                                 name="train", symbol="circle", size=6, outline="white",
+                                 hover="train"))
     if landmarks is not None:
-        landmarks = landmarks.toarray() if sp.issparse(landmarks) else np.asarray(landmarks)
-        fig.add_trace(go.Scatter(x=landmarks[:, 0], y=landmarks[:, 1], mode="markers",
-                                 name="landmarks", marker=dict(symbol="star", size=12,
-                                 color=LANDMARK_COLOR, line=dict(color="#111111", width=1))))
-    moving = []
+        fig.add_trace(_landmarks_trace(_dense(landmarks), scatter=go.Scatter, name="landmarks",
+                                       size=12, outline_width=1))
     if error_panel:
-        epochs = [record["epoch"] for _, _, record in frames]
-        errors = [100 * record["validation_error"] for _, _, record in frames]
-
-        def marker(k):
-            return go.Scatter(x=[epochs[k]], y=[errors[k]], mode="markers+text",
-                              text=[f"{errors[k]:.1f} %"],
-                              textposition="top right" if 2 * k < len(frames) else "top left",
-                              marker=dict(size=12, color="#d62728"), showlegend=False,
-                              hoverinfo="skip", xaxis="x2", yaxis="y2")
-
-        fig.add_trace(go.Scatter(x=epochs, y=errors, mode="lines+markers", name="test error",
-                                 line=dict(color="#777777", width=1.5), marker=dict(size=5),
-                                 showlegend=False,
-                                 hovertemplate="epoch %{x:.3g}: %{y:.1f} %<extra></extra>"),
-                      row=1, col=2)
-        fig.add_trace(marker(len(frames) - 1), row=1, col=2)
-        moving = [len(fig.data) - 1]
-        fig.update_xaxes(title="epochs", row=1, col=2)
-        fig.update_yaxes(title="test error (%)", range=[0, 1.1 * max(errors + [1.0])],
-                         row=1, col=2)
-        fig.frames = [go.Frame(data=contours(scores) + [marker(k)], traces=[0, 1, *moving],
-                               name=label) for k, (label, scores, _) in enumerate(frames)]
+        fig.frames = _add_error_panel(fig, xs, ys, frames)
     else:
-        fig.frames = [go.Frame(data=contours(scores), traces=[0, 1], name=label)
-                      for label, scores, *_ in frames]
-    steps = [dict(method="animate", label=label,
-                  args=[[label], dict(mode="immediate", frame=dict(duration=0, redraw=True),
-                                      transition=dict(duration=0))])
-             for label, *_ in frames]
-    fig.update_layout(
-        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.15, xanchor="left",
-                          yanchor="top", pad=dict(r=10, t=10), buttons=[
-                              dict(label="▶ Play", method="animate",
-                                   args=[None, dict(frame=dict(duration=250, redraw=True),
-                                                    fromcurrent=True, mode="immediate")]),
-                              dict(label="❚❚ Pause", method="animate",
-                                   args=[[None], dict(frame=dict(duration=0, redraw=False),
-                                                      mode="immediate")])])],
-        sliders=[dict(active=len(frames) - 1, steps=steps, x=0.18, len=0.82, y=-0.12,
-                      currentvalue=dict(prefix="checkpoint: ", font=dict(size=12)))],
-    )
-    fig.update_xaxes(title=axis_titles[0], range=[xs[0], xs[-1]], showgrid=False, zeroline=False,
-                     constrain="domain", row=1 if error_panel else None,
-                     col=1 if error_panel else None)
-    fig.update_yaxes(title=axis_titles[1], range=[ys[0], ys[-1]], showgrid=False,
-                     zeroline=False, scaleanchor="x", scaleratio=1, constrain="domain",
-                     row=1 if error_panel else None, col=1 if error_panel else None)
+        fig.frames = [go.Frame(data=_animation_contours(xs, ys, scores), traces=[0, 1],
+                               name=label) for label, scores, *_ in frames]
+    fig.update_layout(**_player_controls([label for label, *_ in frames]))
+    _square_axes(fig, xs, ys, axis_titles, **(dict(row=1, col=1) if error_panel else {}))
     fig = _layout(fig, title, height)
     fig.update_layout(margin=dict(b=150))
     return fig
@@ -468,6 +517,13 @@ def approximation_error_figure(m_values, errors, *, height=460):
 # ---------------------------------------------------------------------------- robustness
 
 
+# The axes of a robustness grid, by their column in the sweep's table: the symbol that
+# names each in text ("m = 50, λ = 0.001").
+def grid_axis_title(axis) -> str:
+    """The title of a grid axis on a figure: its symbol, with what m counts."""
+    return "landmarks m" if axis == "m" else GRID_AXIS_SYMBOLS[axis]
+
+
 def _tick(value):
     return f"{value:g}"
 
@@ -491,11 +547,13 @@ def robust_color_range(values):
 
 
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
-                   title=None, height=520, spread=True):
-    """Test error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell.
+                   title=None, height=520, spread=True, value_label="test error", best=None):
+    """An error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell.
 
     ``spread=False`` (one seed per cell: there is no spread) writes the mean alone.  The
-    colour scale stops at :func:`robust_color_range`'s upper end, said in its title.
+    colour scale stops at :func:`robust_color_range`'s upper end, said in its title;
+    ``value_label`` names the error ('test error', 'CV error'); ``best``, the (row, column)
+    index of the ★ (default: the lowest mean, the first one on a tie).
     """
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
@@ -504,13 +562,14 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
         values = np.char.add(values, np.char.add("±", np.char.mod("%.1f",
                                                                  100 * np.nan_to_num(std))))
     text = np.where(np.isfinite(mean), values, "").astype(object)
-    if np.any(np.isfinite(mean)):
+    if best is None and np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
+    if best is not None:
         text[best] = "★ " + text[best]
     custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
     zmin, zmax = robust_color_range(100 * mean)
     capped = np.nanmax(100 * mean) > zmax if np.any(np.isfinite(mean)) else False
-    color_title = "test error (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
+    color_title = f"{value_label} (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
         textfont=dict(size=12), zmin=zmin, zmax=zmax, hoverinfo="skip",
@@ -534,7 +593,7 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
                     line=dict(width=3)),
         selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=0.0)),
         hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
-                       "test error = %{customdata[4]:.2f} % ± %{customdata[2]:.2f}<br>"
+                       f"{value_label} = %{{customdata[4]:.2f}} % ± %{{customdata[2]:.2f}}<br>"
                        "fit time = %{customdata[3]:.3f} s<extra></extra>")))
     # Ranges fixed to the cells: the markers would otherwise pad the autorange.
     fig.update_xaxes(title=col_label, type="category", categoryorder="array",
@@ -603,7 +662,7 @@ def class_balance_figure(train_counts, test_counts, *, height=260):
 def data_scatter_figure(X, y, *, classes, axis_titles=("x₁", "x₂"), title=None, height=460,
                         max_points=5000, random_state=0):
     """The points of 2-D data by class (a random subset beyond ``max_points``)."""
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    X = _dense(X)
     y = np.asarray(y)
     if X.shape[0] > max_points:
         keep = np.random.default_rng(random_state).choice(X.shape[0], max_points, replace=False)

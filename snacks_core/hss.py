@@ -67,7 +67,7 @@ import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
-from .validation import check_data
+from .validation import check_count, check_data
 
 BASES = ("nystrom", "interpolative")
 # How a model fitted on K̃ evaluates new rows (HSSKernel.model).
@@ -80,8 +80,8 @@ _POWER_ITERATIONS = 8
 # Rows of a node that probe which sibling rows are its nearest neighbours.
 _PROBES = 32
 # Every BLAS call here is on a block of at most a few hundred rows, where OpenBLAS's
-# threads cost more than they save (a 10× slower build measured on a busy 2-core machine):
-# construction, products and solves run single-threaded.
+# threads cost more than they save (far more on a busy machine): construction, products
+# and solves run single-threaded.
 _BLAS = ThreadpoolController()
 # A sparse X with at most this many entries (n × d, 256 MiB in float64) is densified.
 _DENSIFY_MAX_ENTRIES = 2**25
@@ -117,7 +117,7 @@ class HSSKernel:
         basis can do, needs rank 386–576 for 10⁻⁴ and leaves 6·10⁻⁴ to 9·10⁻³ at rank 300;
         10⁻² needs 67–258), so at the default ``max_rank`` most bases are capped and the
         measured error is 10²× the target (6 % on w8a, 0.2 % on a9a-shaped data; rank 500
-        gives 3.4 % on w8a for twice the memory and three times the build).
+        gives 3.4 % on w8a for twice the memory and a longer build).
         ``compression['target_reached']`` says whether every basis met it.
     n_samples : int, optional
         Kernel columns sampled per node for its decomposition, half among the sibling's
@@ -158,23 +158,9 @@ class HSSKernel:
         X = check_data(X)
         check_kernel_params(kernel, gamma, degree, coef0)
         n = X.shape[0]
-        if isinstance(beta, bool) or not np.isscalar(beta) or not np.isfinite(beta) or beta <= 0:
-            raise ValueError(f"beta must be a positive finite number, got {beta!r}.")
-        _check_count("leaf_size", leaf_size)
-        if leaf_size > n:
-            raise ValueError(f"leaf_size={leaf_size} is larger than the number of rows n = {n}; "
-                             "choose a leaf size between 1 and n.")
-        _check_count("max_rank", max_rank)
-        if isinstance(tol, bool) or not np.isscalar(tol) or not np.isfinite(tol) or not 0 < tol < 1:
-            raise ValueError(f"tol must be a number in (0, 1), got {tol!r}.")
-        if basis not in BASES:
-            raise ValueError(f"basis must be one of {BASES}, got {basis!r}.")
+        n_samples = _check_options(n, beta, leaf_size, max_rank, tol, n_samples, basis,
+                                   error_columns)
         self.basis = basis
-        n_samples = 2 * max_rank + 32 if n_samples is None else n_samples
-        _check_count("n_samples", n_samples)
-        if (isinstance(error_columns, bool) or not isinstance(error_columns, numbers.Integral)
-                or error_columns < 0):
-            raise ValueError(f"error_columns must be an integer >= 0, got {error_columns!r}.")
         self.n, self.beta = n, float(beta)
         self.leaf_size, self.max_rank, self.tol, self.n_samples = (
             leaf_size,
@@ -186,7 +172,11 @@ class HSSKernel:
                               "degree": degree, "coef0": coef0}
         self.X = X
         rng = np.random.default_rng(random_state)
+        self._build(X, rng)
+        self._report(min(error_columns, n), rng)
 
+    def _build(self, X, rng):
+        """Compress K into K̃ and factorise K̃ + βI, BLAS on one thread; times both."""
         with _BLAS.limit(limits=1, user_api="blas"):
             start = time.perf_counter()
             # Thousands of small row selections: a sparse X that fits is densified first.
@@ -204,11 +194,15 @@ class HSSKernel:
             self.factorization_time = time.perf_counter() - start
         self.build_time = self.compression_time + self.factorization_time
         del self._Xp
+
+    def _report(self, error_columns, rng):
+        """Ranks, memory and the relative error measured on ``error_columns`` columns."""
+        n = self.n
         self.ranks = np.array([b.shape[1] if b is not None else 0 for b in self._basis])
         arrays = (self._factor, self._basis, self._coupling, self._P, self._S)
         self.nbytes = int(sum(a.nbytes for group in arrays for a in group if a is not None)
                           + self.perm.nbytes)
-        self.relative_error = self.sampled_relative_error(min(error_columns, n), rng)
+        self.relative_error = self.sampled_relative_error(error_columns, rng)
         nonroot = self.ranks[np.asarray(self._parent) >= 0]
         self.compression = {
             "memory_bytes": self.nbytes, "dense_bytes": 8 * n * n,
@@ -218,7 +212,7 @@ class HSSKernel:
             "ranks_capped": int(self._capped), "target_reached": self._capped == 0,
             "nodes": int(nonroot.size),
             "relative_error": self.relative_error, "target": self.tol,
-            "error_columns": int(min(error_columns, n)), "leaf_size": self.leaf_size,
+            "error_columns": int(error_columns), "leaf_size": self.leaf_size,
             "compression_time": self.compression_time,
             "factorization_time": self.factorization_time}
 
@@ -722,9 +716,26 @@ def kernel_expansion(X_new, X_train, coef, kernel_params):
     return out.reshape((X_new.shape[0],) + coef.shape[1:])
 
 
-def _check_count(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+def _check_options(n, beta, leaf_size, max_rank, tol, n_samples, basis, error_columns):
+    """Refuse bad :class:`HSSKernel` options; returns ``n_samples`` (2·max_rank + 32 by
+    default)."""
+    if isinstance(beta, bool) or not np.isscalar(beta) or not np.isfinite(beta) or beta <= 0:
+        raise ValueError(f"beta must be a positive finite number, got {beta!r}.")
+    check_count(leaf_size, "leaf_size")
+    if leaf_size > n:
+        raise ValueError(f"leaf_size={leaf_size} is larger than the number of rows n = {n}; "
+                         "choose a leaf size between 1 and n.")
+    check_count(max_rank, "max_rank")
+    if isinstance(tol, bool) or not np.isscalar(tol) or not np.isfinite(tol) or not 0 < tol < 1:
+        raise ValueError(f"tol must be a number in (0, 1), got {tol!r}.")
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {BASES}, got {basis!r}.")
+    n_samples = 2 * max_rank + 32 if n_samples is None else n_samples
+    check_count(n_samples, "n_samples")
+    if (isinstance(error_columns, bool) or not isinstance(error_columns, numbers.Integral)
+            or error_columns < 0):
+        raise ValueError(f"error_columns must be an integer >= 0, got {error_columns!r}.")
+    return n_samples
 
 
 def _principal_projection(X, rng):

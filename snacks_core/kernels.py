@@ -27,9 +27,10 @@ Paths, chosen from the input formats:
   index lists of both CSR rows.
 
 Threads: :class:`KernelBlocks` computes any range of rows on the calling thread, and
-:func:`for_row_blocks` hands blocks of rows to a pool of Python threads, each running BLAS
-on one thread and ``nogil`` jitted code, so that the work of a block (gemm, exp, and for
-the Nyström embedding the product by its factor) stays on one core and in its cache.
+:func:`snacks_core.threads.for_row_blocks` hands blocks of rows to a pool of Python
+threads, each running BLAS on one thread and ``nogil`` jitted code, so that the work of a
+block (gemm, exp, and for the Nyström embedding the product by its factor) stays on one
+core and in its cache.
 The jitted kernels are serial on purpose: numba's ``parallel=True`` regions competed with
 BLAS threads spinning after a gemm, and its cache handles them poorly.  Being serial, every
 jitted function here is ``cache=True`` (the app does not recompile them at each start), and
@@ -41,21 +42,26 @@ depend on the problem only, so results are bitwise the same for any number of th
 
 from __future__ import annotations
 
-import functools
 import numbers
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral, Real
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
-from threadpoolctl import ThreadpoolController
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .validation import check_data, check_fits_in_memory
+from .memory import check_fits_in_memory
+from .threads import effective_n_threads, for_row_blocks
+from .validation import check_data
 
 KERNELS = ("rbf", "laplacian", "polynomial", "linear")
+# The kernel parameters of every estimator, as scikit-learn parameter constraints.
+KERNEL_PARAM_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS))],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"})],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+}
 
 # Integer codes for the jitted code, in the order of KERNELS.
 _RBF, _LAPLACIAN, _POLYNOMIAL, _LINEAR = range(4)
@@ -64,8 +70,8 @@ _RBF, _LAPLACIAN, _POLYNOMIAL, _LINEAR = range(4)
 # densified, so that every sparse row of X meets contiguous rows of Yᵀ.
 _DENSIFY_MAX_ENTRIES = 2**25
 
-# Multiply-adds of one task of the thread pool (about 10 ms on one core): enough to amortise
-# handing it to a thread, small enough to balance the load on a busy machine.
+# Multiply-adds of one task of the thread pool: enough to amortise handing it to a thread,
+# small enough to balance the load on a busy machine.
 _TASK_WORK = 2**24
 
 _LOG2_E = 1.4426950408889634
@@ -76,7 +82,8 @@ _LN2_LO = 1.90821492927058770002e-10
 _EXP_UNDERFLOW = -708.0
 
 
-# Fused multiply-adds only (no other fastmath): measured 1.1x on the whole sparse rbf kernel.
+# Fused multiply-adds only (no other fastmath): they speed up the whole sparse rbf kernel,
+# and the tests' tolerances still hold.
 @njit(cache=True, fastmath={"contract"})
 def _exp_nonpositive(z, bits, out):
     """``out[j] = exp(z[j])`` for ``z[j] <= 0``; overwrites ``z`` and the int64 ``bits``.
@@ -141,7 +148,7 @@ def _sparse_row_dot(data, indices, start, stop, Yt, stat):
     stat[:] = 0.0
     p = start
     # Four non-zeros per sweep over stat: a quarter of the loads and stores of stat per
-    # multiply-add (1.5x faster on one-hot data such as a9a).
+    # multiply-add, which matters most on one-hot data such as a9a.
     while p + 4 <= stop:
         v0, v1, v2, v3 = data[p], data[p + 1], data[p + 2], data[p + 3]
         y0, y1 = Yt[indices[p]], Yt[indices[p + 1]]
@@ -406,8 +413,9 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     out : ndarray of shape (n_X, n_Y), optional
         C-contiguous array of the output dtype to write into instead of allocating.
     n_jobs : int or None, default=None
-        Threads, as in :func:`effective_n_threads`: None uses the cores the current limits
-        allow (a caller inside ``threadpoolctl.threadpool_limits(1)`` gets one thread).
+        Threads, as in :func:`snacks_core.threads.effective_n_threads`: None uses the cores
+        the current limits allow (a caller inside ``threadpoolctl.threadpool_limits(1)``
+        gets one thread).
         Each row block is computed on one thread with one BLAS thread, the same way for any
         number of threads, so the result does not depend on it.
 
@@ -467,9 +475,9 @@ class KernelBlocks:
     """Row blocks of the kernel matrix K(X, Y), each computed on the calling thread.
 
     Y is prepared once (Yᵀ densified, norms of its rows); :meth:`fill` then writes any
-    range of rows, so that a pool of threads (:func:`for_row_blocks`) can share the work
-    and apply further steps to each block while it is in cache.  Arguments are validated
-    as in :func:`kernel_matrix`.
+    range of rows, so that a pool of threads (:func:`~snacks_core.threads.for_row_blocks`)
+    can share the work and apply further steps to each block while it is in cache.
+    Arguments are validated as in :func:`kernel_matrix`.
 
     Attributes
     ----------
@@ -487,9 +495,9 @@ class KernelBlocks:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; "
                              "both must have the same columns")
         if sp.issparse(X) and 3 * X.nnz >= 2 * X.shape[0] * X.shape[1]:
-            # Mostly non-zero (a dense file in LIBSVM format): the dense kernels are about
-            # twice as fast, and the dense array takes no more memory than the CSR one
-            # (8 bytes an entry against 12 a non-zero).
+            # Mostly non-zero (a dense file in LIBSVM format): the dense kernels (BLAS) are
+            # faster, and the dense array takes no more memory than the CSR one (8 bytes an
+            # entry against 12 a non-zero).
             X = X.toarray()
         if (not isinstance(block_rows, numbers.Integral) or isinstance(block_rows, bool)
                 or block_rows < 1):
@@ -501,7 +509,7 @@ class KernelBlocks:
         self.shape = (X.shape[0], Y.shape[0])
         self.inputs_float32 = X.dtype == np.float32 and Y.dtype == np.float32
         # Float64 values for the jitted kernels: one compiled variant per output dtype (each
-        # takes seconds to compile), at the price of a copy of sparse or laplacian float32 input.
+        # a long compilation), at the price of a copy of sparse or laplacian float32 input.
         self._X = X.astype(np.float64, copy=False) if sp.issparse(X) else X
         self._y_norms = _row_norms(Y, self._code)
         self._merge = sp.issparse(Y) and Y.shape[0] * Y.shape[1] > _DENSIFY_MAX_ENTRIES
@@ -513,7 +521,8 @@ class KernelBlocks:
             self._Y = np.ascontiguousarray(Y.T, dtype=np.float64)
 
     def task_rows(self):
-        """Rows of a task for :func:`for_row_blocks`: about ``_TASK_WORK`` multiply-adds.
+        """Rows of a task for :func:`~snacks_core.threads.for_row_blocks`: about
+        ``_TASK_WORK`` multiply-adds.
 
         It depends on the data only, never on the number of threads, so that every row is
         computed in the same block, hence bitwise the same, for any number of threads.
@@ -559,91 +568,6 @@ class KernelBlocks:
                 S = block if stats is None else stats[:last - first]
                 np.matmul(Xb, Y, out=S)
                 _finish_block(S, _row_norms(Xb, self._code), self._y_norms, *params, block)
-
-
-def effective_n_threads(n_jobs=None) -> int:
-    """The number of threads to use for ``n_jobs``, in scikit-learn's sense.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        None: every core the current limits allow, the smallest of the cores this process
-        may run on (``os.sched_getaffinity``), numba's thread count
-        (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) and the BLAS thread limit
-        (``threadpoolctl.threadpool_limits``, ``OMP_NUM_THREADS``, ...), so that a caller
-        that runs several jobs each inside ``threadpool_limits(1)`` is not oversubscribed.
-        A positive integer: that many threads, at most the cores of this process.
-        A negative integer: cores + 1 + n_jobs (−1 for all cores), at least 1.
-
-    Returns
-    -------
-    int
-        At least 1.
-
-    Raises
-    ------
-    ValueError
-        For 0 or anything but None or an integer.
-    """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if n_jobs is None:
-        blas = [lib.num_threads for lib in _blas_controller().lib_controllers]
-        return max(1, min([cores, numba.get_num_threads(), *blas]))
-    if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 for all cores); "
-                         f"got {n_jobs!r}")
-    return max(1, min(int(n_jobs), cores) if n_jobs > 0 else cores + 1 + int(n_jobs))
-
-
-def for_row_blocks(n_rows, block_rows, n_threads, task, make_scratch=None) -> None:
-    """Call ``task(start, stop, scratch)`` on consecutive blocks of ``block_rows`` rows,
-    from ``n_threads`` threads that each run BLAS on one thread.
-
-    Blocks are handed out in order to whichever thread is free, which balances the load on
-    a busy machine; each thread calls ``make_scratch()`` once for buffers it reuses across
-    its blocks (None without it).  Threads run at the same time where the tasks release
-    the GIL: BLAS calls and ``nogil`` jitted code.  A single block runs on the calling
-    thread with the BLAS threads as they are, which costs nothing on small problems.
-    The first exception of a task is raised once every thread has stopped.
-    """
-    starts = range(0, n_rows, block_rows)
-    if len(starts) <= 1:
-        task(0, n_rows, make_scratch() if make_scratch else None)
-        return
-    lock = threading.Lock()
-    pending = iter(starts)
-    failed = threading.Event()
-
-    def work():
-        scratch = make_scratch() if make_scratch else None
-        while not failed.is_set():
-            with lock:
-                start = next(pending, None)
-            if start is None:
-                return
-            try:
-                task(start, min(start + block_rows, n_rows), scratch)
-            except BaseException:
-                failed.set()
-                raise
-
-    n_threads = min(n_threads, len(starts))
-    # One BLAS thread per worker: n_threads workers each with a BLAS pool would oversubscribe
-    # the cores, and a block's values must not depend on how many threads computed it.
-    with _blas_controller().limit(limits=1):
-        if n_threads == 1:
-            work()
-            return
-        with ThreadPoolExecutor(n_threads, thread_name_prefix="snacks-kernel") as pool:
-            for future in [pool.submit(work) for _ in range(n_threads)]:
-                future.result()
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    """threadpoolctl's handle on the BLAS libraries loaded (numpy's and scipy's, each with
-    its own thread pool), made once: inspecting the loaded libraries takes milliseconds."""
-    return ThreadpoolController().select(user_api="blas")
 
 
 def kernel_diagonal(X, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0,

@@ -9,10 +9,10 @@ same kind, so that the first m' of m landmarks can be reused for a smaller embed
   fewer rows than its share gives them all, and the others fill the rest).  It needs the
   labels.  The model f(x) = Σ_j c_j k(l_j, x) can only bend around where its landmarks
   are, and a hinge-loss SVM's boundary (its support vectors) lies along the rarer class:
-  uniform landmarks give a 3 %-positive set 3 % of them.  On w8a (3 % positives,
-  m = 1000, 5 seeds) balanced landmarks give 1.37 ± 0.06 % test error against
-  1.79 ± 0.08 % with uniform ones (exact SVC: 1.31 %; ``benchmarks/bench_landmarks.py``);
-  on balanced classes the two are the same sampling up to stratification.
+  uniform landmarks give a 3 %-positive set 3 % of them.  On such data balanced landmarks
+  bring the test error closer to exact SVC's than uniform ones (BENCHMARKS.md,
+  "Class-balanced landmarks", ``benchmarks/bench_landmarks.py``); on balanced classes the
+  two are the same sampling up to stratification.
 * ``uniform``: a prefix of a random permutation of the rows.
 * ``kmeans++``: the seeding order of k-means++ (Arthur & Vassilvitskii, 2007) in the
   kernel's feature space, d²(x, c) = k(x, x) + k(c, c) − 2 k(x, c).

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.linalg
@@ -22,24 +23,20 @@ import scipy.sparse as sp
 from numba.extending import get_cython_function_address
 from numpy.typing import ArrayLike, DTypeLike
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import (
+    KERNEL_PARAM_CONSTRAINTS,
     KernelBlocks,
-    _blas_controller,
     check_kernel_params,
-    effective_n_threads,
-    for_row_blocks,
     kernel_matrix,
     resolve_gamma,
 )
 from .landmarks import SAMPLINGS, distinct_rows, select_landmarks
-from .validation import (
-    check_data,
-    check_fits_in_memory,
-    clip_n_components,
-    explain_non_numeric,
-)
+from .memory import check_fits_in_memory
+from .threads import blas_controller, effective_n_threads, for_row_blocks
+from .validation import check_data, clip_n_components, explain_non_numeric
 
 # Rows of X transformed at once by one thread: the kernel block (rows × m) stays near 32 MiB.
 _CHUNK_ENTRIES = 2**22
@@ -101,6 +98,9 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         every eigenvalue is kept (``triangular_`` is then True).
     triangular_ : bool
         Whether ``components_`` is the triangular Cholesky factor.
+    selected_positions_ : ndarray of shape (m,)
+        Positions of the landmarks in the selection (drawn or given), which may repeat a
+        row: the first j selected hold ``searchsorted(selected_positions_, j)`` landmarks.
     n_components_ : int
         k, the dimension of the embedding.
 
@@ -125,6 +125,19 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        **KERNEL_PARAM_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "sampling": [StrOptions(set(SAMPLINGS))],
+        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "eigen_tol": [Interval(Real, 0, 1, closed="left")],
+        # float32 or float64 given as a type, a name or an np.dtype: checked in fit.
+        "dtype": "no_validation",
+        "random_state": ["random_state", np.random.Generator],
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
+    }
+
     def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 1.0, n_components: int = 100, sampling: str = "uniform",
                  rank: int | None = None, eigen_tol: float = 1e-10,
@@ -147,19 +160,12 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
             landmark_indices: ArrayLike | None = None) -> NystromEmbedding:
         """Choose landmarks (or take ``landmark_indices``) and eigen-decompose K_mm; ``y``
         (class labels) is used by ``sampling='balanced'`` only."""
-        X = self._validate(X, reset=True)
+        self._validate_params()
+        # What the constraints cannot say: a bool is no degree, and which dtypes.
         check_kernel_params(self.kernel, self.gamma, self.degree, self.coef0)
-        if self.sampling not in SAMPLINGS:
-            raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLINGS}.")
         if _as_dtype(self.dtype) not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {self.dtype!r}.")
-        if not (np.isfinite(self.eigen_tol) and 0 <= self.eigen_tol < 1):
-            raise ValueError(f"eigen_tol must be in [0, 1), got {self.eigen_tol!r}.")
-        if self.rank is not None and (
-                isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer))
-                or self.rank < 1):
-            raise ValueError(f"rank must be None or an integer >= 1, got {self.rank!r}.")
-        effective_n_threads(self.n_jobs)
+        X = self._validate(X, reset=True)
         self.gamma_ = resolve_gamma(self.gamma, X)
         if landmark_indices is None:
             m = clip_n_components(self.n_components, X.shape[0])
@@ -168,7 +174,8 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
                 **self._kernel_params())
         landmark_indices = _check_landmark_indices(landmark_indices, X.shape[0])
         # A landmark repeating an earlier one's row adds nothing and makes K_mm singular.
-        self.landmark_indices_ = landmark_indices[distinct_rows(X[landmark_indices])]
+        self.selected_positions_ = distinct_rows(X[landmark_indices])
+        self.landmark_indices_ = landmark_indices[self.selected_positions_]
         self.landmarks_ = X[self.landmark_indices_]
         self._eigenvalues, factor, self.triangular_ = _landmark_factor(
             self._landmark_kernel(), self.eigen_tol, self.rank)
@@ -182,7 +189,7 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         not need it (every eigenvalue kept, which the Cholesky factor proves)."""
         check_is_fitted(self, "components_")
         if self._eigenvalues is None:
-            with _blas_controller().limit(limits=1):
+            with blas_controller().limit(limits=1):
                 self._eigenvalues = _spectrum(self._landmark_kernel())
         return self._eigenvalues
 
@@ -299,8 +306,9 @@ def _trmm(dtype_char):
     """scipy's BLAS ``dtrmm``/``strmm`` as a ctypes function, and its scalar type.
 
     scipy.linalg.blas's f2py wrappers hold the GIL, which serialised the transform's
-    threads (measured: 8 threads no faster than one); a ctypes call of the same routine,
-    taken from scipy's Cython BLAS table as numba does, releases it.
+    threads (BENCHMARKS.md, "Embedding on all cores", ``bench_embedding.py``); a ctypes
+    call of the same routine, taken from scipy's Cython BLAS table as numba does, releases
+    it.
     """
     real = ctypes.c_double if dtype_char == "d" else ctypes.c_float
     pointer_int = ctypes.POINTER(ctypes.c_int)
@@ -361,16 +369,16 @@ def _landmark_factor(K_mm, eigen_tol, rank):
 
     Every eigenvalue is kept when λ_min > ``eigen_tol`` · λ_max.  The Cholesky factor
     K_mm = L Lᵀ proves it without the spectrum: λ_min = 1/‖L⁻¹‖₂² ≥ 1/‖L⁻¹‖_F² and
-    λ_max ≤ tr K_mm, and F = L⁻ᵀ is needed anyway (on w8a, m = 800: 16 ms against 52 ms
-    with the spectrum first).  Otherwise the spectrum decides, as it always did.
+    λ_max ≤ tr K_mm, and F = L⁻ᵀ is needed anyway, so the eigen-decomposition is skipped.
+    Otherwise the spectrum decides.
 
-    The m × m factorisations run on one BLAS thread: on a busy 2-core machine the threaded
-    LAPACK drivers spin-wait and run many times slower, for little gain when idle.
+    The m × m factorisations run on one BLAS thread: on a busy machine the threaded LAPACK
+    drivers spin-wait and run slower, for little gain when idle.
     """
     m = K_mm.shape[0]
-    # The cached controller: threadpool_limits would inspect the loaded libraries anew
-    # (8 ms, more than a Playground-sized embedding).
-    with _blas_controller().limit(limits=1):
+    # The cached controller: threadpool_limits would inspect the loaded libraries anew,
+    # which costs more than a Playground-sized embedding.
+    with blas_controller().limit(limits=1):
         inverse = _inverse_cholesky(K_mm) if rank is None or rank >= m else None
         if inverse is not None and 1.0 / np.sum(inverse * inverse) > eigen_tol * np.trace(K_mm):
             return None, inverse.T, True
@@ -383,7 +391,7 @@ def _landmark_factor(K_mm, eigen_tol, rank):
             raise ValueError("The landmark kernel matrix is zero: check gamma and the data.")
         if keep == m and inverse is not None:
             return eigenvalues, inverse.T, True
-        # The full decomposition: LAPACK's subset driver is several times slower here.
+        # The full decomposition: LAPACK's subset driver is slower here.
         values, vectors = scipy.linalg.eigh(K_mm)
         values, vectors = values[::-1][:keep], vectors[:, ::-1][:, :keep]
         return eigenvalues, vectors / np.sqrt(np.maximum(values, 1e-300)), False

@@ -24,8 +24,9 @@ import scipy.linalg
 
 from .hss import HSSKernel, kernel_expansion
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
-from .validation import check_data, check_fits_in_memory
+from .validation import check_data
 
 __all__ = ["REPRESENTATIONS", "DenseKernel", "NystromKernel", "HSSKernel", "build_operator"]
 
@@ -35,8 +36,9 @@ REPRESENTATIONS = ("dense", "nystrom", "hss")
 _MAX_DENSE_BYTES = 2 * 1024**3
 
 # The shift β when none is given: ADMM's penalty for a stop on the gap, measured
-# (BENCHMARKS.md, "Other solvers"): fewest iterations to a 1 % gap on w8a and a9a-shaped
-# data among 1, 3, 10, 30 (the paper's rule, snacks_core.solvers.admm.default_beta, gives 100).
+# (BENCHMARKS.md, "Other solvers", bench_solvers): fewest iterations to a 1 % gap on w8a and
+# a9a-shaped data among 1, 3, 10, 30 (the paper's rule, snacks_core.solvers.admm.default_beta,
+# gives 100).
 DEFAULT_BETA = 3.0
 # HSS settings of build_operator: the accuracy that brings ADMM within 0.5 points of exact
 # LIBSVM's test error on w8a at the benchmark's C (leaves of 512 and rank 200 gave 0.6

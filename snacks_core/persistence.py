@@ -1,5 +1,5 @@
 """A fitted SnacksClassifier and its preprocessing to and from a ``.npz`` file (plain arrays,
-never pickle), and the Python code that reproduces a run end to end.
+never pickle).
 
 The file holds the estimator's parameters (as JSON text), the classes, ``coef_``,
 ``intercept_``, the feature map (landmarks and ``components_`` of the Nyström embedding,
@@ -29,9 +29,9 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 from .estimator import SnacksClassifier, SupportVectorMap
 from .hss import HSSModel
 from .kernels import KERNELS, check_kernel_params
+from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
 from .solvers import SOLVERS
-from .validation import check_fits_in_memory
 
 FORMAT_VERSION = 2
 # Largest model file accepted, counted as the arrays it declares (after decompression).
@@ -328,14 +328,11 @@ def _build(arrays):
     indices = _array(arrays, "landmark_indices", 1, "iu", (m,))
     n_problems = 1 if classes.shape[0] == 2 else classes.shape[0]
     if feature_map == "nystrom":
-        components = _array(arrays, "components", 2, "f", (m, None))
-        triangular = _scalar(arrays, "triangular", "b")
-        if components.shape[1] < 1 or (triangular and components.shape[1] != m):
-            raise ValueError(f"not a valid Snacks model file: components of shape "
-                             f"{components.shape} for {m} landmarks.")
-        eigenvalues = _array(arrays, "eigenvalues", 1, "f")
-        width = components.shape[1]
+        embedding = _nystrom_map(arrays, model, gamma, landmarks, indices, int(n_features))
+        width = embedding.n_components_
     else:
+        embedding = SupportVectorMap(landmarks, indices, kernel=model.kernel, gamma=gamma,
+                                     degree=model.degree, coef0=model.coef0)
         width = m
     coef = _array(arrays, "coef", 2, "f", (n_problems, width))
     intercept = _array(arrays, "intercept", 1, "f", (n_problems,))
@@ -347,24 +344,32 @@ def _build(arrays):
 
     model.classes_, model.coef_, model.intercept_ = classes, coef, intercept
     model.n_features_in_ = int(n_features)
-    if feature_map == "nystrom":
-        embedding = NystromEmbedding(kernel=model.kernel, gamma=gamma, degree=model.degree,
-                                     coef0=model.coef0, dtype=model.dtype)
-        embedding.gamma_ = gamma
-        embedding.landmarks_ = landmarks
-        embedding.landmark_indices_ = indices
-        embedding.components_ = components
-        # Whether components_ is the Cholesky factor (applied as a triangular product).
-        embedding.triangular_ = bool(triangular)
-        embedding.eigenvalues_ = eigenvalues
-        embedding.n_components_ = width
-        embedding.n_features_in_ = model.n_features_in_
-    else:
-        embedding = SupportVectorMap(landmarks, indices, kernel=model.kernel, gamma=gamma,
-                                     degree=model.degree, coef0=model.coef0)
     model.embedding_ = embedding
     model.history_ = history
     return steps, model
+
+
+def _nystrom_map(arrays, model, gamma, landmarks, indices, n_features):
+    """The fitted NystromEmbedding of a model file, its factor checked against the m
+    landmarks."""
+    m = landmarks.shape[0]
+    components = _array(arrays, "components", 2, "f", (m, None))
+    triangular = _scalar(arrays, "triangular", "b")
+    if components.shape[1] < 1 or (triangular and components.shape[1] != m):
+        raise ValueError(f"not a valid Snacks model file: components of shape "
+                         f"{components.shape} for {m} landmarks.")
+    embedding = NystromEmbedding(kernel=model.kernel, gamma=gamma, degree=model.degree,
+                                 coef0=model.coef0, dtype=model.dtype)
+    embedding.gamma_ = gamma
+    embedding.landmarks_ = landmarks
+    embedding.landmark_indices_ = indices
+    embedding.components_ = components
+    # Whether components_ is the Cholesky factor (applied as a triangular product).
+    embedding.triangular_ = bool(triangular)
+    embedding.eigenvalues_ = _array(arrays, "eigenvalues", 1, "f")
+    embedding.n_components_ = components.shape[1]
+    embedding.n_features_in_ = n_features
+    return embedding
 
 
 def _landmarks(arrays, n_features):
@@ -413,32 +418,6 @@ def _preprocessing(arrays, n_features):
     return steps
 
 
-def dataset_code(request, dataset) -> str:
-    """The lines of Python that build a request's dataset (a file keeps its label column)."""
-    kind, name = request.kind, request.name
-    if kind == "synthetic":
-        extra = ""
-        if name == "classification":
-            extra = (f", n_features={request.n_features}, "
-                     f"positive_fraction={request.positive_fraction}")
-        return (f"from snacks_core.datasets import make_synthetic\n"
-                f"dataset = make_synthetic({name!r}, {request.n_samples}, noise={request.noise}, "
-                f"random_state={request.seed}{extra})")
-    if kind == "bundled":
-        return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
-    if kind == "libsvm":
-        return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
-    if kind == "sample":
-        path, imports = f"sample_data_dir() / {name!r}", "sample_data_dir, "
-    else:
-        path, imports = repr(name.split(":", 1)[-1]), ""
-    if dataset.file_format == "csv":
-        label = "" if dataset.label_column is None else f", label_column={dataset.label_column!r}"
-        return (f"from snacks_core.datasets import {imports}load_csv\n"
-                f"dataset = load_csv({path}{label})")
-    return f"from snacks_core.datasets import {imports}load_libsvm\ndataset = load_libsvm({path})"
-
-
 def unsaved_reason(model) -> str | None:
     """Why :func:`model_to_npz` cannot write ``model`` (None when it can), in a sentence a
     user can act on."""
@@ -453,33 +432,3 @@ def unsaved_reason(model) -> str | None:
                 "retrains the model; to save one, choose LIBSVM (exact) or a Nyström solver.")
     return (f"models whose feature map is a {type(embedding).__name__} cannot be saved as "
             ".npz; the Nyström and exact LIBSVM models can.")
-
-
-def run_code(request, dataset, params, *, save_model=True) -> str:
-    """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
-    and (with ``save_model``) the whole pipeline, scaling included, saved as
-    ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows."""
-    split_args = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
-                  f"random_state={request.seed}, project_2d={request.pca2d}")
-    args = ",\n    ".join(f"{key}={value!r}" for key, value in params.items())
-    note = ("# The file you uploaded, in the current folder.\n"
-            if request.kind == "upload" else "")
-    code = (
-        ("from pathlib import Path\n\n" if save_model else "")
-        + "from snacks_core import SnacksClassifier\n"
-        "from snacks_core.datasets import split_dataset\n"
-        + ("from snacks_core.persistence import model_to_npz, pipeline_from_npz\n"
-           if save_model else "")
-        + f"{note}{dataset_code(request, dataset)}\n"
-        f"split = split_dataset(dataset, {split_args})\n\n"
-        f"model = SnacksClassifier(\n    {args},\n)\n"
-        "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"
-        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n"
-    )
-    if not save_model:
-        return code
-    return code + (
-        "\n# The model with the split's scaling: predicts on rows as they are in the file.\n"
-        "Path('snacks_model.npz').write_bytes(model_to_npz(model, split.preprocessing))\n"
-        "pipeline = pipeline_from_npz(Path('snacks_model.npz').read_bytes())\n"
-    )

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import check_kernel_params, resolve_gamma
-from .validation import check_fits_in_memory
+from .memory import check_fits_in_memory
 
 RFF_KERNELS = ("rbf", "laplacian")
 

@@ -1,6 +1,6 @@
 """Where the embedding Z = z(X) (n × k) lives while a solver streams it: RAM, compact RAM, disk.
 
-A Snacks fit reads the rows of Z block by block (shuffled blocks each epoch, and full
+A streaming solver reads the rows of Z block by block (shuffled blocks each epoch, and full
 sequential passes).  When Z does not fit in memory it is kept compactly or out of core:
 
 ``'memory'``
@@ -14,39 +14,13 @@ sequential passes).  When Z does not fit in memory it is kept compactly or out o
     disk space is short), written in row blocks and read back block by block with plain
     reads into a reusable buffer: the process holds a few blocks, whatever n.
 
-API
----
-``STORAGES = ('auto', 'memory', 'compact', 'disk')``
-
-``plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storage='auto',
-directory=None) -> StoragePlan``
-    Chooses a kind from a memory budget (default: half of :func:`memory_limit`), with a
-    sentence that says what was chosen and why; refuses what cannot fit with advice.  The
-    plan unpacks as ``kind, storage_dtype, message`` and carries ``block_rows``, the block
-    size that keeps a fit's few float32 blocks within the budget.
-``EmbeddingStore(n_rows, n_cols, kind, storage_dtype, *, compute_dtype=None,
-block_rows=None, directory=None)``
-    Attributes ``n_rows, n_cols, kind, storage_dtype, compute_dtype, block_rows, nbytes,
-    array``; methods ``block_bounds()``, ``new_buffer()``, ``read(start, stop, out=None)``,
-    ``write(start, block)``, ``close()``; a context manager.
-``embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,
-block_rows=None, directory=None, rows_per_block=None, progress=None, rows=None)
--> EmbeddingStore``
-    Embeds X (dense or CSR) in row blocks straight into a new store, writing one block
-    while the next is embedded.
-``memory_budget_bytes(memory_budget) -> int`` and ``storage_directory(directory) -> str``
-    The budget and the temporary directory (``directory``, else ``$SNACKS_TMPDIR``, else
-    :func:`tempfile.gettempdir`) as the planner resolves them.
-
-Typical use by a solver::
-
-    plan = plan_storage(n, k, dtype=np.float32)
-    with embed_to_store(embedding.transform, X, k, kind=plan.kind,
-                        storage_dtype=plan.storage_dtype,
-                        block_rows=plan.block_rows) as store:
-        buffer = store.new_buffer()
-        for start, stop in shuffled(store.block_bounds()):
-            Z_block = store.read(start, stop, out=buffer)
+The contract: :func:`plan_storage` chooses a kind (and the dtype and block size) from a
+memory budget and says why, or refuses with a message that says what to pass instead;
+:func:`embed_to_store` embeds X block by block into a new :class:`EmbeddingStore`; a store
+hands out its rows as C-contiguous blocks in its compute dtype, the blocks covering every
+row once, and frees its memory or file when closed.  A solver iterates over
+:class:`RowBlocks`: one block for an in-memory array, a store's blocks read ahead by a
+background thread.
 """
 
 from __future__ import annotations
@@ -64,14 +38,15 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .validation import _MEMORY_FRACTION, memory_limit
+from .memory import MEMORY_FRACTION, memory_limit
+from .validation import check_count
 
 STORAGES = ("auto", "memory", "compact", "disk")
 
 # Bytes of one read block in the compute dtype: large enough that a read costs far more than
 # its Python overhead and the solver's per-block work vectorises, small enough that a few
-# buffers are nothing next to the embedding (read throughput measured flat from 8 to 64 MiB).
-# A plan shrinks blocks when the memory budget leaves less room.
+# buffers are nothing next to the embedding (larger blocks read no faster).  A plan shrinks
+# blocks when the memory budget leaves less room.
 _BLOCK_BYTES = 2**25
 
 # Bytes per row the solver keeps besides Z (labels, weights, margins, permutations: about
@@ -96,8 +71,8 @@ _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 _STORAGE_DTYPES = {"memory": (np.float64, np.float32), "compact": (np.float16,),
                    "disk": (np.float32, np.float16)}
 
-# Every float16, indexed by its bit pattern: widening by table lookup is exact and measured
-# 2.5x faster than numpy's float16 cast (5 against 2 GB/s of float32 output).
+# Every float16, indexed by its bit pattern: widening by table lookup is exact, and faster
+# than numpy's float16 cast.
 _FLOAT16_VALUES = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
@@ -172,8 +147,8 @@ class EmbeddingStore:
 
     def __init__(self, n_rows, n_cols, kind, storage_dtype, *, compute_dtype=None,
                  block_rows=None, directory=None):
-        self.n_rows = _check_count(n_rows, "n_rows")
-        self.n_cols = _check_count(n_cols, "n_cols")
+        self.n_rows = check_count(n_rows, "n_rows")
+        self.n_cols = check_count(n_cols, "n_cols")
         if kind not in _STORAGE_DTYPES:
             raise ValueError(f"kind must be one of {tuple(_STORAGE_DTYPES)}, got {kind!r}.")
         self.kind = kind
@@ -185,7 +160,7 @@ class EmbeddingStore:
         if block_rows is None:
             block_rows = (self.n_rows if kind == "memory"
                           else _rows_per_block(self.n_cols, self.compute_dtype.itemsize))
-        self.block_rows = min(_check_count(block_rows, "block_rows"), self.n_rows)
+        self.block_rows = min(check_count(block_rows, "block_rows"), self.n_rows)
         self.nbytes = self.n_rows * self.n_cols * self.storage_dtype.itemsize
         self._array = None
         self._file = None
@@ -362,7 +337,7 @@ def plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storag
         Precision asked for; float16 means compact in memory or float16 on disk.
     memory_budget : int, float, str or None, default=None
         Bytes the embedding may take, e.g. ``8 * 2**30`` or ``'8GiB'``; None is half of
-        :func:`~snacks_core.validation.memory_limit`.
+        :func:`~snacks_core.memory.memory_limit`.
     storage : {'auto', 'memory', 'compact', 'disk'}, default='auto'
         'auto' chooses by the budget; another value asks for that kind.
     directory : str or None, default=None
@@ -380,8 +355,8 @@ def plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storag
         When the requested storage (or, for 'auto', every storage) does not fit; the
         message says what to pass instead.
     """
-    n_rows = _check_count(n_rows, "n_rows")
-    n_cols = _check_count(n_cols, "n_cols")
+    n_rows = check_count(n_rows, "n_rows")
+    n_cols = check_count(n_cols, "n_cols")
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32, np.float16):
         raise ValueError(f"dtype must be float64, float32 or float16, got {dtype.name}.")
@@ -468,7 +443,7 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
                            compute_dtype=compute_dtype, block_rows=block_rows,
                            directory=directory)
     # Half a block at once: two are in flight (one embedded, one written).
-    rows_per_block = _check_count(rows_per_block or max(1, store.block_rows // 2),
+    rows_per_block = check_count(rows_per_block or max(1, store.block_rows // 2),
                                   "rows_per_block")
     # One thread writes (casts, copies to the file) a block while the next is embedded.
     with ThreadPoolExecutor(max_workers=1) as writer:
@@ -493,6 +468,79 @@ def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=N
     return store
 
 
+
+class _Block:
+    __slots__ = ("start", "stop", "Z")
+
+    def __init__(self, start, stop, Z):
+        self.start, self.stop, self.Z = start, stop, Z
+
+
+class RowBlocks:
+    """The embedding's rows as blocks, as a solver reads them: an array is one block, a
+    store (:class:`EmbeddingStore`) many.
+
+    Iterating gives each block (``start``, ``stop``, ``Z``: rows ``start … stop``) in row
+    order; :meth:`shuffled` in a random order; :meth:`sample` draws rows uniformly, grouped by
+    block.  ``array`` is the whole in-memory array (None for a store).  A store's blocks are
+    read by one background thread into two buffers, the next block while the caller works on
+    the current one (reading from disk, or widening float16, overlaps the solver's passes); a
+    block is valid until the caller asks for the one after the next.
+    """
+
+    def __init__(self, Z):
+        if isinstance(Z, np.ndarray):
+            self.array, self.store = Z, None
+            self.shape = Z.shape
+            self.bounds = [(0, Z.shape[0])]
+        else:
+            self.array, self.store = Z.array, Z
+            self.shape = (Z.n_rows, Z.n_cols)
+            self.bounds = Z.block_bounds()
+            self._buffers = None
+
+    def _blocks(self, order):
+        """A :class:`_Block` for each index of ``order`` into ``bounds``, read ahead."""
+        if self.array is not None:
+            for k in order:
+                start, stop = self.bounds[k]
+                whole = (start, stop) == (0, self.shape[0])
+                yield _Block(start, stop, self.array if whole else self.array[start:stop])
+            return
+        if self._buffers is None:
+            self._buffers = (self.store.new_buffer(), self.store.new_buffer())
+
+        def read(k, buffer):
+            start, stop = self.bounds[k]
+            return self.store.read(start, stop, out=buffer)
+
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            ahead = reader.submit(read, order[0], self._buffers[0]) if len(order) else None
+            for i, k in enumerate(order):
+                Z = ahead.result()
+                if i + 1 < len(order):
+                    ahead = reader.submit(read, order[i + 1], self._buffers[(i + 1) % 2])
+                start, stop = self.bounds[k]
+                yield _Block(start, stop, Z)
+
+    def __iter__(self):
+        return self._blocks(range(len(self.bounds)))
+
+    def shuffled(self, rng):
+        """The blocks in a random order (the only order when there is one block)."""
+        return self._blocks(rng.permutation(len(self.bounds)) if len(self.bounds) > 1 else [0])
+
+    def sample(self, count, rng):
+        """``count`` rows drawn uniformly with replacement, grouped by block: (block, rows)."""
+        if len(self.bounds) == 1:
+            yield next(iter(self)), rng.integers(0, self.shape[0], size=count)
+            return
+        sizes = np.array([stop - start for start, stop in self.bounds], dtype=np.float64)
+        counts = rng.multinomial(count, sizes / sizes.sum())
+        order = [k for k in rng.permutation(len(self.bounds)) if counts[k]]
+        for block, k in zip(self._blocks(order), order, strict=True):
+            yield block, rng.integers(block.start, block.stop, size=counts[k])
+
 def memory_budget_bytes(memory_budget):
     """The memory budget in bytes: None is half of what this process can use.
 
@@ -506,7 +554,7 @@ def memory_budget_bytes(memory_budget):
     int
     """
     if memory_budget is None:
-        return int(_MEMORY_FRACTION * memory_limit())
+        return int(MEMORY_FRACTION * memory_limit())
     if isinstance(memory_budget, str):
         match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", memory_budget)
         if match is None or match.group(2).lower() not in _UNITS:
@@ -646,12 +694,6 @@ def _resolve_compute_dtype(kind, storage_dtype, compute_dtype):
 def _rows_per_block(n_cols, itemsize):
     """Rows of a block of about ``_BLOCK_BYTES`` bytes."""
     return max(1, _BLOCK_BYTES // (n_cols * itemsize))
-
-
-def _check_count(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-    return int(value)
 
 
 def _format_bytes(n_bytes):

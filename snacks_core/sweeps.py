@@ -52,23 +52,29 @@ import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike
-from sklearn.metrics import f1_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import check_cv, train_test_split
+from sklearn.utils.class_weight import compute_sample_weight
 from threadpoolctl import threadpool_limits
 
-from .estimator import (
-    binary_targets,
-    draw_seeds,
-    early_stopping_enabled,
-    labels_from_scores,
-    validation_split,
-)
-from .kernels import check_kernel_params, effective_n_threads, kernel_matrix, resolve_gamma
-from .landmarks import distinct_rows, select_landmarks
+from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .memory import check_fits_in_memory
+from .metrics import classification_scores, error_rate
 from .nystrom import NystromEmbedding
-from .objective import lam_to_C, matvec
-from .solvers import EMBEDDED_SOLVERS, REGISTRY
-from .validation import check_data, check_fits_in_memory, check_lam
+from .objective import lam_to_C, matvec, objective_from_scores
+from .pipeline import (
+    Seeds,
+    binary_targets,
+    class_labels,
+    draw_seeds,
+    early_stopping_options,
+    fit_embedding,
+    held_out_rows,
+    labels_from_scores,
+    solve_subproblems,
+)
+from .solvers import EMBEDDED_SOLVERS, REGISTRY, check_solver_params
+from .threads import effective_n_threads
+from .validation import check_data, check_lam
 
 # The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
 PAPER_M = (10, 20, 50, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
@@ -82,6 +88,9 @@ GRID_COLUMNS = (
 )
 
 BACKENDS = ("threads", "loky", "dask")
+
+# The symbol of each grid axis, as figures and progress lines write it.
+GRID_AXIS_SYMBOLS = {"m": "m", "lam": "λ", "gamma": "γ"}
 
 # A wave holds enough columns to keep every job busy while its longest column runs.
 _COLUMNS_PER_JOB = 2
@@ -135,7 +144,7 @@ def plan_grid(n_train, n_test, m, *, n_lams=1, n_groups=1, n_jobs=1, dtype="auto
     requested precision with all jobs, then (for ``dtype='auto'``) float32 with all jobs,
     then fewer jobs; the first that fits is returned, with ``notes`` saying what changed.
     Locally, "fits" means at most half the tighter of the process's limit (physical memory,
-    cgroup limit, ``RLIMIT_AS`` headroom: :func:`snacks_core.validation.memory_limit`) and
+    cgroup limit, ``RLIMIT_AS`` headroom: :func:`snacks_core.memory.memory_limit`) and
     the memory free on the machine now (``MemAvailable``).  On a Dask cluster the need of
     one worker (a wave's kernel blocks and one embedding per worker thread) is compared
     with the smallest worker's memory, and only the precision can change.
@@ -245,16 +254,27 @@ class _Problem(NamedTuple):
     degree: int
     coef0: float
     solver: str
-    max_epochs: float
-    tol: float
-    solver_options: dict
+    options: dict  # keyword arguments of every solve: max_epochs, tol, the solver's own
     warm_options: dict | None  # extra solver arguments of a warm start; None: cold starts
-    early_stopping: tuple | None  # (validation_fraction, n_iter_no_change); None: off
+    early_stopping: bool | str
+    validation_fraction: float
+    n_iter_no_change: int
     dtype: str
     classes: np.ndarray
     y_train: np.ndarray
     y_test: np.ndarray
     lams: tuple
+    keep_scores: bool = False  # rows carry the test rows' scores ('test_scores')
+    class_weight: dict | str | None = None  # weights s_i of the hinge terms by class
+
+
+class _Run(NamedTuple):
+    """How a grid runs: precision, parallel jobs and where (not what it computes)."""
+
+    dtype: str
+    n_jobs: int | None
+    backend: str
+    client: object
 
 
 class _Group(NamedTuple):
@@ -262,31 +282,25 @@ class _Group(NamedTuple):
 
     seed: int
     gamma: float
-    embedding_seed: int
-    solver_seed: int
+    seeds: Seeds
 
 
-class _GroupKernels(NamedTuple):
-    """A group's landmarks and what the columns slice their embeddings from.
+class _GroupBlocks(NamedTuple):
+    """A group's embedding on m_max landmarks and what the columns slice theirs from.
 
-    ``landmarks`` are the distinct rows among the m_max selected (``distinct``: their
-    positions in the selection, so that the first m selected hold
-    ``searchsorted(distinct, m)`` of them).  When the leading block of K_mm is
-    well-conditioned for every m (``nested``), ``train`` and ``test`` are the embeddings
-    Z = K_nm L⁻ᵀ on all of them, whose first k columns are the embedding on the first k
-    landmarks; otherwise they are the kernel blocks K_nm and K_tm.  With early stopping,
-    the training rows are in the order ``order``: the ``n_fit`` rows the solver trains on,
-    then the held-out validation rows.
+    When the leading block of K_mm is well-conditioned for every m (``nested``),
+    ``train`` and ``test`` are the embeddings Z = K_nm L⁻ᵀ on all the landmarks, whose
+    first k columns are the embedding on the first k landmarks; otherwise they are the
+    kernel blocks K_nm and K_tm.  ``held`` is the early-stopping split of the training
+    rows (rows trained on, rows held out), or None.
     """
 
-    landmarks: object
-    distinct: np.ndarray
+    embedding: NystromEmbedding
     nested: bool
     train: np.ndarray
     test: np.ndarray
     seconds: float
-    order: np.ndarray | None
-    n_fit: int
+    held: tuple | None
 
 
 def robustness_grid(
@@ -295,12 +309,13 @@ def robustness_grid(
     lam: float | Sequence[float] = PAPER_LAMBDAS,
     gamma: float | str | Sequence[float | str] = "scale", seeds: int | Sequence[int] = (0,),
     kernel: str = "rbf", degree: int = 3, coef0: float = 1.0, sampling: str = "balanced",
-    solver: str = "snacks", max_epochs: float = 50, tol: float = 1e-3,
-    solver_options: dict | None = None, warm_start: bool = True, test_size: float = 0.25,
-    dtype: str = "float32", early_stopping: bool | str = "auto",
+    class_weight: dict | str | None = None, solver: str = "snacks", max_epochs: float = 50,
+    tol: float = 1e-3, solver_options: dict | None = None, warm_start: bool = True,
+    test_size: float = 0.25, dtype: str = "float32", early_stopping: bool | str = "auto",
     validation_fraction: float = 0.1, n_iter_no_change: int = 5,
-    n_jobs: int | None = None, backend: str = "threads", client: object = None,
-    progress: Callable[[int, int, dict], None] | None = None,
+    cv: int | object | None = None, keep_test_scores: bool = False,
+    n_jobs: int | None = None, backend: str = "threads",
+    client: object = None, progress: Callable[[int, int, dict], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """Train and test a Nyström kernel SVM on every cell of an (m, λ) or (γ, λ) grid.
@@ -335,6 +350,8 @@ def robustness_grid(
     sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
         Landmark selection, as ``SnacksClassifier``'s (by default the same number per
         class).
+    class_weight : dict, 'balanced' or None, default=None
+        Weights s_i of the hinge terms by class, as ``SnacksClassifier``'s.
     solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton'}, default='snacks'
         An embedded solver (see :data:`snacks_core.solvers.EMBEDDED_SOLVERS`).
     max_epochs, tol
@@ -353,23 +370,32 @@ def robustness_grid(
         rows the estimator would, and trains on the others.
     dtype : {'float32', 'float64', 'auto'}, default='float32'
         Precision of kernel blocks and embeddings (the solvers compute in float64).  A
-        grid measures test errors, which float32 embeddings give to rounding: on w8a's
-        paper grid the mean cell error was 2.471 % against 2.469 % in float64, the best
-        cell the same, in 25–29 % less time (half the bytes to factor, copy and stream).
-        'float64' for the objective to more digits; 'auto' is float64 when it fits in
-        memory, else float32 (see :func:`plan_grid`).
+        grid measures test errors, which float32 embeddings give to rounding, with half
+        the bytes to factor, copy and stream (BENCHMARKS.md, "Snacks engine").  'float64'
+        for the objective to more digits; 'auto' is float64 when it fits in memory, else
+        float32 (see :func:`plan_grid`).
+    cv : int, cross-validation generator, iterable or None, default=None
+        Score each cell by cross-validation on the training part instead of on the test
+        part: an integer is stratified k-fold (scikit-learn's ``check_cv``).  Each row is
+        then one fold (column ``fold``) and its ``test_*`` columns are measured on the
+        fold's held-out rows; ``attrs['chosen']`` is the cell with the lowest mean error
+        over folds and seeds, refitted on the whole training part with the first seed and
+        scored once on the test part (keys ``gamma``, ``m``, ``lam``, ``cv_error``,
+        ``test_error``).
+    keep_test_scores : bool, default=False
+        Add a ``test_scores`` column: each cell's decision values on its test rows (shape
+        (n_test,) for two classes, (n_test, n_classes) otherwise).
     n_jobs : int or None, default=None
         Columns solved at once locally.  None: every core the current limits allow (as
         :class:`~snacks_core.estimator.SnacksClassifier`; see
-        :func:`~snacks_core.kernels.effective_n_threads`); an integer follows joblib's
+        :func:`~snacks_core.threads.effective_n_threads`); an integer follows joblib's
         conventions (-1 is every core).  Ignored by ``backend='dask'``, which uses the
         cluster's threads.
     backend : {'threads', 'loky', 'dask'}, default='threads'
         Local threads, local processes through joblib, or a Dask cluster through
-        ``dask.distributed``.  Threads start nothing and copy nothing (measured on w8a's
-        paper grid, first call in a process: 10.9 s against 27.1 s with worker processes,
-        which start, import the library and receive the kernel blocks column by column);
-        processes are there for solvers that would hold the GIL.
+        ``dask.distributed``.  Threads start nothing and copy nothing; worker processes
+        start, import the library and receive the kernel blocks column by column, and are
+        there for solvers that would hold the GIL.
     client : distributed.Client, str or None
         With ``backend='dask'``: a client, a scheduler address (``'tcp://host:8786'``), or
         None for the current default client.
@@ -383,11 +409,12 @@ def robustness_grid(
     Returns
     -------
     pandas.DataFrame
-        One row per cell and seed, columns :data:`GRID_COLUMNS`, sorted by seed, γ, m
-        and λ.  ``embedding_time`` is the cell's share of its group's landmark selection and
+        One row per cell and seed (and fold, with ``cv``), columns :data:`GRID_COLUMNS`
+        (and ``fold``, ``test_scores`` when asked for), sorted by seed, γ, m and λ.
+        ``embedding_time`` is the cell's share of its group's landmark selection and
         kernel blocks plus its share of its column's eigen-decomposition and projection;
         ``training_time`` is its solve.  ``attrs`` holds ``plan`` (a :class:`GridPlan` as a
-        dict), ``stopped`` and ``wall_time``.
+        dict), ``stopped``, ``wall_time`` and, with ``cv``, ``chosen``.
 
     Raises
     ------
@@ -410,57 +437,169 @@ def robustness_grid(
     seed_values = _check_seeds(seeds)
     X_train, y_train, X_test, y_test = _check_data(X, y, X_test, y_test, test_size,
                                                    seed_values[0])
-    m_values, lams, gammas = _check_grid(m, lam, gamma, kernel, degree, coef0, X_train)
+    splits = None if cv is None else _check_cv(cv, X_train, y_train)
+    n_fit = X_train.shape[0] if splits is None else min(len(t) for t, _ in splits)
+    m_values, lams, gammas = _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit)
+    problem = _make_problem(
+        solver, kernel=kernel, degree=degree, coef0=coef0, max_epochs=max_epochs, tol=tol,
+        solver_options=solver_options, warm_start=warm_start, early_stopping=early_stopping,
+        validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
+        class_weight=class_weight)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
+    run = _Run(dtype, n_jobs, backend, client)
+    groups = [_Group(seed, g, draw_seeds(seed)) for seed in seed_values for g in gammas]
+    problem = problem._replace(keep_scores=keep_test_scores)
+    if splits is None:
+        problem = problem._replace(classes=np.unique(y_train), y_train=y_train, y_test=y_test,
+                                   lams=lams)
+        rows, plan, stopped = _run_grid(X_train, X_test, m_values, sampling, problem, groups,
+                                        run, progress, should_stop)
+        columns = GRID_COLUMNS
+    else:
+        rows, plan, stopped = _run_folds(X_train, y_train, splits, m_values, sampling,
+                                         problem._replace(lams=lams), groups, run, progress,
+                                         should_stop)
+        columns = GRID_COLUMNS + ("fold",)
+    columns += ("test_scores",) if keep_test_scores else ()
+    table = pd.DataFrame(rows, columns=list(columns))
+    table = table.sort_values(["seed", "gamma", "m", "lam"], ignore_index=True)
+    table.attrs.update(plan=asdict(plan), stopped=stopped,
+                       wall_time=time.perf_counter() - started)
+    if splits is not None and not table.empty:
+        table.attrs["chosen"] = _chosen_cell(table, problem, sampling, dtype, X_train, y_train,
+                                             X_test, y_test)
+    return table
+
+
+def _make_problem(solver, *, kernel, degree, coef0, max_epochs, tol, solver_options,
+                  warm_start, early_stopping, validation_fraction, n_iter_no_change,
+                  class_weight=None):
+    """The settings every cell shares, checked (the data and the λ values are added by
+    the caller)."""
     if solver not in EMBEDDED_SOLVERS:
         raise ValueError(f"unknown solver {solver!r} for a grid; choose one of "
                          f"{tuple(EMBEDDED_SOLVERS)} (grids need a Nyström embedding).")
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
+    check_solver_params(solver, max_epochs=max_epochs, tol=tol, solver_options=solver_options)
     entry = REGISTRY[solver]
-    classes = np.unique(y_train)
-    warm_options = {name: value for name, value in entry.warm_start_options.items()
-                    if name not in (solver_options or {})}
-    early = entry.early_stopping and early_stopping_enabled(early_stopping, X_train.shape[0])
-    problem = _Problem(
-        kernel=kernel, degree=degree, coef0=coef0, solver=solver, max_epochs=max_epochs,
-        tol=tol, solver_options=dict(solver_options or {}),
-        warm_options=warm_options if warm_start and entry.warm_start else None,
-        early_stopping=(validation_fraction, n_iter_no_change) if early else None,
-        dtype="float64", classes=classes, y_train=y_train, y_test=y_test, lams=lams)
-    groups = [_Group(seed, g, *draw_seeds(seed)) for seed in seed_values for g in gammas]
+    solver_options = dict(solver_options or {})
+    return _Problem(
+        kernel=kernel, degree=degree, coef0=coef0, solver=solver,
+        options={"max_epochs": max_epochs, "tol": tol, **solver_options},
+        warm_options=({name: value for name, value in entry.warm_start_options.items()
+                       if name not in solver_options}
+                      if warm_start and entry.warm_start else None),
+        early_stopping=early_stopping, validation_fraction=validation_fraction,
+        n_iter_no_change=n_iter_no_change, dtype="float64", classes=None, y_train=None,
+        y_test=None, lams=(), class_weight=class_weight)
 
+
+def _check_cv(cv, X_train, y_train):
+    """The (training rows, validation rows) of each fold: stratified k-fold for an integer,
+    any scikit-learn splitter or iterable of splits otherwise."""
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool) and cv < 2:
+        raise ValueError(f"cv must be at least 2 folds, got {cv!r}.")
+    splitter = check_cv(cv, y_train, classifier=True)
+    return [(np.asarray(train), np.asarray(test))
+            for train, test in splitter.split(X_train, y_train)]
+
+
+def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress, should_stop):
+    """The grid on every fold: trained on the fold's training rows, scored on its
+    validation rows (the rows' ``test_*`` columns), each row with its ``fold``."""
+    rows, plans, stopped = [], [], False
+    total = len(splits) * len(m_values) * len(problem.lams) * len(groups)
+
+    def report(done, _, row):
+        progress(len(rows) + done, total, row)
+
+    for fold, (train, test) in enumerate(splits):
+        _check_fold_classes(y[train])
+        fold_problem = problem._replace(classes=np.unique(y[train]), y_train=y[train],
+                                        y_test=y[test])
+        fold_rows, plan, stopped = _run_grid(
+            X[train], X[test], m_values, sampling, fold_problem, groups, run,
+            None if progress is None else report, should_stop)
+        rows.extend({**row, "fold": fold} for row in fold_rows)
+        plans.append(plan)
+        if stopped:
+            break
+    return rows, plans[0], stopped
+
+
+def _check_fold_classes(y_train):
+    """Refuse a fold whose training rows hold one class (nothing to learn there)."""
+    if np.unique(y_train).shape[0] < 2:
+        raise ValueError("A fold's training rows hold only one class: use fewer folds, or "
+                         "a stratified splitter.")
+
+
+def _chosen_cell(table, problem, sampling, dtype, X_train, y_train, X_test, y_test):
+    """The cell with the lowest mean cross-validated error (ties: the larger λ, then the
+    smaller m: the simpler model), refitted on all the training rows with the first seed
+    and scored once on the test part."""
+    means = table.groupby(["gamma", "m", "lam"])["test_error"].mean().reset_index()
+    means = means.sort_values(["test_error", "lam", "m"], ascending=[True, False, True])
+    best = means.iloc[0]
+    model = cell_model(problem, sampling, float(best["gamma"]), int(best["m"]),
+                       float(best["lam"]), int(table["seed"].min()), dtype)
+    model.fit(X_train, y_train)
+    return {"gamma": float(best["gamma"]), "m": int(best["m"]), "lam": float(best["lam"]),
+            "cv_error": float(best["test_error"]),
+            "test_error": error_rate(y_test, model.predict(X_test))}
+
+
+def cell_model(problem, sampling, gamma, m, lam, seed, dtype):
+    """The SnacksClassifier whose fit is a grid cell trained with cold starts."""
+    from .estimator import SnacksClassifier
+
+    options = {name: value for name, value in problem.options.items()
+               if name not in ("max_epochs", "tol")}
+    return SnacksClassifier(
+        problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
+        n_components=m, lam=lam, solver=problem.solver, sampling=sampling,
+        max_epochs=problem.options["max_epochs"], tol=problem.options["tol"],
+        early_stopping=problem.early_stopping, validation_fraction=problem.validation_fraction,
+        n_iter_no_change=problem.n_iter_no_change, class_weight=problem.class_weight,
+        random_state=seed,
+        dtype=np.float64 if dtype == "float64" else np.float32,
+        solver_options=options or None)
+
+
+def _run_grid(X_train, X_test, m_values, sampling, problem, groups, run, progress,
+              should_stop):
+    """Plan the grid for this machine or cluster and solve its columns wave by wave:
+    ``(rows of the finished cells, the GridPlan, whether a stop request ended it)``."""
     dask_client = owned_client = None
-    resources = {"n_jobs": effective_n_threads() if n_jobs is None else effective_n_jobs(n_jobs)}
-    if backend == "dask":
-        dask_client, owned_client = _dask_client(client)
+    resources = {"n_jobs": (effective_n_threads() if run.n_jobs is None
+                            else effective_n_jobs(run.n_jobs))}
+    if run.backend == "dask":
+        dask_client, owned_client = _dask_client(run.client)
         threads = list(dask_client.nthreads().values()) or [1]
         limits = [w.get("memory_limit") or 0
                   for w in dask_client.scheduler_info()["workers"].values()]
         resources = {"n_jobs": sum(threads), "threads_per_worker": max(threads),
                      "memory_limit": min(limits) if limits and min(limits) > 0 else None}
     try:
-        plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values, n_lams=len(lams),
-                         n_groups=len(groups), dtype=dtype, backend=backend, **resources)
+        plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values,
+                         n_lams=len(problem.lams), n_groups=len(groups), dtype=run.dtype,
+                         backend=run.backend, **resources)
         for note in plan.notes:
-            warnings.warn(note, UserWarning, stacklevel=2)
+            warnings.warn(note, UserWarning, stacklevel=3)
         problem = problem._replace(dtype=plan.dtype)
         waves = [groups[i:i + plan.groups_per_wave]
                  for i in range(0, len(groups), plan.groups_per_wave)]
-        if backend == "dask":
+        if run.backend == "dask":
             columns = _iter_dask(dask_client, waves, m_values, X_train, X_test, sampling,
                                  problem)
         else:
             columns = _iter_local(waves, m_values, X_train, X_test, sampling, problem,
-                                  plan.n_jobs, backend)
+                                  plan.n_jobs, run.backend)
         rows, stopped = _collect(columns, plan.n_cells, progress, should_stop)
     finally:
         if owned_client is not None:
             owned_client.close()
-    table = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
-    table = table.sort_values(["seed", "gamma", "m", "lam"], ignore_index=True)
-    table.attrs.update(plan=asdict(plan), stopped=stopped,
-                       wall_time=time.perf_counter() - started)
-    return table
+    return rows, plan, stopped
 
 
 def _collect(columns, total, progress, should_stop):
@@ -537,16 +676,16 @@ def _as_list(values, name):
     return values
 
 
-def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train):
-    """Sorted, distinct grid values: m ascending, λ descending (the warm-start order)."""
+def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit):
+    """Sorted, distinct grid values: m ascending, λ descending (the warm-start order);
+    ``n_fit`` is the fewest rows a cell trains on (the smallest fold)."""
     m_values = _as_list(m, "m")
     for value in m_values:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ValueError(f"m (landmarks) must be integers >= 1, got {value!r}.")
-    n_train = X_train.shape[0]
-    if max(m_values) > n_train:
-        raise ValueError(f"m = {max(m_values)} is more landmarks than the {n_train} training "
-                         f"rows; use m <= {n_train}.")
+    if max(m_values) > n_fit:
+        raise ValueError(f"m = {max(m_values)} is more landmarks than the {n_fit} training "
+                         f"rows; use m <= {n_fit}.")
     lams = tuple(sorted({check_lam(value) for value in _as_list(lam, "lam (λ)")},
                         reverse=True))
     gammas = []
@@ -556,9 +695,10 @@ def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train):
     return sorted({int(v) for v in m_values}), lams, sorted(set(gammas))
 
 
-def _group_kernels(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
-    """Landmarks of a group and its embeddings (or kernel blocks), on ``n_jobs`` threads
-    with one BLAS thread each (the result does not depend on ``n_jobs``).
+def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
+    """The pipeline's embedding stage for a group (m_max landmarks) and its embeddings (or
+    kernel blocks), on ``n_jobs`` threads with one BLAS thread each (the result does not
+    depend on ``n_jobs``).
 
     Cholesky nesting: with K_mm = L Lᵀ on the m_max landmarks, the leading k × k block of
     L is the Cholesky factor of the first k landmarks' K_kk, and so the first k columns of
@@ -571,51 +711,46 @@ def _group_kernels(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
     start = time.perf_counter()
     params = {"kernel": problem.kernel, "gamma": group.gamma, "degree": problem.degree,
               "coef0": problem.coef0}
+    labels = class_labels(binary_targets(problem.y_train, problem.classes))
     with threadpool_limits(limits=1, user_api="blas"):
-        indices = select_landmarks(X_train, m_max, sampling=sampling, y=problem.y_train,
-                                   random_state=group.embedding_seed, **params)
-        distinct = distinct_rows(X_train[indices])
-        landmarks = X_train[indices[distinct]]
-        order, n_fit = None, X_train.shape[0]
-        if problem.early_stopping is not None:
-            fit_rows, held = validation_split(np.searchsorted(problem.classes, problem.y_train),
-                                              problem.early_stopping[0], group.solver_seed)
-            order, n_fit = np.concatenate([fit_rows, held]), fit_rows.shape[0]
-            X_train = X_train[order]
-        embedding = NystromEmbedding(dtype=problem.dtype, n_jobs=n_jobs, **params).fit(
-            landmarks, landmark_indices=np.arange(distinct.shape[0]))
-        nested = embedding.triangular_
-        if nested:
+        embedding = fit_embedding(X_train, labels, **params, n_components=m_max,
+                                  sampling=sampling, dtype=problem.dtype, n_jobs=n_jobs,
+                                  seed=group.seeds.embedding)
+        held = held_out_rows(REGISTRY[problem.solver], problem.early_stopping, labels,
+                             problem.validation_fraction, group.seeds.solver)
+        if embedding.triangular_:
             train, test = embedding.transform(X_train), embedding.transform(X_test)
         else:
+            landmarks = embedding.landmarks_
             train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
                                   **params)
             test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
                                  **params)
-    return _GroupKernels(landmarks, distinct, nested, train, test, time.perf_counter() - start,
-                         order, n_fit)
+    return _GroupBlocks(embedding, embedding.triangular_, train, test,
+                         time.perf_counter() - start, held)
 
 
-def _prefix_embedding(kernels, m, gamma, problem):
+def _prefix_embedding(blocks, m, gamma, problem):
     """The training rows' embedding Z on the first m selected landmarks and the test
     rows' scores as a function of w: what :class:`NystromEmbedding` fitted on the same
     landmarks gives (a slice of the group's nested embedding, or else the k × k kernel of
     the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w) for the test rows,
     whose embedding is never formed)."""
-    k = int(np.searchsorted(kernels.distinct, m))
-    if kernels.nested:
-        test = kernels.test[:, :k]
-        return np.ascontiguousarray(kernels.train[:, :k]), lambda w: matvec(test, w)
+    n_landmarks = int(np.searchsorted(blocks.embedding.selected_positions_, m))
+    if blocks.nested:
+        test = blocks.test[:, :n_landmarks]
+        return (np.ascontiguousarray(blocks.train[:, :n_landmarks]),
+                lambda w: matvec(test, w))
     embedding = NystromEmbedding(
         kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
         dtype=problem.dtype,
-    ).fit(kernels.landmarks[:k], landmark_indices=np.arange(k))
-    components, test = embedding.components_, kernels.test[:, :k]
-    return (kernels.train[:, :k] @ components,
+    ).fit(blocks.embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
+    components, test = embedding.components_, blocks.test[:, :n_landmarks]
+    return (blocks.train[:, :n_landmarks] @ components,
             lambda w: matvec(test, components @ w.astype(components.dtype)))
 
 
-def _solve_column(kernels, group, m, n_group_cells, problem, limit_blas=True):
+def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
     """Every λ of one (group, m), from large to small λ; returns the column's rows.
 
     ``limit_blas=False`` when the caller already holds one BLAS thread for the process
@@ -623,67 +758,67 @@ def _solve_column(kernels, group, m, n_group_cells, problem, limit_blas=True):
     them one after the other)."""
     with threadpool_limits(limits=1, user_api="blas") if limit_blas else nullcontext():
         start = time.perf_counter()
-        Z, test_scores = _prefix_embedding(kernels, m, group.gamma, problem)
-        n_lams = len(problem.lams)
-        embedding_time = ((time.perf_counter() - start) / n_lams
-                          + kernels.seconds / n_group_cells)
-        y_train = problem.y_train if kernels.order is None else problem.y_train[kernels.order]
-        targets = binary_targets(y_train, problem.classes)
-        n_fit = kernels.n_fit
-        solve = EMBEDDED_SOLVERS[problem.solver]
-        early = {}
-        coefs = None
-        rows = []
+        Z, test_scores = _prefix_embedding(blocks, m, group.gamma, problem)
+        embedding_time = ((time.perf_counter() - start) / len(problem.lams)
+                          + blocks.seconds / n_group_cells)
+        targets = binary_targets(problem.y_train, problem.classes)
+        y_fit, held = problem.y_train, None
+        weights = (compute_sample_weight(problem.class_weight, y_fit)
+                   if problem.class_weight else None)
+        if blocks.held is not None:
+            rows, held_rows = blocks.held
+            held = (Z[held_rows], [t[held_rows] for t in targets])
+            Z, targets, y_fit = Z[rows], [t[rows] for t in targets], y_fit[rows]
+            weights = None if weights is None else weights[rows]
+        solver = REGISTRY[problem.solver]
+        options = {**early_stopping_options(solver, blocks.held, problem.n_iter_no_change),
+                   **problem.options, "random_state": group.seeds.solver,
+                   "sample_weight": weights}
+        coefs, table_rows = None, []
         for lam in problem.lams:
             warm = problem.warm_options is not None and coefs is not None
             start = time.perf_counter()
-            results = []
-            for k, target in enumerate(targets):
-                if problem.early_stopping is not None:
-                    early = {"stopping_set": (Z[n_fit:], target[n_fit:]),
-                             "n_iter_no_change": problem.early_stopping[1]}
-                results.append(solve(
-                    Z[:n_fit], target[:n_fit], lam, max_epochs=problem.max_epochs,
-                    tol=problem.tol, random_state=group.solver_seed, **problem.solver_options,
-                    **early, **({"w0": coefs[k], **problem.warm_options} if warm else {})))
+            results = solve_subproblems(
+                solver.solve, Z, targets, lam,
+                {**options, **problem.warm_options} if warm else options,
+                held=held, w0=coefs if warm else None)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            rows.append(_cell_row(group, m, lam, Z[:n_fit], y_train, test_scores, coefs,
-                                  [target[:n_fit] for target in targets], results, warm,
-                                  embedding_time, training_time, problem))
-    return rows
+            table_rows.append(_cell_row(group, m, lam, (Z, y_fit, targets, weights),
+                                        test_scores, results, warm, embedding_time,
+                                        training_time, problem))
+    return table_rows
 
 
-def _cell_row(group, m, lam, Z, y_train, test_scores, coefs, targets, results, warm,
-              embedding_time, training_time, problem):
-    """A cell's table row; ``Z`` and ``targets`` are the rows the solver trained on, the
-    first of ``y_train`` (the rest were held out for early stopping)."""
+def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time,
+              training_time, problem):
+    """A cell's table row; ``trained`` is ``(Z, labels, one-vs-rest targets, weights)`` of
+    the rows the solver trained on."""
+    Z, y_fit, targets, weights = trained
     classes = problem.classes
+    coefs = [result.coef for result in results]
     # One pass over the training rows gives both the training error and F.
     train_scores = np.column_stack([matvec(Z, w) for w in coefs])
     train_pred = labels_from_scores(train_scores, classes)
-    test_pred = labels_from_scores(np.column_stack([test_scores(w) for w in coefs]), classes)
-    if classes.shape[0] == 2:
-        f1 = f1_score(problem.y_test, test_pred, pos_label=classes[1], zero_division=0.0)
-    else:
-        f1 = f1_score(problem.y_test, test_pred, labels=classes, average="macro",
-                      zero_division=0.0)
-    objective = np.mean(
-        [np.mean(np.maximum(0.0, 1.0 - t * scores)) + lam * float(w @ w)
-         for w, t, scores in zip(coefs, targets, train_scores.T, strict=True)]
-    )
-    return {
+    test_decision = np.column_stack([test_scores(w) for w in coefs])
+    test_pred = labels_from_scores(test_decision, classes)
+    scores = classification_scores(problem.y_train, problem.y_test, test_pred, classes)
+    objective = np.mean([objective_from_scores(w, scores_k, t, lam, weights)
+                         for w, t, scores_k in zip(coefs, targets, train_scores.T, strict=True)])
+    row = {
         "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
         "C": lam_to_C(lam, Z.shape[0]), "n_components": Z.shape[1],
-        "train_error": float(np.mean(train_pred != y_train[:Z.shape[0]])),
-        "test_error": float(np.mean(test_pred != problem.y_test)),
-        "f1": float(f1), "objective": float(objective),
+        "train_error": error_rate(y_fit, train_pred),
+        "test_error": scores["test_error"], "f1": scores["f1"], "objective": float(objective),
         "embedding_time": embedding_time, "training_time": training_time,
         "iterations": int(max(r.n_iter for r in results)),
         "epochs": float(max(r.n_epochs for r in results)),
         "stop_reason": ",".join(dict.fromkeys(r.stop_reason for r in results)),
         "warm_start": warm,
     }
+    if problem.keep_scores:
+        row["test_scores"] = test_decision[:, 0] if len(coefs) == 1 else test_decision
+    return row
 
 
 def _wave_columns(wave, m_values):
@@ -705,10 +840,10 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs, bac
         warnings.filterwarnings("ignore", message=r".*tasks? (which|that|have)",
                                 category=UserWarning, module="joblib")
         for wave in waves:
-            kernels = [_group_kernels(X_train, X_test, m_values[-1], sampling, group, problem,
+            blocks = [_group_blocks(X_train, X_test, m_values[-1], sampling, group, problem,
                                       n_jobs)
                        for group in wave]
-            results = pool(delayed(_solve_column)(kernels[g], wave[g], m, n_group_cells,
+            results = pool(delayed(_solve_column)(blocks[g], wave[g], m, n_group_cells,
                                                   problem, not threads)
                            for g, m in _wave_columns(wave, m_values))
             try:
@@ -726,17 +861,17 @@ def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):
     # released by that grid while this one still needs it.
     data = client.scatter([X_train, X_test, problem], hash=False)
     for wave in waves:
-        kernels = [client.submit(_group_kernels, data[0], data[1], m_values[-1], sampling,
+        blocks = [client.submit(_group_blocks, data[0], data[1], m_values[-1], sampling,
                                  group, data[2], pure=False)
                    for group in wave]
-        columns = [client.submit(_solve_column, kernels[g], wave[g], m, n_group_cells,
+        columns = [client.submit(_solve_column, blocks[g], wave[g], m, n_group_cells,
                                  data[2], pure=False)
                    for g, m in _wave_columns(wave, m_values)]
         try:
             for future in as_completed(columns):
                 yield future.result()
         finally:
-            client.cancel(columns + kernels)
+            client.cancel(columns + blocks)
 
 
 def _dask_client(client):

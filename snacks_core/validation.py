@@ -1,17 +1,17 @@
-"""Input checks shared by every entry point: data, labels, sizes that must fit in memory."""
+"""Input checks shared by every entry point: data, counts, λ, non-numeric values.
+
+Memory probing and the check that an array fits are in :mod:`snacks_core.memory`.
+"""
 
 from __future__ import annotations
 
-import os
 import warnings
 from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
-
-# Fraction of the memory this process may use (memory_limit) that one array may take
-# before we refuse: the rest is left to the interpreter, libraries and other arrays.
-_MEMORY_FRACTION = 0.5
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 
 def check_data(X, *, name="X", allow_sparse=True):
@@ -44,136 +44,6 @@ def check_data(X, *, name="X", allow_sparse=True):
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinite values; remove or impute them first.")
     return X
-
-
-def memory_limit() -> int:
-    """Bytes of memory this process can use: the tightest of three limits.
-
-    The machine's physical memory, the memory limit of the process's cgroup (v2
-    ``memory.max`` or v1 ``memory.limit_in_bytes``, on its own cgroup and every ancestor),
-    and the address space left under ``RLIMIT_AS``.  A container or ``ulimit -v`` is often
-    far below the machine's memory, and exceeding it kills the process or fails an
-    allocation half-way through a fit.
-
-    Returns
-    -------
-    int
-        The limit in bytes; a conservative 4 GiB when the physical memory is unknown.
-    """
-    try:
-        physical = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        physical = 4 * 2**30
-    limits = [physical]
-    cgroup = _cgroup_memory_limit()
-    if cgroup is not None:
-        limits.append(cgroup)
-    address_space = _address_space_left()
-    if address_space is not None:
-        limits.append(address_space)
-    return min(limits)
-
-
-def _cgroup_memory_limit(cgroup_file="/proc/self/cgroup", mount="/sys/fs/cgroup") -> int | None:
-    """Tightest memory limit over the process's cgroups and their ancestors, or None.
-
-    ``cgroup_file`` lists the process's cgroups and ``mount`` is where the hierarchy is
-    mounted (v1 controllers in subdirectories); tests point them at a fake tree.
-    """
-    try:
-        with open(cgroup_file, encoding="ascii") as file:
-            lines = file.read().splitlines()
-    except OSError:
-        return None
-    limits = []
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, path = parts
-        if controllers == "":
-            root, name = mount, "memory.max"
-        elif "memory" in controllers.split(","):
-            root, name = os.path.join(mount, "memory"), "memory.limit_in_bytes"
-        else:
-            continue
-        # Every ancestor limits the group too; inside a container the process's own path
-        # is often not mounted, and the container's limit sits at the mount's root.
-        while True:
-            try:
-                with open(os.path.join(root + path, name), encoding="ascii") as file:
-                    value = file.read().strip()
-                if value.isdigit():
-                    limits.append(int(value))
-            except OSError:
-                pass
-            if path in ("/", ""):
-                break
-            path = os.path.dirname(path.rstrip("/"))
-    return min(limits) if limits else None
-
-
-def _address_space_left() -> int | None:
-    """Address space this process may still map under ``RLIMIT_AS``, or None (unlimited).
-
-    The limit counts every mapping already made (interpreter, libraries, thread stacks), so
-    what is left, not the limit itself, bounds the next allocations.
-    """
-    try:
-        import resource
-    except ImportError:  # Windows has no resource limits
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return None
-    try:
-        with open("/proc/self/statm", encoding="ascii") as file:
-            mapped = int(file.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return int(soft)
-    return max(0, int(soft) - mapped)
-
-
-def available_memory() -> int:
-    """Memory this process can use in bytes: :func:`memory_limit`, under its older name."""
-    return memory_limit()
-
-
-def free_memory(meminfo="/proc/meminfo") -> int | None:
-    """Bytes the machine can give right now without swapping (``MemAvailable``), or None.
-
-    Other processes hold part of the physical memory: a plan that fits the process's limit
-    can still fail when the machine is busy, so long jobs compare their plan with this too.
-    """
-    try:
-        with open(meminfo, encoding="ascii") as file:
-            for line in file:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def spare_memory() -> int:
-    """The tighter of :func:`available_memory` (the process's limit) and :func:`free_memory`."""
-    limit = available_memory()
-    free = free_memory()
-    return limit if free is None else min(limit, free)
-
-
-def check_fits_in_memory(n_bytes: int, what: str, advice: str, *, now=False) -> None:
-    """Refuse, before allocating, an array larger than half the memory this process can use.
-
-    With ``now=True`` the memory free on the machine at this moment counts too
-    (:func:`spare_memory`): for plans that allocate much at once, such as a grid.
-    """
-    limit = _MEMORY_FRACTION * (spare_memory() if now else available_memory())
-    if n_bytes > limit:
-        raise ValueError(
-            f"{what} would need {n_bytes / 2**30:.1f} GiB, more than the "
-            f"{limit / 2**30:.1f} GiB this process can spare. {advice}"
-        )
 
 
 def clip_n_components(n_components, n_samples) -> int:
@@ -211,3 +81,26 @@ def explain_non_numeric(name):
             raise
         raise ValueError(f"{name} must be numeric; it holds values that are not numbers ({exc}). "
                          "Encode categorical columns as numbers first.") from None
+
+
+def check_count(value, name) -> int:
+    """A count (rows, columns, ranks, block sizes) as an int; anything but an integer >= 1
+    (a bool included) is an error that names it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+    return int(value)
+
+
+def check_classifier_data(estimator, X, y):
+    """X and y as a classifier's ``fit`` takes them: scikit-learn's ``validate_data`` (which
+    sets ``n_features_in_``; CSR or a float array), class labels, at least two classes.
+    Returns ``(X, y, classes)``."""
+    with explain_non_numeric("X"):
+        X, y = validate_data(estimator, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32])
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({classes[0]}); a classifier needs at least 2 "
+                         "classes.")
+    return X, y, classes

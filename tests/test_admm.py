@@ -11,7 +11,7 @@ from sklearn.svm import SVC
 import reference
 from snacks_core import NystromEmbedding, SnacksClassifier, operators
 from snacks_core.objective import lam_to_C
-from snacks_core.solvers import EXACT_SOLVERS, admm
+from snacks_core.solvers import EXACT_SOLVERS, admm, check_solver_params
 from snacks_core.solvers.base import HISTORY_COLUMNS
 
 GAMMA = 2.0
@@ -182,6 +182,7 @@ def test_hss_at_tight_tolerance_agrees_with_dense(data, dense):
     assert np.mean(same) >= 0.999
 
 
+@pytest.mark.slow
 def test_crude_hss_models_predict_with_the_extension_of_k_tilde(data):
     """Issue 12: a converged model fitted on a crude K̃ must not be evaluated with the exact
     kernel (the paper's Algorithm 3): the fit picks K̃'s extension from the hinge on
@@ -363,12 +364,19 @@ def test_bad_operators(build, match, data):
         build(data[0])
 
 
+@pytest.mark.parametrize("options", [
+    {"max_iter": 0}, {"max_iter": 2.5}, {"max_iter": True}, {"tol": -1.0}, {"tol": np.inf},
+    {"relaxation": 2.0}, {"relaxation": 0.0}, {"checkpoint_every": 0}, {"beta": 0.0},
+    {"representation": "sparse"}])
+def test_bad_solver_options(options):
+    """Refused once, at the boundary (solvers.check_solver_params), naming the option."""
+    [name] = options
+    with pytest.raises(ValueError, match=f"'{name}' parameter of solver='admm'"):
+        check_solver_params("admm", max_epochs=50, tol=1e-3, solver_options=options)
+
+
 def test_bad_solver_input(data, dense):
     _, y, _, _ = data
-    for options in ({"max_iter": 0}, {"max_iter": 2.5}, {"tol": -1.0}, {"relaxation": 2.0},
-                    {"relaxation": 0.0}, {"checkpoint_every": 0}):
-        with pytest.raises(ValueError):
-            admm.solve(dense, y, LAM, **options)
     with pytest.raises(ValueError):
         admm.solve(dense, y, 0.0)
     with pytest.raises(ValueError):

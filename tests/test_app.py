@@ -20,6 +20,8 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
+pytestmark = pytest.mark.slow  # each test runs the Streamlit app
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 120
 
@@ -162,7 +164,32 @@ def test_spectrum_shows_decay_and_approximation_error():
     assert float(metric(at, "Effective dimension d_eff(λ)")) > 0
 
 
+def test_spectrum_measures_the_hss_compression_on_click():
+    at = open_page("spectrum", spec_max_m=50, spec_factors=[1.0])
+    assert not at.dataframe
+    next(b for b in at.button if b.label == "Measure the HSS compression").click().run()
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert list(table["target accuracy"]) == [1e-2, 1e-3, 1e-4]
+    assert (table["memory (MB)"] > 0).all() and (table["mean rank"] >= 1).all()
+    assert (table["dense kernel (MB)"] == table["dense kernel (MB)"].iloc[0]).all()
+
+
+@pytest.mark.parametrize("page, setting", [("convergence", "conv_solvers"),
+                                           ("solvers", "cmp_solvers")])
+def test_pages_ask_for_a_solver_when_none_is_chosen(page, setting):
+    at = open_page(page, **{setting: []})
+    assert [info.value for info in at.info] == ["Choose at least one solver."]
+    assert not at.get("plotly_chart") and not at.metric
+    at.multiselect(key=setting).set_value(["pegasos"]).run()
+    assert_clean(at)
+    assert not at.info and at.get("plotly_chart")
+
+
 def test_robustness_sweep_fills_the_heatmap():
+    """By default cells are scored by cross-validation and only the chosen cell's model
+    meets the test rows; scored on the test rows, the page measures how much the choice
+    flatters itself."""
     at = open_page("robustness", rob_size=2, rob_seeds=1)
     assert not at.get("plotly_chart")
     at.button(key="run_sweep").click().run()
@@ -170,7 +197,17 @@ def test_robustness_sweep_fills_the_heatmap():
     heatmap = figure_data(at.get("plotly_chart")[0])[0]
     assert heatmap["type"] == "heatmap"
     assert heatmap["z"]["shape"] == "2, 2"
-    assert at.success and "Best cell" in at.success[0].value
+    assert "CV error" in heatmap["colorbar"]["title"]["text"]
+    chosen = at.success[0].value
+    assert chosen.startswith("Chosen by 3-fold cross-validation") and "**test error**" in chosen
+    assert "★" in "".join(values_text(heatmap["text"]))
+    at.segmented_control(key="rob_select").set_value("test").run()
+    assert not at.get("plotly_chart")
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    assert at.success[0].value.startswith("Lowest test error")
+    warning = next(w.value for w in at.warning if "flatters" in w.value)
+    assert "on that half" in warning and "other half" in warning
     at.segmented_control(key="rob_grid").set_value("gamma").run()
     assert_clean(at)
     assert not at.get("plotly_chart")
@@ -388,7 +425,7 @@ def test_try_this_respects_the_state_and_live_mode_has_no_train_button():
 
 
 def test_gamma_heatmap_caption_is_about_gamma():
-    at = open_page("robustness", rob_size=2, rob_seeds=1, rob_grid="gamma")
+    at = open_page("robustness", rob_size=2, rob_seeds=1, rob_grid="gamma", rob_select="test")
     at.button(key="run_sweep").click().run()
     assert_clean(at)
     caption = " ".join(c.value for c in at.caption)
@@ -485,7 +522,7 @@ def test_data_page_builds_only_the_columns_it_shows():
     ({"rob_grid": "gamma"}, "cell_boundary"),
 ])
 def test_a_clicked_heatmap_cell_shows_its_model_and_convergence(settings, expected):
-    at = open_page("robustness", rob_size=2, rob_seeds=1, **settings)
+    at = open_page("robustness", rob_size=2, rob_seeds=1, rob_select="test", **settings)
     at.button(key="run_sweep").click().run()
     assert_clean(at)
     cells = next(t for t in figure_data(at.get("plotly_chart")[0]) if t.get("name") == "cells")
@@ -548,8 +585,8 @@ def test_watch_it_learn_is_only_for_two_features():
 def test_paper_page_shows_the_published_table_beside_our_run():
     from snacks_core import analysis
     from snacks_core.datasets import load_bundled, split_dataset
+    from snacks_core.ui.paper_tables import PAPER_TABLES
     from snacks_core.ui.state import PAPER_DATASETS
-    from snacks_core.ui.text import PAPER_TABLES
 
     assert tuple(PAPER_TABLES) == PAPER_DATASETS
     at = open_page("paper", dataset="bundled:breast_cancer")
@@ -581,3 +618,48 @@ def test_paper_page_mnist_bin_reports_f1():
     table = at.dataframe[0].value
     assert table["paper: F1-score"].tolist() == ["0.995", "0.995", "0.982", "0.985"]
     assert "here: F1 of class 1 (the smaller)" in table.columns and not at.info
+
+
+def test_a_clicked_cross_validated_cell_says_its_cv_error():
+    at = open_page("robustness", rob_size=2, rob_seeds=1)
+    at.button(key="run_sweep").click().run()
+    cells = next(t for t in figure_data(at.get("plotly_chart")[0]) if t.get("name") == "cells")
+    row, lam, _, _, error = plotly_array(cells["customdata"])[0]
+    at.session_state["_heatmap_cell"] = (row, lam)
+    at.run()
+    assert_clean(at)
+    text = next(md.value for md in at.markdown if md.value.startswith("**Cell m ="))
+    assert f"its 3-fold CV error in the sweep: {error:.1f} %" in text
+
+
+def test_auto_tune_sets_the_sidebar_to_its_choice():
+    at = run_app(**SMALL, lam=0.5)
+    assert_clean(at)
+    before = metric(at, "Test error")
+    at.button(key="auto_tune").click().run()
+    assert_clean(at)
+    tuned = at.session_state["_auto_tune"]
+    for name, value in tuned["values"].items():
+        assert at.session_state[name] == value, name
+    assert tuned["values"]["lam"] < 0.5 and at.session_state["gamma_scale"] is False
+    caption = next(c.value for c in at.caption if c.value.startswith("Auto-tune tried"))
+    assert "the sidebar holds them" in caption
+    assert len(tuned["results"]) >= 10 and float(metric(at, "Test error")[:-2]) <= float(
+        before[:-2])
+
+
+def test_lesson_peeking_text_is_true():
+    """36 cells scored on the same test rows; the choice flatters itself, as measured."""
+    at = run_app()
+    at.button(key="lesson_peeking").click().run()
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    heatmap = figure_data(at.get("plotly_chart")[0])[0]
+    assert heatmap["z"]["shape"] == "6, 6"
+    warning = next(w.value for w in at.warning if "flatters" in w.value)
+    gap = float(re.search(r"([+-][0-9.]+) points", warning).group(1))
+    assert gap > 0, warning
+    at.segmented_control(key="rob_select").set_value("cv").run()
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    assert at.success[0].value.startswith("Chosen by 3-fold cross-validation")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core import analysis
+from snacks_core import analysis, metrics
 from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
 from snacks_core.estimator import SnacksClassifier
 from snacks_core.nystrom import NystromEmbedding
@@ -33,7 +33,7 @@ def test_train_measures_the_model(moons):
     assert m["C"] == pytest.approx(1 / (2 * moons.X_train.shape[0] * 1e-3))
     assert m["n_components"] == 20 and 0 < m["f1"] <= 1
     assert run.checkpoints
-    assert m["f1_label"] == analysis.minority_class(moons.y_train)
+    assert m["f1_label"] == metrics.minority_class(moons.y_train)
     frames = analysis.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
                                        max_frames=4)
     assert 1 < len(frames) <= 4 and frames[-1][1].shape == (5, 6)
@@ -187,7 +187,7 @@ def test_f1_is_the_minority_class_by_default():
     y = np.array([1] * 270 + [0] * 30)
     split = split_dataset(_dataset(X, y), random_state=0)
     run = analysis.train(split, {**PARAMS, "gamma": 0.5})
-    assert analysis.minority_class(split.y_train) == 0
+    assert metrics.minority_class(split.y_train) == 0
     assert run.metrics["f1_label"] == 0
     from sklearn.metrics import f1_score
     assert run.metrics["f1"] == pytest.approx(
@@ -201,6 +201,7 @@ def _dataset(X, y):
     return Dataset(X=X, y=y, name="imbalanced", feature_names=("x1", "x2"))
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_snacks_core_and_the_cli_never_import_streamlit():
     import subprocess
     import sys

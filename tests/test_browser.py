@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test drives the app in Chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 README_SCREENSHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

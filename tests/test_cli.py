@@ -53,12 +53,14 @@ def test_console_script_points_to_main():
 
 
 @pytest.mark.parametrize("command, options", [
-    (None, ["fit", "heatmap", "compare", "datasets", "examples"]),
+    (None, ["fit", "heatmap", "compare", "search", "datasets", "examples"]),
     ("fit", ["--m", "--lam", "--gamma", "--kernel", "--solver", "--test", "--label-column",
              "--scaling", "--max-epochs", "--tol", "--seed", "--dtype"]),
     ("heatmap", ["--m", "--lam", "--gamma", "--seeds", "--out", "--plot", "--n-jobs",
                  "--backend", "--scheduler", "--cold", "paper"]),
     ("compare", ["--solvers", "--m", "--lam", "--out"]),
+    ("search", ["--m", "--lam", "--gamma", "--cv", "--scoring", "--halving", "--refine",
+                "--out", "--model"]),
     ("datasets", ["--download", "--cache-dir"]),
 ])
 def test_help_documents_every_command(capsys, command, options):
@@ -107,7 +109,7 @@ def test_heatmap_writes_table_plot_and_progress_bar(capsys, tmp_path):
     assert len(table) == 3 * 2 * 2
     assert set(table.m) == {5, 20, 40} and set(table.seed) == {0, 1}
     assert "12/12 cells" in err and "[" in err
-    assert "best mean test error" in out
+    assert "lowest mean test error" in out and "picked on the test part, so optimistic" in out
     assert "plotly" in out_html.read_text()[:100_000].lower()
 
 
@@ -300,3 +302,38 @@ def test_fit_defaults_are_the_apps():
     args = cli.build_parser().parse_args(["fit", "moons"])
     assert (args.m, args.lam) == (SETTINGS["m"].default, SETTINGS["lam"].default)
     assert (args.m, args.lam) == (50, 1e-3)
+
+
+def test_search_chooses_by_cv_and_tests_the_chosen_model_once(capsys, tmp_path):
+    """The test part is looked at once, after the choice: shuffling its labels changes the
+    reported test error and nothing else."""
+    from sklearn.datasets import make_moons
+
+    from snacks_core.persistence import model_from_npz
+
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    X_test, y_test = make_moons(150, noise=0.3, random_state=1)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(train, index=False)
+    outputs = []
+    for name, labels in (("test.csv", y_test), ("shuffled.csv", y_test[::-1])):
+        test = tmp_path / name
+        pd.DataFrame({"a": X_test[:, 0], "b": X_test[:, 1], "y": labels}).to_csv(test,
+                                                                                index=False)
+        table, model = tmp_path / f"{name}.cv.csv", tmp_path / f"{name}.npz"
+        status, out, err = run(capsys, "search", str(train), "--test", str(test), "--gamma",
+                               "0.1,1,10", "--lam", "1e-4,1e-2", "--m", "10,30", "--cv", "3",
+                               "--out", str(table), "--model", str(model))
+        assert status == 0, err
+        outputs.append((out, pd.read_csv(table), model_from_npz(model.read_bytes())))
+    (out, results, model), (shuffled_out, shuffled_results, shuffled_model) = outputs
+    assert len(results) == 12 and results["rank_test_score"].min() == 1
+    pd.testing.assert_frame_equal(results.drop(columns=[c for c in results if "time" in c]),
+                                  shuffled_results.drop(columns=[c for c in results
+                                                                 if "time" in c]))
+    chosen = results.loc[results["rank_test_score"].idxmin(), "params"]
+    assert f"chosen by CV: {chosen}" in out and f"chosen by CV: {chosen}" in shuffled_out
+    scaled = (X_test - X.mean(axis=0)) / X.std(axis=0)
+    error = np.mean(model.predict(scaled) != y_test)
+    assert f"test error of the chosen model {error:.4f}" in out
+    np.testing.assert_array_equal(model.coef_, shuffled_model.coef_)

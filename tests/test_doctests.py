@@ -24,11 +24,14 @@ MODULES = [
     "snacks_core.datasets.synthetic",
     "snacks_core.estimator",
     "snacks_core.kernels",
+    "snacks_core.memory",
     "snacks_core.nystrom",
     "snacks_core.objective",
     "snacks_core.operators",
     "snacks_core.random_features",
+    "snacks_core.search",
     "snacks_core.sweeps",
+    "snacks_core.threads",
 ]
 
 

@@ -18,6 +18,8 @@ from snacks_core.persistence import pipeline_from_npz
 # Every AppTest run goes through app.py (the autouse fixture of test_app.py).
 from test_app import entry_point_on_every_run  # noqa: F401
 
+pytestmark = pytest.mark.slow  # each test runs the Streamlit app
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 ROOT = Path(__file__).resolve().parent.parent
 

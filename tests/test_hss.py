@@ -264,6 +264,8 @@ def test_compression_report_and_sampled_error(moons):
     ({"leaf_size": 201}, "leaf_size"),
     ({"leaf_size": 0}, "leaf_size"),
     ({"max_rank": 0}, "max_rank"),
+    ({"max_rank": 2.5}, "max_rank must be an integer >= 1, got 2.5"),
+    ({"leaf_size": True}, "leaf_size must be an integer >= 1, got True"),
     ({"tol": 0.0}, "tol"),
     ({"tol": -1e-3}, "tol"),
     ({"tol": 1.5}, "tol"),

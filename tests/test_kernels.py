@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numba
 import numpy as np
 import pytest
@@ -12,13 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import pairwise
 from sklearn.svm import SVC
-from threadpoolctl import threadpool_limits
 
 from snacks_core import kernels
 from snacks_core.kernels import (
     KERNELS,
     check_kernel_params,
-    effective_n_threads,
     kernel_diagonal,
     kernel_matrix,
     resolve_gamma,
@@ -303,38 +299,3 @@ def test_threads_give_identical_blocks(data, monkeypatch, kernel, x_sparse, merg
     one = kernel_matrix(X, Y, kernel, n_jobs=1, **params)
     np.testing.assert_array_equal(kernel_matrix(X, Y, kernel, n_jobs=2, **params), one)
     assert_kernel_close(one, sklearn_kernel(data[0], data[1], kernel), dtype)
-
-
-def test_effective_n_threads_follows_limits_and_requests():
-    cores = len(os.sched_getaffinity(0))
-    assert effective_n_threads(1) == 1
-    assert effective_n_threads(-1) == cores
-    assert effective_n_threads(10 * cores) == cores
-    assert effective_n_threads(-10 * cores) == 1
-    assert 1 <= effective_n_threads() <= min(cores, numba.get_num_threads())
-    with threadpool_limits(1, user_api="blas"):
-        assert effective_n_threads() == 1
-        assert effective_n_threads(2) == min(2, cores)
-    for bad in (0, 2.0, "all", True):
-        with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
-            effective_n_threads(bad)
-
-
-def test_for_row_blocks_covers_every_row_once_and_raises_task_errors():
-    seen = np.zeros(103, dtype=int)
-    scratches = []
-
-    def count(start, stop, scratch):
-        seen[start:stop] += 1
-        scratch.append(start)
-
-    kernels.for_row_blocks(103, 10, 2, count, lambda: scratches.append([]) or scratches[-1])
-    assert np.all(seen == 1)
-    assert sorted(start for scratch in scratches for start in scratch) == list(range(0, 103, 10))
-    assert 1 <= len(scratches) <= 2
-
-    def fail(start, stop, scratch):
-        raise RuntimeError(f"block {start}")
-
-    with pytest.raises(RuntimeError, match="block"):
-        kernels.for_row_blocks(103, 10, 2, fail)

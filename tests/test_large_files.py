@@ -20,8 +20,9 @@ from sklearn.datasets import load_svmlight_file
 
 from snacks_core import cli, datasets
 from snacks_core.datasets import libsvm_reader, text
-from snacks_core.solvers.snacks import RowBlocks
-from snacks_core.storage import EmbeddingStore
+from snacks_core.storage import EmbeddingStore, RowBlocks
+
+pytestmark = pytest.mark.slow  # files of many rows, read and streamed end to end
 
 COMPRESS = {"": lambda raw: raw, ".gz": gzip.compress, ".bz2": bz2.compress,
             ".xz": lzma.compress}

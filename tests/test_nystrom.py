@@ -16,8 +16,8 @@ from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial
 from threadpoolctl import threadpool_limits
 
 import snacks_core.nystrom as nystrom
-from snacks_core.kernels import effective_n_threads
 from snacks_core.nystrom import NystromEmbedding, _landmark_factor
+from snacks_core.threads import effective_n_threads
 
 # name: (parameters of NystromEmbedding, sklearn's kernel as an oracle, sklearn's metric name)
 KERNELS = {
@@ -401,25 +401,35 @@ def test_non_numeric_values_are_refused():
         NystromEmbedding(n_components=5).fit(X)
 
 
+def _refused(name, accepted):
+    """scikit-learn's parameter-validation message for ``name``: what it must be."""
+    return rf"The '{name}' parameter of NystromEmbedding must be {accepted}"
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"n_components": 0}, r"n_components \(m\) must be an integer >= 1"),
-        ({"n_components": 2.5}, r"n_components \(m\) must be an integer >= 1"),
-        ({"kernel": "sigmoid"}, "unknown kernel 'sigmoid'"),
-        ({"sampling": "random"}, "unknown sampling 'random'"),
-        ({"gamma": 0.0}, "gamma must be a positive finite number"),
-        ({"gamma": -1.0}, "gamma must be a positive finite number"),
-        ({"gamma": "median"}, "gamma must be a positive finite number"),
-        ({"rank": 0}, "rank must be None or an integer >= 1"),
-        ({"rank": 2.0}, "rank must be None or an integer >= 1"),
-        ({"eigen_tol": 1.0}, r"eigen_tol must be in \[0, 1\)"),
+        ({"n_components": 0}, _refused("n_components", r"an int in the range \[1, inf\)")),
+        ({"n_components": 2.5}, _refused("n_components", "an int in the range")),
+        ({"kernel": "sigmoid"}, _refused("kernel", "a str among.*'rbf'.*Got 'sigmoid'")),
+        ({"sampling": "random"}, _refused("sampling", "a str among.*'uniform'.*Got 'random'")),
+        ({"gamma": 0.0}, _refused("gamma", "a float in the range.*or a str among")),
+        ({"gamma": -1.0}, _refused("gamma", "a float in the range")),
+        ({"gamma": "median"}, _refused("gamma", "a float in the range.*Got 'median'")),
+        ({"rank": 0}, _refused("rank", r"an int in the range \[1, inf\) or None")),
+        ({"rank": 2.0}, _refused("rank", "an int in the range")),
+        ({"eigen_tol": 1.0}, _refused("eigen_tol", r"a float in the range \[0(\.0)?, 1(\.0)?\)")),
+        ({"eigen_tol": np.nan}, _refused("eigen_tol", "a float in the range")),
+        ({"coef0": np.inf}, _refused("coef0", "a float in the range")),
+        ({"random_state": "seed"}, _refused("random_state", "an int in the range")),
         ({"dtype": np.float16}, "dtype must be float32 or float64"),
         ({"dtype": "not a dtype"}, "dtype must be float32 or float64"),
-        ({"degree": 0, "kernel": "polynomial"}, "degree must be a positive integer"),
+        ({"degree": 0, "kernel": "polynomial"}, _refused("degree", "an int in the range")),
+        ({"degree": True, "kernel": "polynomial"}, "degree must be a positive integer"),
     ],
 )
 def test_bad_parameters_are_refused(options, message):
+    """Refused before anything else happens, with a message naming the parameter."""
     with warnings.catch_warnings():
         # Parameters are checked before landmarks are chosen: no m > n warning first.
         warnings.simplefilter("error")
@@ -467,9 +477,15 @@ def test_bad_out_is_refused(make_out, message):
         embedding.transform(X, out=make_out(30, 5))
 
 
-@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
-def test_bad_n_jobs_is_refused(n_jobs):
-    with pytest.raises(ValueError, match="n_jobs must be None or a non-zero integer"):
+@pytest.mark.parametrize("n_jobs, message", [
+    (0, _refused("n_jobs", r"an int in the range \(-inf, -1\], an int in the range \[1, inf\) "
+                           "or None")),
+    (1.5, _refused("n_jobs", "an int in the range")),
+    ("2", _refused("n_jobs", "an int in the range")),
+    (True, "n_jobs must be None or a non-zero integer"),
+])
+def test_bad_n_jobs_is_refused(n_jobs, message):
+    with pytest.raises(ValueError, match=message):
         NystromEmbedding(n_components=5, n_jobs=n_jobs).fit(_data(20))
 
 

@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 import reference
 from snacks_core import SnacksClassifier
-from snacks_core.solvers import EMBEDDED_SOLVERS, pegasos, smoothed_newton
+from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params, pegasos, smoothed_newton
 from snacks_core.solvers.base import HISTORY_COLUMNS
 
 
@@ -225,20 +225,30 @@ def test_l1_l2_sparse_on_breast_cancer():
     assert np.mean(accuracy["l1+l2"]) >= np.mean(accuracy["l2"]) - 0.01
 
 
-@pytest.mark.parametrize("options", [
-    {"penalty": "l1"},
-    {"penalty": "l2", "lam_l1": 1e-3},
-    {"penalty": "l1+l2", "lam_l1": -1.0},
-    {"penalty": "l1+l2", "lam_l1": np.nan},
-    {"alpha0": 0.0},
-    {"alpha_min": -1.0},
-    {"max_epochs": 0},
-    {"tol": -1.0},
-    {"w0": np.ones(3)},
+@pytest.mark.parametrize("options, refused", [
+    ({"penalty": "l1"}, "penalty"),
+    ({"penalty": "l1+l2", "lam_l1": -1.0}, "lam_l1"),
+    ({"penalty": "l1+l2", "lam_l1": np.nan}, "lam_l1"),
+    ({"penalty": "l1+l2", "lam_l1": np.inf}, "lam_l1"),
+    ({"alpha0": 0.0}, "alpha0"),
+    ({"alpha_min": -1.0}, "alpha_min"),
+    ({"max_epochs": 0}, "max_epochs"),
+    ({"tol": -1.0}, "tol"),
+    ({"tol": np.inf}, "tol"),
 ])
-def test_bad_options(options, tiny_problem):
+def test_bad_options(options, refused):
+    """Refused once, at the boundary (solvers.check_solver_params), naming the option."""
+    budget = {"max_epochs": 10, "tol": 1e-3}
+    solver_options = {k: v for k, v in options.items() if k not in budget}
+    budget.update({k: v for k, v in options.items() if k in budget})
+    with pytest.raises(ValueError, match=f"'{refused}' parameter of solver='smoothed_newton'"):
+        check_solver_params("smoothed_newton", **budget, solver_options=solver_options)
+
+
+@pytest.mark.parametrize("options", [{"penalty": "l2", "lam_l1": 1e-3}, {"w0": np.ones(3)}])
+def test_options_inconsistent_with_the_problem(options, tiny_problem):
     p = tiny_problem
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="lam_l1|w0"):
         smoothed_newton.solve(p.Z, p.y, p.lam, **options)
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from snacks_core.solvers import _snacks_kernels as kernels
-from snacks_core.solvers import pegasos, snacks
+from snacks_core.solvers import _snacks_kernels as loops
+from snacks_core.solvers import check_solver_params, pegasos, snacks
 from snacks_core.storage import EmbeddingStore
 
 # Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
@@ -48,11 +48,11 @@ def _run_stage(Z, y, lam, rows, eta, radius, center, sample_weight=None, split=N
     rows = np.asarray(rows, dtype=np.int64)
     parts = [rows] if split is None else [rows[:split], rows[split:]]
     for part in parts:
-        kernels.assg_steps(Z, 0, y, sw, part, zc, sqnorm, float(center @ center), lam, eta,
+        loops.assg_steps(Z, 0, y, sw, part, zc, sqnorm, float(center @ center), lam, eta,
                            radius, v, u, state, hits, violations)
     np.testing.assert_array_equal(hits, np.bincount(rows, minlength=n))
-    last = state[kernels.A] * v + state[kernels.B] * center
-    average = (state[kernels.S_SUM] * v - u + state[kernels.B_SUM] * center) / state[kernels.STEPS]
+    last = state[loops.A] * v + state[loops.B] * center
+    average = (state[loops.S_SUM] * v - u + state[loops.B_SUM] * center) / state[loops.STEPS]
     return last, average
 
 
@@ -322,13 +322,24 @@ def test_warm_start_at_the_optimum_stays_there(moons_problem):
 
 @pytest.mark.parametrize(
     "options",
-    [{"omega": 1.0}, {"stage_epochs": 0}, {"max_epochs": 0}, {"tol": -1.0}, {"eta0": -1.0},
-     {"radius0": 0.0}],
+    [{"omega": 1.0}, {"stage_epochs": 0}, {"max_epochs": 0}, {"max_epochs": np.inf},
+     {"tol": -1.0}, {"eta0": -1.0}, {"radius0": 0.0}, {"penalty": "l3"},
+     {"n_iter_no_change": 0}, {"stage_growth": 0.5}],
 )
 def test_bad_options(options, tiny_problem):
+    """Refused once, at the boundary (solvers.check_solver_params), naming the option."""
+    budget = {"max_epochs": 10, "tol": 1e-3}
+    solver_options = {k: v for k, v in options.items() if k not in budget}
+    budget.update({k: v for k, v in options.items() if k in budget})
+    [name] = options
+    with pytest.raises(ValueError, match=f"'{name}' parameter of solver='snacks'"):
+        check_solver_params("snacks", **budget, solver_options=solver_options)
+
+
+def test_w0_must_match_the_embedding(tiny_problem):
     p = tiny_problem
-    with pytest.raises(ValueError, match="|".join(options)):
-        snacks.solve(p.Z, p.y, p.lam, **options)
+    with pytest.raises(ValueError, match="w0 has 2 entries, the embedding has 5 columns"):
+        snacks.solve(p.Z, p.y, p.lam, w0=np.ones(2))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -1.0])
@@ -383,7 +394,7 @@ def test_dual_ascent_sweep_certifies_its_starting_point(weighted_problem):
     w = (alpha * p.y) @ p.Z
     w_start = w.copy()
     sqnorm = np.einsum("ij,ij->i", p.Z, p.Z)
-    hinge = kernels.dual_ascent_sweep(p.Z, 0, p.y, upper, sqnorm, rng.permutation(n), alpha,
+    hinge = loops.dual_ascent_sweep(p.Z, 0, p.y, upper, sqnorm, rng.permutation(n), alpha,
                                       w, w_start)
     assert hinge / (C * n) == pytest.approx(reference.hinge(w_start, p.Z, p.y, p.sample_weight),
                                             rel=1e-12)
@@ -397,17 +408,17 @@ def test_dual_ascent_sweep_certifies_its_starting_point(weighted_problem):
 @pytest.mark.parametrize("parallel", [False, True])
 def test_checkpoint_pass_against_numpy(weighted_problem, monkeypatch, parallel):
     if parallel:  # the threaded pass, which large blocks take
-        monkeypatch.setattr(kernels, "PARALLEL_MIN_ENTRIES", 0)
+        monkeypatch.setattr(loops, "PARALLEL_MIN_ENTRIES", 0)
     p = weighted_problem
     n, m = p.Z.shape
     rng = np.random.default_rng(1)
     w = rng.normal(size=m)
     hits = rng.integers(0, 3, size=n).astype(float)
     violations = np.minimum(hits, rng.integers(0, 3, size=n))
-    tasks = -(-n // kernels.CHECKPOINT_TASK_ROWS)
+    tasks = -(-n // loops.CHECKPOINT_TASK_ROWS)
     beta, margin = np.empty(n), np.empty(n)
     hinge_parts, g_parts = np.empty(tasks), np.empty((tasks, m))
-    kernels.checkpoint_pass(p.Z, 0, p.y, p.sample_weight, w, hits, violations, beta, margin,
+    loops.checkpoint_pass(p.Z, 0, p.y, p.sample_weight, w, hits, violations, beta, margin,
                             hinge_parts, g_parts, True)
     expected_margin = p.y * (p.Z @ w)
     np.testing.assert_allclose(margin, expected_margin, rtol=1e-12, atol=1e-12)
@@ -423,7 +434,7 @@ def test_same_result_for_any_thread_count(moons_problem, monkeypatch):
     p = moons_problem
     held = {"validation": (p.Z[:100], p.y[:100]), "n_iter_no_change": 3}
     serial = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, **held)
-    monkeypatch.setattr(kernels, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(loops, "PARALLEL_MIN_ENTRIES", 0)
     one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=1, **held)
     two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=2, **held)
     for result in (one, two):
@@ -448,8 +459,9 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
         assert errors[k] > errors[:k].min() - 0.5 / 200
     with pytest.raises(ValueError, match="validation"):
         snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=3)
-    with pytest.raises(ValueError, match="n_iter_no_change"):
-        snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=0, validation=(p.Z, p.y))
+    with pytest.raises(ValueError, match="'n_iter_no_change' parameter of solver='snacks'"):
+        check_solver_params("snacks", max_epochs=200, tol=0.0,
+                            solver_options={"n_iter_no_change": 0})
 
 
 

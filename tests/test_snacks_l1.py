@@ -9,8 +9,8 @@ from scipy.optimize import linprog
 
 import reference
 from snacks_core import SnacksClassifier
-from snacks_core.solvers import _snacks_kernels as kernels
-from snacks_core.solvers import snacks
+from snacks_core.solvers import _snacks_kernels as loops
+from snacks_core.solvers import check_solver_params, snacks
 
 
 def l1_svm_lp(Z, y, lam, sample_weight=None):
@@ -61,7 +61,7 @@ def test_stage_matches_plain_assg(radius, split, weighted_problem):
     hits, violations = np.zeros(n), np.zeros(n)
     zc = p.Z @ center
     for part in ([rows] if split is None else [rows[:split], rows[split:]]):
-        kernels.assg_l1_steps(p.Z, 0, p.y, p.sample_weight, part, center, zc, lam, eta, radius,
+        loops.assg_l1_steps(p.Z, 0, p.y, p.sample_weight, part, center, zc, lam, eta, radius,
                               v, total, state, hits, violations)
     np.testing.assert_allclose(center + state[0] * v, expected_last, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(center + total / state[1], expected_average, rtol=1e-9, atol=1e-12)
@@ -107,12 +107,12 @@ def test_same_seed_same_weights_and_float32(moons_problem):
     assert l1_objective(single.coef, p) == pytest.approx(l1_objective(first.coef, p), rel=1e-2)
 
 
-def test_estimator_and_bad_penalty(moons_problem):
+def test_estimator_and_bad_penalty():
     X = np.random.default_rng(0).normal(size=(300, 4))
     y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
     model = SnacksClassifier(n_components=20, lam=1e-3, random_state=0,
                              solver_options={"penalty": "l1"}).fit(X, y)
     assert model.score(X, y) >= 0.9
-    p = moons_problem
-    with pytest.raises(ValueError, match="penalty"):
-        snacks.solve(p.Z, p.y, p.lam, penalty="elasticnet")
+    with pytest.raises(ValueError, match="'penalty' parameter of solver='snacks'"):
+        check_solver_params("snacks", max_epochs=50, tol=1e-3,
+                            solver_options={"penalty": "elasticnet"})

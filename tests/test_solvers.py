@@ -7,6 +7,9 @@ module fails, it is not skipped); the oracles live in ``tests/reference.py``.
 from __future__ import annotations
 
 import importlib
+import inspect
+import math
+from numbers import Integral, Real
 
 import numpy as np
 import pytest
@@ -23,7 +26,16 @@ from snacks_core.objective import (
     lam_to_C,
     primal_objective,
 )
-from snacks_core.solvers.base import HISTORY_COLUMNS, SolverResult
+from snacks_core.solvers import REGISTRY, check_solver_params
+from snacks_core.solvers.base import (
+    CONVERGED,
+    HISTORY_COLUMNS,
+    MAX_EPOCHS,
+    MAX_ITER,
+    STOP_REASONS,
+    TOL_GAP,
+    SolverResult,
+)
 
 SOLVER_NAMES = ("pegasos", "liblinear", "snacks")
 
@@ -140,7 +152,8 @@ def test_result_contract(solver, moons_problem):
         reference.objective(result.coef, p.Z, p.y, p.lam),
         rtol=1e-10,
     )
-    assert isinstance(result.stop_reason, str)
+    tol = inspect.signature(solver.solve).parameters["tol"].default
+    _assert_stop_reason_agrees(result, 5, tol)
 
 
 @pytest.mark.parametrize("name", SOLVER_NAMES)
@@ -311,13 +324,17 @@ def test_pegasos_certificate_bounds_the_true_gap(fixture, request):
 
 
 @pytest.mark.parametrize(
-    "options", [{"max_epochs": 0}, {"checkpoints_per_epoch": 0}, {"tol": -1.0}]
+    "options", [{"max_epochs": 0}, {"max_epochs": 2.5}, {"checkpoints_per_epoch": 0},
+                {"tol": -1.0}]
 )
-def test_pegasos_bad_options(options, tiny_problem):
-    from snacks_core.solvers import pegasos
-
-    with pytest.raises(ValueError):
-        pegasos.solve(tiny_problem.Z, tiny_problem.y, tiny_problem.lam, **options)
+def test_pegasos_bad_options(options):
+    """Refused once, at the boundary (check_solver_params): Pegasos counts whole epochs."""
+    budget = {"max_epochs": 10, "tol": 1e-3}
+    solver_options = {k: v for k, v in options.items() if k not in budget}
+    budget.update({k: v for k, v in options.items() if k in budget})
+    [name] = options
+    with pytest.raises(ValueError, match=f"'{name}' parameter of solver='pegasos'"):
+        check_solver_params("pegasos", **budget, solver_options=solver_options)
 
 
 # ------------------------------------------------------------------------------- LIBLINEAR
@@ -557,7 +574,7 @@ def test_registry_declares_every_solver_and_each_returns_the_same_result_type(ke
         assert isinstance(result, SolverResult) and set(result.history) == set(HISTORY_COLUMNS)
         assert set(result.timings) == {"solve", "checkpoints"}
         assert result.timings["solve"] == result.history["time"][-1] >= 0.0
-        assert result.n_iter >= 1 and isinstance(result.stop_reason, str)
+        assert result.n_iter >= 1 and result.stop_reason in STOP_REASONS
 
 
 def test_a_solver_is_added_by_one_registry_line(monkeypatch):
@@ -613,3 +630,183 @@ def test_paper_lambda_converts_to_ours(weighted_problem):
     ours = liblinear.solve(p.Z, p.y, paper_lam_to_lam(lam_paper), tol=1e-9, max_epochs=100_000)
     np.testing.assert_allclose(ours.coef, oracle.coef_.ravel(), rtol=1e-4,
                                atol=1e-4 * np.abs(oracle.coef_).max())
+
+
+# ------------------------------------------------ declared stop reasons, declared parameters
+
+
+def _assert_stop_reason_agrees(result, max_epochs=None, tol=None, max_iter=None):
+    """The stop reason is a declared one, and the history shows the rule that ended the run."""
+    h = result.history
+    assert result.stop_reason in STOP_REASONS
+    if result.stop_reason == TOL_GAP:
+        assert h["gap"][-1] <= tol * h["objective"][-1]
+    elif result.stop_reason == MAX_EPOCHS:
+        # The budget is spent: no room is left for another epoch (or polishing sweep).
+        assert result.n_epochs > max_epochs - 1
+    elif result.stop_reason == MAX_ITER:
+        assert result.n_iter == max_iter
+
+
+# The stop reason of each registry solver on ``kernel_data`` with a budget that ends it first
+# ("tight") and with one that leaves its own tolerance to end it ("generous").
+EXPECTED_STOP = {
+    "snacks": (MAX_EPOCHS, TOL_GAP),
+    "pegasos": (MAX_EPOCHS, TOL_GAP),
+    "liblinear": (MAX_EPOCHS, TOL_GAP),
+    "smoothed_newton": (MAX_EPOCHS, TOL_GAP),
+    "libsvm": (MAX_ITER, CONVERGED),
+    "admm": (MAX_ITER, TOL_GAP),
+}
+
+
+def test_every_registry_solver_has_an_expected_stop_reason():
+    assert set(EXPECTED_STOP) == set(REGISTRY)
+    assert {reason for pair in EXPECTED_STOP.values() for reason in pair} <= STOP_REASONS
+
+
+@pytest.mark.parametrize("generous", [False, True], ids=["tight", "generous"])
+@pytest.mark.parametrize("name", sorted(EXPECTED_STOP))
+def test_every_solver_stops_for_a_declared_reason(name, generous, kernel_data):
+    from snacks_core.operators import build_operator
+    from snacks_core.solvers import admm
+
+    X, y = kernel_data
+    lam, entry = 1e-3, REGISTRY[name]
+    if entry.input == "embedding":
+        max_epochs, tol = (1000, 3e-2) if generous else (1, 1e-12)
+        result = entry.solve(rbf_kernel(X, X[:40], gamma=1.0), y, lam, max_epochs=max_epochs,
+                             tol=tol, random_state=0)
+        _assert_stop_reason_agrees(result, max_epochs=max_epochs, tol=tol)
+    elif entry.input == "data":
+        result = entry.solve(X, y, lam, kernel="rbf", gamma=1.0,
+                             **({} if generous else {"max_iter": 3}))
+        _assert_stop_reason_agrees(result, max_iter=3)
+    else:
+        operator = build_operator(X, representation="dense", gamma=1.0)
+        options = {} if generous else {"max_iter": 3, "tol": 1e-12}
+        result = entry.solve(operator, y, lam, **options)
+        _assert_stop_reason_agrees(result, tol=options.get("tol", admm.DEFAULT_TOL), max_iter=3)
+    assert result.stop_reason == EXPECTED_STOP[name][generous]
+
+
+def _finite(v):
+    """A finite real number (a bool is one, as for scikit-learn)."""
+    return isinstance(v, Real) and math.isfinite(v)
+
+
+def _whole(v, low, floats=False):
+    """An integer (never a bool) ≥ low; with ``floats``, a float of integral value too."""
+    if isinstance(v, bool):
+        return False
+    whole = isinstance(v, Integral) or (floats and _finite(v) and float(v).is_integer())
+    return whole and v >= low
+
+
+# What the solvers' docstrings (and SnacksClassifier's) promise to accept, finite numbers
+# only: the oracle of check_solver_params, written from the documentation rather than from
+# the registry.
+DOCUMENTED = {
+    ("snacks", "max_epochs"): lambda v: _finite(v) and v > 0,
+    ("snacks", "tol"): lambda v: _finite(v) and v >= 0,
+    ("snacks", "omega"): lambda v: _finite(v) and v > 1,
+    ("snacks", "stage_epochs"): lambda v: _finite(v) and v > 0,
+    ("snacks", "stage_growth"): lambda v: v is None or (_finite(v) and v >= 1),
+    ("snacks", "eta0"): lambda v: v is None or (_finite(v) and v > 0),
+    ("snacks", "radius0"): lambda v: v is None or (_finite(v) and v > 0),
+    ("snacks", "n_iter_no_change"): lambda v: v is None or _whole(v, 1),
+    ("pegasos", "max_epochs"): lambda v: _whole(v, 1, floats=True),
+    ("pegasos", "tol"): lambda v: _finite(v) and v >= 0,
+    ("pegasos", "checkpoints_per_epoch"): lambda v: _whole(v, 1, floats=True),
+    ("liblinear", "max_epochs"): lambda v: _whole(v, 1, floats=True),
+    ("liblinear", "tol"): lambda v: _finite(v) and v >= 0,
+    ("smoothed_newton", "max_epochs"): lambda v: _finite(v) and v > 0,
+    ("smoothed_newton", "tol"): lambda v: _finite(v) and v >= 0,
+    ("smoothed_newton", "alpha0"): lambda v: _finite(v) and v > 0,
+    ("smoothed_newton", "alpha_min"): lambda v: v is None or (_finite(v) and v > 0),
+    ("smoothed_newton", "lam_l1"): lambda v: v is None or (_finite(v) and v >= 0),
+    ("libsvm", "tol"): lambda v: _finite(v) and v > 0,
+    ("libsvm", "max_iter"): lambda v: _whole(v, -1),
+    ("libsvm", "cache_size"): lambda v: _finite(v) and v > 0,
+    ("admm", "max_iter"): lambda v: _whole(v, 1),
+    ("admm", "tol"): lambda v: _finite(v) and v >= 0,
+    ("admm", "relaxation"): lambda v: _finite(v) and 0 < v < 2,
+    ("admm", "checkpoint_every"): lambda v: _whole(v, 1),
+    ("admm", "beta"): lambda v: v is None or (_finite(v) and v > 0),
+}
+
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 5), st.floats(),
+    st.sampled_from([0.5, 1.0, 1.5, 2.0, 20.0, np.float64(3.0), np.int64(4), np.inf, -np.inf,
+                     np.nan, "3"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=st.sampled_from(sorted(DOCUMENTED)), value=VALUES)
+def test_check_solver_params_follows_the_documented_constraints(case, value):
+    name, param = case
+    budget, options = {"max_epochs": 10, "tol": 1e-3}, {}
+    if REGISTRY[name].input == "embedding" and param in budget:
+        budget[param] = value
+    else:
+        options[param] = value
+    if DOCUMENTED[case](value):
+        check_solver_params(name, **budget, solver_options=options)
+    else:
+        with pytest.raises(ValueError, match=f"'{param}' parameter of solver='{name}'"):
+            check_solver_params(name, **budget, solver_options=options)
+
+
+def test_check_solver_params_refuses_what_solve_does_not_take():
+    with pytest.raises(ValueError, match=r"\['omegaa'\] are not options of solver='snacks'.*"
+                                         r"'omega'"):
+        check_solver_params("snacks", max_epochs=10, tol=1e-3, solver_options={"omegaa": 2.0})
+    # What the caller passes itself is no option either.
+    with pytest.raises(ValueError, match=r"\['tol'\] are not options of solver='pegasos'"):
+        check_solver_params("pegasos", max_epochs=10, tol=1e-3, solver_options={"tol": 1e-3})
+    with pytest.raises(ValueError, match=r"\['gamma'\] are not options of solver='libsvm'"):
+        check_solver_params("libsvm", max_epochs=10, tol=1e-3, solver_options={"gamma": 1.0})
+    with pytest.raises(ValueError, match="unknown solver 'sgd'"):
+        check_solver_params("sgd", max_epochs=10, tol=1e-3, solver_options=None)
+
+
+def test_check_solver_params_accepts_what_the_solvers_document():
+    # ADMM and LIBSVM take their budget and tolerance from solver_options (and ADMM the
+    # operator's options): the estimator's max_epochs and tol are not theirs to check.
+    check_solver_params("admm", max_epochs=-1, tol=-1, solver_options={
+        "tol": 1e-2, "max_iter": 10, "relaxation": 1.0, "checkpoint_every": 2,
+        "representation": "dense", "beta": 1.0, "hss_options": {"leaf_size": 32}})
+    check_solver_params("libsvm", max_epochs=-1, tol=-1, solver_options={"max_iter": -1})
+    check_solver_params("snacks", max_epochs=2.5, tol=0.0, solver_options={
+        "w0": np.zeros(3), "stage_epochs": 3.0, "n_iter_no_change": 5, "penalty": "l1",
+        "polish": False, "n_jobs": 2, "callback": print})
+    check_solver_params("smoothed_newton", max_epochs=1e6, tol=0,
+                        solver_options={"penalty": "l1+l2", "lam_l1": 1e-3})
+    # The command line passes budgets as floats.
+    check_solver_params("liblinear", max_epochs=20.0, tol=1e-4, solver_options=None)
+
+
+def test_registry_constraints_name_parameters_of_the_solvers():
+    from snacks_core.operators import build_operator
+
+    for name, entry in REGISTRY.items():
+        accepted = set(inspect.signature(entry.solve).parameters)
+        if entry.input == "operator":
+            accepted |= set(inspect.signature(build_operator).parameters)
+        assert set(entry.constraints) <= accepted, name
+
+
+def test_a_new_solver_gets_the_estimators_budget_constraints(monkeypatch):
+    from snacks_core.solvers import Solver
+
+    def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
+              validation=None, callback=None, its_option=1):
+        raise AssertionError("not called")
+
+    monkeypatch.setitem(REGISTRY, "new_solver", Solver(solve))
+    check_solver_params("new_solver", max_epochs=0.5, tol=0.0, solver_options={"its_option": 2})
+    with pytest.raises(ValueError, match="'max_epochs' parameter of solver='new_solver'"):
+        check_solver_params("new_solver", max_epochs=0, tol=0.0, solver_options=None)
+    with pytest.raises(ValueError, match="'tol' parameter of solver='new_solver'"):
+        check_solver_params("new_solver", max_epochs=1, tol=-1.0, solver_options=None)

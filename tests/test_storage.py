@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 
-from snacks_core import storage, validation
+from snacks_core import memory, storage
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.storage import (
     EmbeddingStore,
@@ -25,6 +26,7 @@ from snacks_core.storage import (
     memory_budget_bytes,
     plan_storage,
 )
+from snacks_core.validation import check_count
 
 # (kind, storage dtype, compute dtype) of every store there is.
 LAYOUTS = [
@@ -128,6 +130,25 @@ def test_default_blocks_are_about_32_mib():
     assert EmbeddingStore(1, 1, "memory", np.float64).block_rows == 1
     store = EmbeddingStore(10**5, 128, "compact", np.float16)
     assert store.block_rows * 128 * np.dtype(np.float32).itemsize == 2**25
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.integers(-3, 2**62), st.floats(), st.booleans(), st.none(),
+                 st.sampled_from(["4", np.int64(3), np.int32(0), np.float64(3.0), 2.0])))
+def test_counts_follow_one_rule(value):
+    """validation.check_count: an integer >= 1 (numpy's too, never a bool), returned as int;
+    the stores and the planner refuse anything else with its message."""
+    is_count = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                and value >= 1)
+    if is_count:
+        assert check_count(value, "n_rows") == value and type(check_count(value, "x")) is int
+        return
+    message = f"n_rows must be an integer >= 1, got {value!r}"
+    for refuse in (lambda: check_count(value, "n_rows"),
+                   lambda: EmbeddingStore(value, 3, "memory", np.float64),
+                   lambda: plan_storage(value, 3)):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            refuse()
 
 
 def test_bad_arguments_are_refused(tmp_path):
@@ -376,16 +397,17 @@ def test_storage_directory_follows_the_environment(tmp_path, monkeypatch):
     assert str(tmp_path) in plan_storage(N, K, storage="disk", memory_budget=GIB).message
 
 
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
 def test_memory_limit_respects_a_lowered_address_space_limit():
     script = textwrap.dedent("""
         import os, resource
-        from snacks_core import validation
+        from snacks_core import memory
         mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         resource.setrlimit(resource.RLIMIT_AS, (mapped + 2**30, resource.RLIM_INFINITY))
-        print(validation.memory_limit(), validation.available_memory())
+        print(memory.memory_limit(), memory.available_memory())
         try:
-            validation.check_fits_in_memory(2**30, "A test array", "")
+            memory.check_fits_in_memory(2**30, "A test array", "")
         except ValueError:
             print("refused")
     """)
@@ -398,8 +420,8 @@ def test_memory_limit_respects_a_lowered_address_space_limit():
 
 def test_memory_limit_is_at_most_the_physical_memory():
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert 0 < validation.memory_limit() <= physical
-    assert validation.available_memory() == validation.memory_limit()
+    assert 0 < memory.memory_limit() <= physical
+    assert memory.available_memory() == memory.memory_limit()
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
@@ -414,8 +436,8 @@ def test_cgroup_limit_is_the_tightest_ancestor(tmp_path, version):
     (root / name).write_text("max\n" if version == "v2" else "9223372036854771712\n")
     (root / "outer" / name).write_text(f"{3 * GIB}\n")
     (root / "outer" / "inner" / name).write_text(f"{5 * GIB}\n")
-    assert validation._cgroup_memory_limit(tmp_path / "proc", str(tmp_path / "fs")) == 3 * GIB
+    assert memory._cgroup_memory_limit(tmp_path / "proc", str(tmp_path / "fs")) == 3 * GIB
     # Only the root's "max" (v2) or nothing (a v1 tree read as v2) is left: no limit.
     (tmp_path / "proc").write_text("0::/\n")
-    assert validation._cgroup_memory_limit(tmp_path / "proc", str(tmp_path / "fs")) is None
-    assert validation._cgroup_memory_limit(tmp_path / "missing", str(tmp_path)) is None
+    assert memory._cgroup_memory_limit(tmp_path / "proc", str(tmp_path / "fs")) is None
+    assert memory._cgroup_memory_limit(tmp_path / "missing", str(tmp_path)) is None

@@ -11,13 +11,15 @@ from sklearn.datasets import make_blobs, make_classification, make_moons
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from reference import optimal_objective
-from snacks_core import sweeps, validation
-from snacks_core.estimator import SnacksClassifier, draw_seeds
-from snacks_core.kernels import effective_n_threads, kernel_matrix
+from snacks_core import memory, sweeps
+from snacks_core.estimator import SnacksClassifier
+from snacks_core.kernels import kernel_matrix
 from snacks_core.landmarks import select_landmarks
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
+from snacks_core.pipeline import Seeds, draw_seeds
 from snacks_core.sweeps import GRID_COLUMNS, plan_grid, robustness_grid, summarize_grid
+from snacks_core.threads import effective_n_threads
 
 # Columns that do not depend on timing.
 RESULT_COLUMNS = [c for c in GRID_COLUMNS if not c.endswith("_time")]
@@ -29,11 +31,12 @@ def moons():
     return X[:300], y[:300], X[300:], y[300:]
 
 
-def _problem(kernel="rbf", dtype="float64"):
-    return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks", max_epochs=10,
-                           tol=1e-3, solver_options={}, warm_options=None,
-                           early_stopping=None, dtype=dtype,
-                           classes=np.array([0, 1]), y_train=None, y_test=None, lams=(1e-2,))
+def _problem(kernel="rbf", dtype="float64", y_train=None):
+    return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks",
+                           options={"max_epochs": 10, "tol": 1e-3}, warm_options=None,
+                           early_stopping=False, validation_fraction=0.1, n_iter_no_change=5,
+                           dtype=dtype, classes=np.array([0, 1]), y_train=y_train, y_test=None,
+                           lams=(1e-2,))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -44,15 +47,15 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
     repeated rows among them dropped by both."""
     X, _, X_test, _ = moons
     X = np.vstack([X, X[::2]])
-    problem = _problem(dtype=dtype)
-    group = sweeps._Group(seed=0, gamma=gamma, embedding_seed=7, solver_seed=0)
-    kernels = sweeps._group_kernels(X, X_test, 60, "uniform", group, problem, n_jobs=2)
-    assert kernels.nested is nested
+    problem = _problem(dtype=dtype, y_train=np.arange(X.shape[0]) % 2)
+    group = sweeps._Group(seed=0, gamma=gamma, seeds=Seeds(embedding=7, solver=0))
+    blocks = sweeps._group_blocks(X, X_test, 60, "uniform", group, problem, n_jobs=2)
+    assert blocks.nested is nested
     selected = select_landmarks(X, 60, random_state=7)
-    assert len(kernels.distinct) < 60  # the sample holds repeated rows
+    assert len(blocks.embedding.selected_positions_) < 60  # the sample holds repeated rows
     w = np.random.default_rng(0).standard_normal(60)
     for m in (1, 5, 30, 60):
-        Z, test_scores = sweeps._prefix_embedding(kernels, m, gamma, problem)
+        Z, test_scores = sweeps._prefix_embedding(blocks, m, gamma, problem)
         fresh = NystromEmbedding(gamma=gamma, dtype=dtype).fit(
             X, landmark_indices=selected[:m])
         exact = NystromEmbedding(gamma=gamma).fit(X, landmark_indices=selected[:m])
@@ -74,13 +77,13 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
 
 def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
     """Oracle: Z Zᵀ = K_nm K_mm⁺ K_mn with scipy's pseudo-inverse, for every prefix."""
-    X, _, X_test, _ = moons
-    problem = _problem()
-    group = sweeps._Group(seed=0, gamma=5.0, embedding_seed=3, solver_seed=0)
-    kernels = sweeps._group_kernels(X, X_test, 40, "kmeans++", group, problem)
+    X, y, X_test, _ = moons
+    problem = _problem(y_train=y)
+    group = sweeps._Group(seed=0, gamma=5.0, seeds=Seeds(embedding=3, solver=0))
+    blocks = sweeps._group_blocks(X, X_test, 40, "kmeans++", group, problem)
     for m in (3, 17, 40):
-        Z, _ = sweeps._prefix_embedding(kernels, m, 5.0, problem)
-        landmarks = kernels.landmarks[:m]
+        Z, _ = sweeps._prefix_embedding(blocks, m, 5.0, problem)
+        landmarks = blocks.embedding.landmarks_[:m]
         K_mm = kernel_matrix(landmarks, landmarks, gamma=5.0)
         K_nm = kernel_matrix(X, landmarks, gamma=5.0)
         expected = K_nm @ scipy.linalg.pinvh(K_mm, rtol=1e-10) @ K_nm.T
@@ -144,10 +147,10 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     assert warm["warm_start"].sum() == 2 * 2 * 3  # all but the largest λ of each column
     np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-2)
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
-    kernels = sweeps._group_kernels(X, X_test, 40, "balanced",
-                                    sweeps._Group(0, 1.0, *draw_seeds(0)),
+    blocks = sweeps._group_blocks(X, X_test, 40, "balanced",
+                                    sweeps._Group(0, 1.0, draw_seeds(0)),
                                     _problem("rbf", "float32")._replace(y_train=y))
-    Z, _ = sweeps._prefix_embedding(kernels, 40, 1.0, _problem("rbf", "float32"))
+    Z, _ = sweeps._prefix_embedding(blocks, 40, 1.0, _problem("rbf", "float32"))
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
         for table in (warm, cold):
@@ -171,7 +174,8 @@ def test_progress_called_once_per_cell_in_order(moons):
     assert not table.attrs["stopped"]
 
 
-@pytest.mark.parametrize("n_jobs, backend", [(1, "threads"), (2, "threads"), (2, "loky")])
+@pytest.mark.parametrize("n_jobs, backend", [
+    (1, "threads"), (2, "threads"), pytest.param(2, "loky", marks=pytest.mark.slow)])
 def test_should_stop_returns_finished_cells_only(moons, n_jobs, backend):
     X, y, X_test, y_test = moons
     done = []
@@ -199,6 +203,7 @@ def test_default_n_jobs_is_every_allowed_core(moons):
     assert limited[RESULT_COLUMNS].equals(table[RESULT_COLUMNS])
 
 
+@pytest.mark.slow
 def test_results_identical_for_any_n_jobs_and_local_backend(moons):
     X, y, X_test, y_test = moons
     grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
@@ -217,6 +222,7 @@ def test_results_identical_for_any_n_jobs_and_local_backend(moons):
     assert one[RESULT_COLUMNS].equals(processes[RESULT_COLUMNS])
 
 
+@pytest.mark.slow
 def test_dask_backend_equals_local_table(moons):
     distributed = pytest.importorskip("distributed")
     X, y, X_test, y_test = moons
@@ -295,7 +301,7 @@ def test_memory_plan_switches_to_float32_then_fewer_jobs_then_refuses(monkeypatc
     assert full.groups_per_wave == 2 and full.n_columns == 8
 
     def machine_with(n_bytes):
-        monkeypatch.setattr(validation, "available_memory", lambda: 2 * n_bytes)
+        monkeypatch.setattr(memory, "available_memory", lambda: 2 * n_bytes)
 
     machine_with(full.bytes_needed - 1)
     half = plan_grid(n_train, n_test, m, n_groups=4, n_jobs=2, backend="loky")
@@ -327,7 +333,7 @@ def test_memory_plan_on_dask_checks_one_worker():
 def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeypatch):
     X, y, X_test, y_test = moons
     need64 = plan_grid(300, 100, [40], n_jobs=1).bytes_needed
-    monkeypatch.setattr(validation, "available_memory", lambda: 2 * need64 - 2)
+    monkeypatch.setattr(memory, "available_memory", lambda: 2 * need64 - 2)
     with pytest.warns(UserWarning, match="float32"):
         table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2, max_epochs=5,
                                 dtype="auto", n_jobs=1)

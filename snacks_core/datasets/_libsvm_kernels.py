@@ -183,6 +183,26 @@ def _parse_sign(buf, pos, end):
     return pos, False
 
 
+# inline="always": a piece of _parse_number, cut out for reading, compiled into it as before.
+@numba.njit(cache=True, nogil=True, inline="always")
+def _parse_exponent(buf, pos, end):
+    """Parse the ``[+-]?digits`` after an ``e`` or ``E``: ``(pos after it, ok, exponent)``,
+    ``ok`` False without digits."""
+    pos, negative = _parse_sign(buf, pos, end)
+    exponent = 0
+    n_digits = 0
+    while pos < end:
+        d = np.int64(buf[pos]) - 48
+        if d < 0 or d > 9:
+            break
+        # Beyond this, any non-zero significand is surely zero or infinite.
+        if exponent < 100000:
+            exponent = exponent * 10 + d
+        n_digits += 1
+        pos += 1
+    return pos, n_digits > 0, -exponent if negative else exponent
+
+
 @numba.njit(cache=True, nogil=True)
 def _parse_number(buf, pos, end, bits, as_float):
     """Parse ``[+-]?(digits[.digits?]|.digits)([eE][+-]?digits)?`` at ``buf[pos:end]``.
@@ -222,21 +242,10 @@ def _parse_number(buf, pos, end, bits, as_float):
     if n_digits == 0:
         return pos, False, 0.0
     if pos < end and (buf[pos] | 32) == 101:
-        pos, exponent_negative = _parse_sign(buf, pos + 1, end)
-        exponent = 0
-        n_exponent_digits = 0
-        while pos < end:
-            d = np.int64(buf[pos]) - 48
-            if d < 0 or d > 9:
-                break
-            # Beyond this, any non-zero significand is surely zero or infinite.
-            if exponent < 100000:
-                exponent = exponent * 10 + d
-            n_exponent_digits += 1
-            pos += 1
-        if n_exponent_digits == 0:
+        pos, ok, exponent = _parse_exponent(buf, pos + 1, end)
+        if not ok:
             return pos, False, 0.0
-        q += -exponent if exponent_negative else exponent
+        q += exponent
     if w == _ZERO:
         value = 0.0
     elif w <= _TWO_POW_53 and -22 <= q <= 22:
@@ -312,6 +321,42 @@ def _parse_digits(buf, pos, end):
     return value, n, pos
 
 
+# inline="always": the inner loop of parse_lines, cut out for reading; as a call it costs
+# the parser measurably.
+@numba.njit(cache=True, nogil=True, inline="always")
+def _parse_pairs(buf, pos, end, nnz, indices, values, max_index, bits, as_float):
+    """Parse the ``index:value`` pairs (and ``qid:digits`` fields) of one line, from after
+    its label to just after its end: ``(pos, nnz, ok)``.  The pairs are written from
+    ``indices[nnz]`` and ``values[nnz]`` on; ``ok`` is False for a line
+    :func:`parse_lines` leaves to Python, and ``pos`` and ``nnz`` are then meaningless."""
+    previous = -1
+    while True:
+        pos = _skip_blanks(buf, pos, end)
+        if pos == end:
+            return pos, nnz, True
+        c = buf[pos]
+        if c == _NEWLINE or c == _HASH:
+            pos = _skip_comment(buf, pos, end)
+            return pos, nnz, pos >= 0
+        if c == 113 and pos + 3 < end and buf[pos + 1] == 105 and buf[pos + 2] == 100 \
+                and buf[pos + 3] == _COLON:
+            _, n_digits, pos = _parse_digits(buf, pos + 4, end)
+            if n_digits == 0 or n_digits > _MAX_INDEX_DIGITS or not _ends_token(buf, pos, end):
+                return pos, nnz, False
+            continue
+        index, n_digits, pos = _parse_digits(buf, pos, end)
+        if (n_digits == 0 or n_digits > _MAX_INDEX_DIGITS or pos == end
+                or buf[pos] != _COLON or index <= previous or index > max_index):
+            return pos, nnz, False
+        pos, ok, value = _parse_number(buf, pos + 1, end, bits, as_float)
+        if not ok or not _ends_token(buf, pos, end):
+            return pos, nnz, False
+        indices[nnz] = index
+        values[nnz] = value
+        nnz += 1
+        previous = index
+
+
 @numba.njit(cache=True, nogil=True)
 def parse_lines(buf, pos, end, row, nnz, labels, label_starts, indptr, indices, values,
                 max_index):
@@ -371,35 +416,10 @@ def parse_lines(buf, pos, end, row, nnz, labels, label_starts, indptr, indices, 
         pos, ok, label = _parse_number(buf, pos, end, bits, as_float)
         if not ok or not _ends_token(buf, pos, end):
             return line_start, row, row_nnz, 1
-        previous = -1
-        while True:
-            pos = _skip_blanks(buf, pos, end)
-            if pos == end:
-                break
-            c = buf[pos]
-            if c == _NEWLINE or c == _HASH:
-                pos = _skip_comment(buf, pos, end)
-                if pos < 0:
-                    return line_start, row, row_nnz, 1
-                break
-            if c == 113 and pos + 3 < end and buf[pos + 1] == 105 and buf[pos + 2] == 100 \
-                    and buf[pos + 3] == _COLON:
-                _, n_digits, pos = _parse_digits(buf, pos + 4, end)
-                if n_digits == 0 or n_digits > _MAX_INDEX_DIGITS or not _ends_token(buf, pos,
-                                                                                    end):
-                    return line_start, row, row_nnz, 1
-                continue
-            index, n_digits, pos = _parse_digits(buf, pos, end)
-            if (n_digits == 0 or n_digits > _MAX_INDEX_DIGITS or pos == end
-                    or buf[pos] != _COLON or index <= previous or index > max_index):
-                return line_start, row, row_nnz, 1
-            pos, ok, value = _parse_number(buf, pos + 1, end, bits, as_float)
-            if not ok or not _ends_token(buf, pos, end):
-                return line_start, row, row_nnz, 1
-            indices[nnz] = index
-            values[nnz] = value
-            nnz += 1
-            previous = index
+        pos, nnz, ok = _parse_pairs(buf, pos, end, nnz, indices, values, max_index, bits,
+                                    as_float)
+        if not ok:
+            return line_start, row, row_nnz, 1
         labels[row] = label
         label_starts[row] = label_start
         row += 1

@@ -17,8 +17,8 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels import effective_n_threads
-from ..validation import check_fits_in_memory
+from ..memory import check_fits_in_memory
+from ..threads import effective_n_threads
 from . import _libsvm_kernels as kernels
 from .dataset import Dataset, make_dataset
 from .labels import parse_labels

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from ..validation import check_fits_in_memory
+from ..memory import check_fits_in_memory
 
 # The caps of an upload to the app: text after decompression, rows, feature columns (a
 # LIBSVM index or a CSV's columns) and classes.
@@ -114,11 +114,10 @@ class TextStream:
 
     bz2, gzip and xz are recognised by their first bytes (a ``.bz2``, ``.gz`` or ``.xz``
     name must match them); a path's bz2 text is decompressed by several threads
-    (indexed_bzip2, twice Python's bz2 on 2 cores), anything else by Python's modules
-    (rapidgzip was slower than zlib on 2 cores and returned a cut-short gzip file's first
-    half without an error: BENCHMARKS.md, "Large files").  Use as a context
-    manager; :meth:`chunks` cuts the text into whole lines, :meth:`lines` reads it line by
-    line.
+    (indexed_bzip2, faster than Python's bz2), anything else by Python's modules (rapidgzip
+    was slower than zlib and returned a cut-short gzip file's first half without an error:
+    BENCHMARKS.md, "Large files").  Use as a context manager; :meth:`chunks` cuts the
+    text into whole lines, :meth:`lines` reads it line by line.
     """
 
     def __init__(self, source: Source, limits: ReadLimits = LOCAL_FILE_LIMITS,

@@ -4,7 +4,8 @@ Every loop takes a block of embedded rows ``Z`` (float32 or float64) holding the
 rows ``offset … offset + len(Z)``; row indices passed in (``rows``, ``order``) are
 global, so that an embedding streamed from disk in blocks and one held whole in memory
 (one block, offset 0) run the same code.  Per-row vectors (labels, weights, tables) are
-global.  Accumulation is in float64 whatever the dtype of ``Z``.
+global.  Accumulation is in float64 whatever the dtype of ``Z``.  ``sw`` is the sample
+weights s_i (all ones when none are given): the loops' short name for ``sample_weight``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ L1_A, L1_STEPS = range(2)
 
 
 # Reassociation lets LLVM split the sum over SIMD lanes: the plain loop is bound by the
-# latency of one chain of additions (measured 2.4x on m = 1000); results differ from the
-# sequential sum by rounding only.
+# latency of one chain of additions; results differ from the sequential sum by rounding
+# only.
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def dot(w, z):
     """⟨w, z⟩ accumulated in float64 (``w`` float64, ``z`` float32 or float64)."""
@@ -172,8 +173,8 @@ def assg_l1_steps(Z, offset, y, sw, rows, c, zc, lam, eta, radius, v, total, sta
 
 
 # Below this many entries of Z a pass runs on the calling thread: waking the worker threads
-# costs more than the pass (measured: 5 ms per parallel pass on moons-sized data, 1,600 × 50,
-# against 0.1 ms of work, which made checkpoints most of the Playground's training time).
+# costs more than the pass (on moons-sized data, 1,600 × 50, checkpoints took most of the
+# Playground's training time).
 PARALLEL_MIN_ENTRIES = 1 << 20
 
 
@@ -207,9 +208,11 @@ def count_errors(Z, w, y):
 
 
 @njit(cache=True, nogil=True)
-def _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta, margin, g, start, stop,
-                     with_dual):
-    """Rows ``start … stop`` of the block for :func:`checkpoint_pass`; returns the hinge sum."""
+def _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta, margin, g, task, with_dual):
+    """Task ``task`` of :func:`checkpoint_pass` (its ``CHECKPOINT_TASK_ROWS`` rows of the
+    block); returns their hinge sum."""
+    start = task * CHECKPOINT_TASK_ROWS
+    stop = min(Z.shape[0], (task + 1) * CHECKPOINT_TASK_ROWS)
     g[:] = 0.0
     hinge = 0.0
     for r in range(start, stop):
@@ -232,30 +235,25 @@ def _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta, margin, g, sta
     return hinge
 
 
-# Cached although parallel (here and in the two passes below): numba 0.68 reloads parallel
-# functions from its cache (measured, first call in a new process, cached / compiled:
-# this pass 0.13 s / 1.3–2.4 s, squared norms 0.13 s / 0.9–1.0 s, error count 0.02 s /
-# 0.8–0.9 s), and the app calls them at every fit.
+# Cached although parallel (here and in the two passes below): numba reloads parallel
+# functions from its cache, far faster than it compiles them, and the app calls them at
+# every fit.  Each pass has a parallel and a serial twin, two Python functions with the same
+# loop: numba's cache key ignores the ``parallel`` flag, so one function jitted both ways
+# would load one variant's machine code for the other.
 @njit(cache=True, nogil=True, parallel=True)
 def _checkpoint_pass_parallel(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts,
                               g_parts, with_dual):
-    n_rows = Z.shape[0]
     for task in prange(hinge_parts.shape[0]):
-        hinge_parts[task] = _checkpoint_task(
-            Z, offset, y, sw, w, hits, violations, beta, margin, g_parts[task],
-            task * CHECKPOINT_TASK_ROWS, min(n_rows, (task + 1) * CHECKPOINT_TASK_ROWS),
-            with_dual)
+        hinge_parts[task] = _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta,
+                                             margin, g_parts[task], task, with_dual)
 
 
 @njit(cache=True, nogil=True)
 def _checkpoint_pass_serial(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts,
                             g_parts, with_dual):
-    n_rows = Z.shape[0]
     for task in range(hinge_parts.shape[0]):
-        hinge_parts[task] = _checkpoint_task(
-            Z, offset, y, sw, w, hits, violations, beta, margin, g_parts[task],
-            task * CHECKPOINT_TASK_ROWS, min(n_rows, (task + 1) * CHECKPOINT_TASK_ROWS),
-            with_dual)
+        hinge_parts[task] = _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta,
+                                             margin, g_parts[task], task, with_dual)
 
 
 @njit(cache=True, nogil=True)
@@ -279,12 +277,17 @@ def _squared_norms_serial(Z, out):
         out[i] = _squared_norm(Z[i])
 
 
+@njit(cache=True, nogil=True)
+def _misclassified(w, zi, yi):
+    """1 when sign⟨w, z_i⟩ ≠ y_i (a zero or NaN score included), else 0."""
+    return 0 if dot(w, zi) * yi > 0.0 else 1
+
+
 @njit(cache=True, nogil=True, parallel=True)
 def _count_errors_parallel(Z, w, y):
     errors = 0
     for i in prange(Z.shape[0]):
-        if not (dot(w, Z[i]) * y[i] > 0.0):
-            errors += 1
+        errors += _misclassified(w, Z[i], y[i])
     return errors
 
 
@@ -292,8 +295,7 @@ def _count_errors_parallel(Z, w, y):
 def _count_errors_serial(Z, w, y):
     errors = 0
     for i in range(Z.shape[0]):
-        if not (dot(w, Z[i]) * y[i] > 0.0):
-            errors += 1
+        errors += _misclassified(w, Z[i], y[i])
     return errors
 
 

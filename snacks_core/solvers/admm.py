@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 from ..objective import lam_to_C
-from .base import HISTORY_COLUMNS, SolverResult, check_problem
+from .base import HISTORY_COLUMNS, MAX_ITER, TOL_GAP, SolverResult, check_problem
 
 # Defaults of solve(): a certified relative gap of 1 %, reached on w8a and a9a-shaped data
 # in well under the budget (see BENCHMARKS.md); over-relaxation and a checkpoint (one
@@ -59,9 +59,10 @@ def default_beta(n_samples: int) -> float:
     [10⁵, 10⁶), 10⁴ above; continued downwards by decades (10 below 10⁴, 1 below 10³).
 
     Tuned for the paper's 10 early-stopped iterations; for a stop on the gap it is far
-    too large (w8a: a 98 % gap after 10 iterations at β = 100, 300 iterations to a 1 % gap
-    at β = 30, 100–155 at β = 1–3), so :func:`snacks_core.operators.build_operator` uses
-    its ``DEFAULT_BETA`` = 3 unless told otherwise.  Pass ``beta=default_beta(n)`` to
+    too large (on w8a, β = 30 or 100 needs several times the iterations of β = 1–3 to a 1 %
+    gap; BENCHMARKS.md, "Other solvers", bench_solvers), so
+    :func:`snacks_core.operators.build_operator` uses its ``DEFAULT_BETA`` = 3 unless told
+    otherwise.  Pass ``beta=default_beta(n)`` to
     reproduce the paper."""
     return float(10.0 ** np.clip(np.floor(np.log10(max(n_samples, 1))) - 2, 0, 4))
 
@@ -158,101 +159,124 @@ def solve_path(operator, y, lams, *, sample_weight=None, max_iter=DEFAULT_MAX_IT
         raise ValueError("lams must be a non-empty 1-D sequence of regularisation values.")
     for lam in lams:
         _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
-    for name, value in (("max_iter", max_iter), ("checkpoint_every", checkpoint_every)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if not (np.isscalar(tol) and np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
-    if not (np.isscalar(relaxation) and 0.0 < relaxation < 2.0):
-        raise ValueError(f"relaxation must be a number in (0, 2), got {relaxation!r}.")
-    weights = np.ones(n) if sample_weight is None else sample_weight
-    upper = weights[:, None] * lam_to_C(lams, n)[None, :]
-    beta = operator.beta
-    ones_solve, ones_dot = precompute(operator) if precomputed is None else precomputed
-    labels = y[:, None]
-    y_ones_solve = (y * ones_solve)[:, None]
-
-    count = lams.shape[0]
-    z = np.zeros((n, count))
-    mu = np.zeros((n, count))
-    histories = [{name: [] for name in HISTORY_COLUMNS} for _ in range(count)]
-    intercepts = np.zeros(count)
-    elapsed = np.zeros(count)
-    checkpoint_time = 0.0
-    running = np.ones(count, bool)
-    n_iter = np.zeros(count, dtype=np.int64)
-    stop_reasons = ["max_iter"] * count
+    path = _Path(operator, y, lams, sample_weight, relaxation,
+                 precompute(operator) if precomputed is None else precomputed)
     for iteration in range(1, int(max_iter) + 1):
-        columns = np.flatnonzero(running)
-        start = time.perf_counter()
-        r = operator.solve(labels * (1.0 + mu[:, columns] + beta * z[:, columns])).reshape(n, -1)
-        x = labels * r - (r.sum(axis=0) / ones_dot) * y_ones_solve
-        relaxed = relaxation * x + (1.0 - relaxation) * z[:, columns]
-        z_next = np.clip(relaxed - mu[:, columns] / beta, 0.0, upper[:, columns])
-        mu[:, columns] -= beta * (relaxed - z_next)
-        z[:, columns] = z_next
-        elapsed[columns] += (time.perf_counter() - start) / columns.shape[0]
-        n_iter[columns] = iteration
+        columns = np.flatnonzero(path.running)
+        z_next = path.iterate(columns, iteration)
         if iteration % checkpoint_every and iteration < max_iter:
             continue
+        path.checkpoint(columns, z_next, iteration, tol, validation, callback)
+        if not np.any(path.running):
+            break
+    return path.results()
+
+
+class _Path:
+    """The ADMM iterates (z, μ) of every λ of a path, one column each, and their histories.
+
+    A column runs until its certified gap meets ``tol`` at a checkpoint; each iteration
+    advances the running columns together (one solve with a block of right-hand sides).
+    """
+
+    def __init__(self, operator, y, lams, sample_weight, relaxation, precomputed):
+        n, count = operator.n, lams.shape[0]
+        self.operator, self.y, self.lams, self.sample_weight = operator, y, lams, sample_weight
+        self.relaxation = relaxation
+        self.upper = ((np.ones(n) if sample_weight is None else sample_weight)[:, None]
+                      * lam_to_C(lams, n)[None, :])
+        ones_solve, self.ones_dot = precomputed
+        self.labels = y[:, None]
+        self.y_ones_solve = (y * ones_solve)[:, None]
+        self.z = np.zeros((n, count))
+        self.mu = np.zeros((n, count))
+        self.histories = [{name: [] for name in HISTORY_COLUMNS} for _ in range(count)]
+        self.intercepts = np.zeros(count)
+        self.elapsed = np.zeros(count)
+        self.checkpoint_time = 0.0
+        self.running = np.ones(count, bool)
+        self.n_iter = np.zeros(count, dtype=np.int64)
+        self.stop_reasons = [MAX_ITER] * count
+
+    def iterate(self, columns, iteration):
+        """One ADMM iteration (Algorithm 2) of the ``columns``; returns their new z."""
+        n, beta, relaxation = self.operator.n, self.operator.beta, self.relaxation
+        z, mu = self.z, self.mu
         start = time.perf_counter()
-        intercepts[columns], objectives, gaps = _checkpoints(
-            operator, y, z_next, upper[:, columns], lams[columns], sample_weight)
-        errors = np.full(columns.shape[0], np.nan)
-        coef = labels * z_next
-        if validation is not None:
-            X_val, y_val = validation
-            if hasattr(operator, "compression"):
-                # Each column as its model would predict: the evaluation it would choose now.
-                decision = np.column_stack([
-                    operator.decision(X_val, coef[:, k], choose_evaluation(
-                        operator, y, coef[:, k], intercepts[column], sample_weight)["evaluation"])
-                    for k, column in enumerate(columns)])
-            else:
-                decision = operator.decision(X_val, coef).reshape(-1, columns.shape[0])
-            errors = np.mean(np.where(decision + intercepts[columns] > 0, 1.0, -1.0)
-                             != np.ravel(y_val)[:, None], axis=0)
+        r = self.operator.solve(self.labels * (1.0 + mu[:, columns] + beta * z[:, columns]))
+        r = r.reshape(n, -1)
+        x = self.labels * r - (r.sum(axis=0) / self.ones_dot) * self.y_ones_solve
+        relaxed = relaxation * x + (1.0 - relaxation) * z[:, columns]
+        z_next = np.clip(relaxed - mu[:, columns] / beta, 0.0, self.upper[:, columns])
+        mu[:, columns] -= beta * (relaxed - z_next)
+        z[:, columns] = z_next
+        self.elapsed[columns] += (time.perf_counter() - start) / columns.shape[0]
+        self.n_iter[columns] = iteration
+        return z_next
+
+    def checkpoint(self, columns, z_next, iteration, tol, validation, callback):
+        """Record F, the certified gap and the held-out error of the ``columns``; those whose
+        relative gap is at most ``tol`` stop."""
+        start = time.perf_counter()
+        self.intercepts[columns], objectives, gaps = _checkpoints(
+            self.operator, self.y, z_next, self.upper[:, columns], self.lams[columns],
+            self.sample_weight)
+        coef = self.labels * z_next
+        errors = self._validation_errors(columns, coef, validation)
         converged = gaps <= tol * objectives
         for k, column in enumerate(columns):
-            row = (iteration, np.nan, elapsed[column], objectives[k], gaps[k], errors[k])
+            history = self.histories[column]
+            row = (iteration, np.nan, self.elapsed[column], objectives[k], gaps[k], errors[k])
             for name, value in zip(HISTORY_COLUMNS, row, strict=False):
-                histories[column][name].append(float(value))
+                history[name].append(float(value))
             if callback is not None:
-                callback({name: histories[column][name][-1] for name in HISTORY_COLUMNS},
-                         coef[:, k])
+                callback({name: history[name][-1] for name in HISTORY_COLUMNS}, coef[:, k])
             if converged[k]:
-                stop_reasons[column] = "tol_gap"
-        running[columns[converged]] = False
-        checkpoint_time += time.perf_counter() - start
-        if not np.any(running):
-            break
-    info = {"beta": beta, "relaxation": float(relaxation), "checkpoint_time": checkpoint_time,
-            "solve_time": float(elapsed.sum())}
-    if hasattr(operator, "compression"):
-        info["compression"] = operator.compression
-    results = []
-    for column in range(count):
-        support = np.flatnonzero(z[:, column] > 0.0).astype(np.int64)
-        dual_coef = y[support] * z[support, column]
-        column_info = dict(info)
+                self.stop_reasons[column] = TOL_GAP
+        self.running[columns[converged]] = False
+        self.checkpoint_time += time.perf_counter() - start
+
+    def _validation_errors(self, columns, coef, validation):
+        """Error rate on ``validation`` of each column's model as it stands (NaN without)."""
+        if validation is None:
+            return np.full(columns.shape[0], np.nan)
+        X_val, y_val = validation
+        operator = self.operator
         if hasattr(operator, "compression"):
-            column_info.update(choose_evaluation(operator, y, labels[:, 0] * z[:, column],
-                                                 intercepts[column], sample_weight))
-        results.append(
-            SolverResult(
-                coef=dual_coef,
-                history={
-                    name: np.asarray(v, dtype=np.float64) for name, v in histories[column].items()
-                },
-                n_iter=int(n_iter[column]),
-                n_epochs=np.nan,
-                stop_reason=stop_reasons[column],
-                info=column_info,
-                intercept=float(intercepts[column]),
-                support=support,
-            )
-        )
-    return results
+            # Each column as its model would predict: the evaluation it would choose now.
+            decision = np.column_stack([
+                operator.decision(X_val, coef[:, k], choose_evaluation(
+                    operator, self.y, coef[:, k], self.intercepts[column],
+                    self.sample_weight)["evaluation"])
+                for k, column in enumerate(columns)])
+        else:
+            decision = operator.decision(X_val, coef).reshape(-1, columns.shape[0])
+        return np.mean(np.where(decision + self.intercepts[columns] > 0, 1.0, -1.0)
+                       != np.ravel(y_val)[:, None], axis=0)
+
+    def results(self):
+        """One :class:`SolverResult` per λ: its support rows, their coefficients y_j z_j,
+        intercept and history."""
+        operator, y = self.operator, self.y
+        info = {"beta": operator.beta, "relaxation": float(self.relaxation),
+                "checkpoint_time": self.checkpoint_time, "solve_time": float(self.elapsed.sum())}
+        if hasattr(operator, "compression"):
+            info["compression"] = operator.compression
+        results = []
+        for column in range(self.z.shape[1]):
+            z = self.z[:, column]
+            support = np.flatnonzero(z > 0.0).astype(np.int64)
+            column_info = dict(info)
+            if hasattr(operator, "compression"):
+                column_info.update(choose_evaluation(operator, y, self.labels[:, 0] * z,
+                                                     self.intercepts[column], self.sample_weight))
+            history = {name: np.asarray(v, dtype=np.float64)
+                       for name, v in self.histories[column].items()}
+            results.append(SolverResult(
+                coef=y[support] * z[support], history=history, n_iter=int(self.n_iter[column]),
+                n_epochs=np.nan, stop_reason=self.stop_reasons[column], info=column_info,
+                intercept=float(self.intercepts[column]), support=support))
+        return results
 
 
 def choose_evaluation(operator, y, coef, intercept, sample_weight=None, rows=1000, seed=0):
@@ -265,16 +289,16 @@ def choose_evaluation(operator, y, coef, intercept, sample_weight=None, rows=100
     extension's value is that of K̃ itself, which it reproduces on training rows.
     """
     sample = np.random.default_rng(seed).choice(operator.n, min(rows, operator.n), replace=False)
-    weights = np.ones(operator.n) if sample_weight is None else sample_weight
+    sample_weight = np.ones(operator.n) if sample_weight is None else sample_weight
     values = {"extension": operator.matvec(coef)[sample],
               "exact": operator.exact_decision(operator.X[sample], coef)}
-    hinge = {name: float(np.mean(weights[sample]
+    hinge = {name: float(np.mean(sample_weight[sample]
                                  * np.maximum(0.0, 1.0 - y[sample] * (f + intercept))))
              for name, f in values.items()}
     return {"evaluation": min(hinge, key=hinge.get), "evaluation_hinge": hinge}
 
 
-def _intercept(margin_gap, y, z, upper, weights):
+def _intercept(margin_gap, y, z, upper, sample_weight):
     """The intercept b minimising (1/n) Σ s_i max(0, 1 − y_i (h_i + b)) for the current h.
 
     ``margin_gap[j]`` is y_j − h_j, h = K̃(y∘z): the hinge of row j has its kink at
@@ -288,7 +312,7 @@ def _intercept(margin_gap, y, z, upper, weights):
     """
     order = np.argsort(margin_gap, kind="stable")
     kinks = margin_gap[order]
-    w = weights[order]
+    w = sample_weight[order]
     positive = y[order] > 0
     # Slope just right of kink k: negatives with kink ≤ b count +s, positives above −s.
     negative_below = np.cumsum(np.where(positive, 0.0, w))
@@ -320,12 +344,11 @@ def _checkpoints(operator, y, z, upper, lams, sample_weight):
     products = operator.matvec(parts).reshape(parts.shape)
     K_positive, K_negative = products[:, :count], products[:, count:]
     Kc = K_positive + K_negative
-    weights = np.ones(y.shape[0]) if sample_weight is None else sample_weight
-    intercepts = np.array([_intercept(y - Kc[:, k], y, z[:, k], upper[:, k], weights)
+    sample_weight = np.ones(y.shape[0]) if sample_weight is None else sample_weight
+    intercepts = np.array([_intercept(y - Kc[:, k], y, z[:, k], upper[:, k], sample_weight)
                            for k in range(count)])
-    loss = np.maximum(0.0, 1.0 - labels * (Kc + intercepts))
-    if sample_weight is not None:
-        loss *= sample_weight[:, None]
+    # Weights of 1 leave the losses as they are (x·1 = x exactly).
+    loss = np.maximum(0.0, 1.0 - labels * (Kc + intercepts)) * sample_weight[:, None]
     objectives = loss.mean(axis=0) + lams * np.einsum("ij,ij->j", coef, Kc)
     positive, negative = z[y > 0].sum(axis=0), z[y < 0].sum(axis=0)
     scale_positive = np.where(positive > negative, negative / np.maximum(positive, 1e-300), 1.0)

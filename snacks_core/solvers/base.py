@@ -7,10 +7,16 @@ validation=None, callback=None, **options) -> SolverResult`` that minimises
     F(w) = (1/n) Σ_i s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²
 
 over the rows z_i of a dense embedding ``Z`` (n × m, float32 or float64) with labels
-``y`` in {−1, +1}.  The kernel solvers (``libsvm`` on the raw data, ``admm`` on a kernel
-operator of :mod:`snacks_core.operators`) solve the same problem on the kernel with an
-intercept and return the dual coefficients of their support rows.  What the estimator
-passes to each is declared in the registry of :mod:`snacks_core.solvers`.
+``y`` in {−1, +1}, λ = ``lam`` > 0 (LIBLINEAR's C = 1/(2nλ)) and non-negative weights
+s_i = ``sample_weight`` (all ones by default).  ``validation`` = (Z_val, y_val) are held-out
+rows whose error rate every checkpoint records, and ``callback(row, w)`` is called at each
+checkpoint with its history row (:class:`HistoryRecorder`).  The kernel solvers
+(``libsvm`` on the raw data, ``admm`` on a kernel operator of :mod:`snacks_core.operators`)
+solve the same problem on the kernel with an intercept and return the dual coefficients of
+their support rows.  What the estimator passes to each, and the constraints on its
+options, are declared in the registry of :mod:`snacks_core.solvers`, whose
+``check_solver_params`` checks them once: a ``solve`` trusts its options and checks only
+the data (:func:`check_problem`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,22 @@ HISTORY_COLUMNS = (
     "validation_error",
 )
 
+# Why a solver stopped: the ``stop_reason`` of every :class:`SolverResult` is one of these.
+TOL_GAP = "tol_gap"
+"""The certified relative duality gap (F(w) − D) / F(w) reached ``tol``."""
+MAX_EPOCHS = "max_epochs"
+"""The budget of passes over the data (``max_epochs``) ran out."""
+MAX_ITER = "max_iter"
+"""The budget of iterations (``max_iter`` of LIBSVM or ADMM) ran out."""
+EARLY_STOPPING = "early_stopping"
+"""The held-out error did not improve for ``n_iter_no_change`` checkpoints (Snacks)."""
+TOL_OBJECTIVE = "tol_objective"
+"""F did not decrease by a fraction ``tol`` over two stages: ASSG's noise floor (Snacks)."""
+CONVERGED = "converged"
+"""The method's own convergence test held (LIBSVM's KKT tolerance; SmSVM at ``alpha_min``)."""
+STOP_REASONS = frozenset(
+    {TOL_GAP, MAX_EPOCHS, MAX_ITER, EARLY_STOPPING, TOL_OBJECTIVE, CONVERGED})
+
 
 @dataclass
 class SolverResult:
@@ -52,7 +74,8 @@ class SolverResult:
     ``validation`` rows, or without them on the rows held out for early stopping (Snacks),
     and NaN where neither is measured.
     ``n_iter`` counts the solver's own iterations, ``n_epochs`` passes over the data (NaN
-    for solvers whose iterations are not passes).  ``info`` holds solver-specific facts
+    for solvers whose iterations are not passes); ``stop_reason`` is one of
+    :data:`STOP_REASONS`.  ``info`` holds solver-specific facts
     about the run (e.g. the epochs of each phase); :attr:`timings` the seconds spent.
     """
 
@@ -60,7 +83,7 @@ class SolverResult:
     history: dict = field(default_factory=dict)
     n_iter: int = 0
     n_epochs: float = 0.0
-    stop_reason: str = "max_epochs"
+    stop_reason: str = MAX_EPOCHS
     info: dict = field(default_factory=dict)
     intercept: float = 0.0
     support: np.ndarray | None = None

@@ -29,34 +29,19 @@ import numpy as np
 
 from ..objective import lam_to_C, primal_objective
 from ._snacks_kernels import dual_ascent_sweep, squared_norms
-from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
+from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 
-def solve(
-    Z,
-    y,
-    lam,
-    *,
-    sample_weight=None,
-    max_epochs=1000,
-    tol=1e-4,
-    random_state=None,
-    validation=None,
-    callback=None,
-):
+def solve(Z, y, lam, *, sample_weight=None, max_epochs=1000, tol=1e-4, random_state=None,
+          validation=None, callback=None):
     """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ‖w‖² by LIBLINEAR's dual
     coordinate descent (Hsieh et al. 2008, Algorithm 1; Snacks paper, Section II-B).
 
     Parameters
     ----------
-    Z : ndarray of shape (n, m), float32 or float64
-        Embedded data (e.g. the Nyström embedding).
-    y : ndarray of shape (n,)
-        Labels in {−1, +1}.
-    lam : float
-        Regularisation λ > 0 (LIBLINEAR's C = 1/(2nλ)).
-    sample_weight : ndarray of shape (n,), optional
-        Non-negative weights s_i (LIBLINEAR's per-sample C_i = C s_i).
+    Z, y, lam, sample_weight
+        The problem, as for every embedded solver (:mod:`snacks_core.solvers.base`):
+        LIBLINEAR's C = 1/(2nλ), and its per-sample C_i = C s_i.
     max_epochs : int
         Outer iterations (sweeps over the n dual variables) at most: LIBLINEAR's
         ``max_iter``.
@@ -66,10 +51,8 @@ def solve(
         certifies nothing about F).  0 runs every sweep.
     random_state : None, int or numpy generator
         Seed of the coordinate orders.
-    validation : tuple (Z_val, y_val), optional
-        Held-out embedded data whose error rate is recorded at each checkpoint.
-    callback : callable, optional
-        Called as ``callback(row, w)`` at each checkpoint.
+    validation, callback
+        Checkpoint hooks (:mod:`snacks_core.solvers.base`).
 
     Returns
     -------
@@ -84,10 +67,6 @@ def solve(
         (LIBLINEAR's scaling, w = Σ α_i y_i z_i).
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    if isinstance(max_epochs, bool) or int(max_epochs) != max_epochs or max_epochs < 1:
-        raise ValueError(f"max_epochs must be a positive integer, got {max_epochs!r}.")
-    if not (np.isscalar(tol) and np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
     n, m = Z.shape
     lam = float(lam)
     C = lam_to_C(lam, n)
@@ -100,7 +79,7 @@ def solve(
     # A sweep over no rows compiles (or loads) the kernel outside the measured time.
     dual_ascent_sweep(Z, 0, y, upper, sqnorm, np.empty(0, np.int64), alpha, w, w.copy())
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    stop_reason = "max_epochs"
+    stop_reason = MAX_EPOCHS
     sweeps = 0
     while sweeps < int(max_epochs):
         start, alpha_start = w.copy(), alpha.copy()
@@ -114,10 +93,10 @@ def solve(
         recorder.record(start, sweeps - 1, sweeps, objective=objective,
                         gap=max(objective - dual, 0.0))
         if objective - dual <= tol * objective:
-            stop_reason = "tol_gap"
+            stop_reason = TOL_GAP
             w, alpha = start, alpha_start
             break
-    if stop_reason == "max_epochs":
+    if stop_reason == MAX_EPOCHS:
         evaluation = time.perf_counter()
         objective = primal_objective(w, Z, y, lam, sample_weight)
         recorder.exclude_since(evaluation)

@@ -22,7 +22,7 @@ from sklearn.utils import check_array
 
 from ..kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from ..objective import lam_to_C
-from .base import HISTORY_COLUMNS, SolverResult, check_problem
+from .base import CONVERGED, HISTORY_COLUMNS, MAX_ITER, SolverResult, check_problem
 
 # Our kernel names (see kernels.py) → LIBSVM's built-in kernels; the laplacian is precomputed.
 _NATIVE_KERNELS = {"rbf": "rbf", "polynomial": "poly", "linear": "linear"}
@@ -97,7 +97,8 @@ def solve(
         Limit on SMO iterations; −1 for none.
     cache_size : float
         LIBSVM's kernel cache in MB, allocated as it fills (scikit-learn's default of 200
-        makes w8a's fit 4.9× slower: 93.6 s against 19 s with 2000).
+        recomputes kernel columns on w8a-sized data: far slower, see BENCHMARKS.md,
+        bench_solvers).
     validation : tuple (X_val, y_val), optional
         Held-out raw data whose error rate is recorded.
 
@@ -122,7 +123,7 @@ def solve(
     # X may be sparse, so check_problem sees an empty dense stand-in with X's row count.
     _, y, sample_weight = check_problem(np.empty((n, 0)), y, lam, sample_weight)
     check_kernel_params(kernel, gamma, degree, coef0)
-    gamma = resolve_gamma(gamma, X)
+    kernel_params = {"gamma": resolve_gamma(gamma, X), "degree": degree, "coef0": coef0}
     precomputed = kernel not in _NATIVE_KERNELS
     if precomputed and 8 * n * n > _MAX_PRECOMPUTED_BYTES:
         raise ValueError(
@@ -130,44 +131,20 @@ def solve(
             f"{8 * n * n / 1024**3:.1f} GiB for n = {n}, above the 2 GiB limit. "
             "Subsample the data or use the Nyström embedding."
         )
-    kernel_params = {"gamma": gamma, "degree": degree, "coef0": coef0}
-
-    model = SVC(
-        C=lam_to_C(lam, n),
-        kernel="precomputed" if precomputed else _NATIVE_KERNELS[kernel],
-        tol=tol,
-        max_iter=max_iter,
-        cache_size=cache_size,
-        **kernel_params,
-    )
-    start = time.perf_counter()
-    K = kernel_matrix(X, X, kernel, dtype=np.float64, **kernel_params) if precomputed else None
-    converged = fit_reporting_convergence(model, X if K is None else K, y, sample_weight)
-    fit_time = time.perf_counter() - start
-
+    model, fitted_on, converged, fit_time = _fit_svc(
+        X, y, lam, sample_weight, kernel, kernel_params, tol=tol, max_iter=max_iter,
+        cache_size=cache_size)
     support = model.support_.astype(np.int64)
-    # SVC keeps dual_coef_ sparse when it was fitted on sparse data.
-    dual_coef_matrix = model.dual_coef_
-    if sp.issparse(dual_coef_matrix):
-        dual_coef_matrix = dual_coef_matrix.toarray()
-    dual_coef = np.ravel(dual_coef_matrix).astype(np.float64)
+    dual_coef = _dual_coef(model)
     intercept = float(model.intercept_[0])
-    decision = model.decision_function(X if K is None else K)
-    s = np.ones(n) if sample_weight is None else sample_weight
-    # dual_coefᵀ K_sv dual_coef without K_sv: h(x_j) = f(x_j) − b on the support vectors.
-    norm2 = float(dual_coef @ (decision[support] - intercept))
-    objective = float(np.mean(s * np.maximum(0.0, 1.0 - y * decision))) + lam * norm2
-    dual = 2.0 * lam * float(np.abs(dual_coef).sum()) - lam * norm2
-
+    decision = model.decision_function(fitted_on)
+    objective, gap = _certificate(decision, support, dual_coef, intercept, y, lam, sample_weight)
     validation_error = np.nan
     if validation is not None:
-        X_val, y_val = validation
-        X_val = check_array(X_val, accept_sparse="csr", dtype=(np.float64, np.float32))
-        val_decision = kernel_matrix(X_val, X[support], kernel, **kernel_params) @ dual_coef
-        validation_error = float(np.mean(np.sign(val_decision + intercept) != np.ravel(y_val)))
-
+        scores = _kernel_scores(validation[0], X[support], dual_coef, kernel, kernel_params)
+        validation_error = float(np.mean(np.sign(scores + intercept) != np.ravel(validation[1])))
     n_iter = int(model.n_iter_[0])
-    checkpoint = (n_iter, np.nan, fit_time, objective, objective - dual, validation_error)
+    checkpoint = (n_iter, np.nan, fit_time, objective, gap, validation_error)
     return SolverResult(
         coef=dual_coef,
         history={
@@ -176,7 +153,50 @@ def solve(
         },
         n_iter=n_iter,
         n_epochs=np.nan,
-        stop_reason="converged" if converged else "max_iter",
+        stop_reason=CONVERGED if converged else MAX_ITER,
         intercept=intercept,
         support=support,
     )
+
+
+def _fit_svc(X, y, lam, sample_weight, kernel, kernel_params, **svc_options):
+    """``sklearn.svm.SVC`` fitted on X, or on its kernel matrix K for a kernel LIBSVM lacks.
+
+    Returns the model, what it was fitted on (X or K: its ``decision_function`` takes the
+    same), whether it converged, and the seconds spent (forming K included).
+    """
+    precomputed = kernel not in _NATIVE_KERNELS
+    model = SVC(C=lam_to_C(lam, X.shape[0]),
+                kernel="precomputed" if precomputed else _NATIVE_KERNELS[kernel],
+                **svc_options, **kernel_params)
+    start = time.perf_counter()
+    K = kernel_matrix(X, X, kernel, dtype=np.float64, **kernel_params) if precomputed else None
+    converged = fit_reporting_convergence(model, X if K is None else K, y, sample_weight)
+    return model, X if K is None else K, converged, time.perf_counter() - start
+
+
+def _kernel_scores(X_new, support_rows, dual_coef, kernel, kernel_params):
+    """Σ_j dual_coef_j k(x_j, x) for every row x of ``X_new`` (checked as X is)."""
+    X_new = check_array(X_new, accept_sparse="csr", dtype=(np.float64, np.float32))
+    return kernel_matrix(X_new, support_rows, kernel, **kernel_params) @ dual_coef
+
+
+def _dual_coef(model):
+    """The fitted SVC's α_j y_j as a float64 vector (SVC keeps them sparse when it was
+    fitted on sparse data)."""
+    dual_coef_matrix = model.dual_coef_
+    if sp.issparse(dual_coef_matrix):
+        dual_coef_matrix = dual_coef_matrix.toarray()
+    return np.ravel(dual_coef_matrix).astype(np.float64)
+
+
+def _certificate(decision, support, dual_coef, intercept, y, lam, sample_weight):
+    """F of the fitted model, whose values on the training rows are ``decision``, and its
+    duality gap F − (2λ Σ_j α_j − λ‖h‖²_H)."""
+    n = y.shape[0]
+    sample_weight = np.ones(n) if sample_weight is None else sample_weight
+    # dual_coefᵀ K_sv dual_coef without K_sv: h(x_j) = f(x_j) − b on the support vectors.
+    norm2 = float(dual_coef @ (decision[support] - intercept))
+    objective = float(np.mean(sample_weight * np.maximum(0.0, 1.0 - y * decision))) + lam * norm2
+    dual = 2.0 * lam * float(np.abs(dual_coef).sum()) - lam * norm2
+    return objective, objective - dual

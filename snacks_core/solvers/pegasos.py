@@ -31,16 +31,18 @@ import numpy as np
 from numba import njit
 
 from ._snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
-from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
+from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 # Below this the scale of w = scale · v is folded into v, before it underflows.
 _MIN_SCALE = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _pegasos_steps(Z, y, sample_weight, row_sqnorms, indices, v, scale, v_sqnorm, t0, lam, radius,
-                   hits, violations):
+def _pegasos_steps(Z, y, sw, row_sqnorms, indices, v, scale, v_sqnorm, t0, lam, radius, hits,
+                   violations):
     """Run one Pegasos step per entry of ``indices`` on w = scale · v, updating ``v`` in place.
+
+    ``sw`` holds the sample weights s_i (the short name of the jitted loops).
 
     ``hits[i]`` and ``violations[i]`` count the draws of row i and those where its margin
     was violated (the dual estimate of the certificate).
@@ -68,7 +70,7 @@ def _pegasos_steps(Z, y, sample_weight, row_sqnorms, indices, v, scale, v_sqnorm
             scale = 1.0
         if margin < 1.0:
             violations[i] += 1.0
-            step = eta * sample_weight[i] * y[i] / scale
+            step = eta * sw[i] * y[i] / scale
             for j in range(m):
                 v[j] += step * Z[i, j]
             v_sqnorm += 2.0 * step * dot + step * step * row_sqnorms[i]
@@ -78,20 +80,8 @@ def _pegasos_steps(Z, y, sample_weight, row_sqnorms, indices, v, scale, v_sqnorm
     return scale
 
 
-def solve(
-    Z,
-    y,
-    lam,
-    *,
-    sample_weight=None,
-    max_epochs=50,
-    tol=1e-3,
-    random_state=None,
-    validation=None,
-    callback=None,
-    projection=True,
-    checkpoints_per_epoch=1,
-):
+def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
+          validation=None, callback=None, projection=True, checkpoints_per_epoch=1):
     """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ‖w‖² with Pegasos.
 
     Each step draws a row i uniformly and moves along the stochastic subgradient
@@ -100,14 +90,8 @@ def solve(
 
     Parameters
     ----------
-    Z : ndarray of shape (n, m), float32 or float64
-        Embedded data (e.g. the Nyström embedding).
-    y : ndarray of shape (n,)
-        Labels in {−1, +1}.
-    lam : float
-        Regularisation λ > 0 (LIBLINEAR's C = 1/(2nλ)).
-    sample_weight : ndarray of shape (n,), optional
-        Non-negative weights s_i; all ones by default.
+    Z, y, lam, sample_weight
+        The problem, as for every embedded solver (:mod:`snacks_core.solvers.base`).
     max_epochs : int
         Number of epochs (n steps each) at most.
     tol : float
@@ -115,10 +99,8 @@ def solve(
         dual value of the checkpoints so far (Snacks' rule); 0 runs all epochs.
     random_state : None, int or numpy generator
         Seed of the row draws; the same seed gives the same weights.
-    validation : tuple (Z_val, y_val), optional
-        Held-out embedded data whose error rate is recorded at each checkpoint.
-    callback : callable, optional
-        Called as ``callback(row, w)`` at each checkpoint (see :class:`HistoryRecorder`).
+    validation, callback
+        Checkpoint hooks (:mod:`snacks_core.solvers.base`).
     projection : bool
         Project onto the ball of radius sqrt(mean(s)/λ) after each step.
     checkpoints_per_epoch : int
@@ -132,74 +114,88 @@ def solve(
         ``info['checkpoint_time']`` is the time spent certifying (not in the history).
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    if int(max_epochs) != max_epochs or max_epochs < 1:
-        raise ValueError(f"max_epochs must be a positive integer, got {max_epochs!r}.")
-    if int(checkpoints_per_epoch) != checkpoints_per_epoch or checkpoints_per_epoch < 1:
-        raise ValueError(
-            f"checkpoints_per_epoch must be a positive integer, got {checkpoints_per_epoch!r}."
-        )
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
     n, m = Z.shape
-    weights = np.ones(n) if sample_weight is None else sample_weight
-    row_sqnorms = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
-    radius = math.sqrt(weights.mean() / lam) if projection else np.inf
+    sample_weight = np.ones(n) if sample_weight is None else sample_weight
+    radius = math.sqrt(sample_weight.mean() / lam) if projection else np.inf
     rng = np.random.default_rng(resolve_seed(random_state))
-    parts = min(int(checkpoints_per_epoch), n)
-    bounds = np.linspace(0, n, parts + 1).round().astype(np.int64)
-
-    v = np.zeros(m)
-    scale = 1.0
-    steps = 0
-    stop_reason = "max_epochs"
-    hits, violations = np.zeros(n), np.zeros(n)
-    certificate = _Certificate(Z, y, weights, float(lam))
+    iterate = _Iterate(Z, y, sample_weight, float(lam), radius)
+    certificate = _Certificate(Z, y, sample_weight, float(lam))
     # A call with no steps compiles (or loads) the kernels, so that is not timed below.
-    _pegasos_steps(Z, y, weights, row_sqnorms, np.empty(0, np.int64), v, scale, 0.0, 0, float(lam),
-                   radius, hits, violations)
-    certificate(np.zeros(m), hits, violations)
+    iterate.step(np.empty(0, np.int64))
+    certificate(np.zeros(m), iterate.hits, iterate.violations)
     certificate.seconds = 0.0
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    recorder.record(np.zeros(m), 0, 0.0, *certificate(np.zeros(m), hits, violations))
-    for checkpoint in range(int(max_epochs) * parts):
-        part = checkpoint % parts
-        if part == 0:
-            indices = rng.integers(0, n, size=n)
-        chunk = indices[bounds[part] : bounds[part + 1]]
-        scale = _pegasos_steps(
-            Z, y, weights, row_sqnorms, chunk, v, scale, float(v @ v), steps, float(lam), radius,
-            hits, violations,
-        )
-        steps += chunk.shape[0]
-        start = time.perf_counter()
-        objective, gap = certificate(scale * v, hits, violations)
-        epochs_done = (checkpoint + 1) / parts
-        if epochs_done == int(epochs_done) and int(epochs_done) & (int(epochs_done) - 1) == 0:
-            # After 1, 2, 4, … epochs the counts restart, so the dual estimate averages the
-            # iterates of the last half of the run or more (suffix averaging), not the
-            # early ones far from w*.
-            hits[:] = 0.0
-            violations[:] = 0.0
-        recorder.exclude_since(start)
-        recorder.record(scale * v, steps, steps / n, objective, gap)
-        if gap <= tol * objective:
-            stop_reason = "tol_gap"
-            break
+    recorder.record(np.zeros(m), 0, 0.0, *certificate(np.zeros(m), iterate.hits,
+                                                      iterate.violations))
+    stop_reason = _run(iterate, certificate, recorder, rng, int(max_epochs),
+                       min(int(checkpoints_per_epoch), n), tol)
     return SolverResult(
-        coef=scale * v,
+        coef=iterate.w(),
         history=recorder.as_arrays(),
-        n_iter=steps,
-        n_epochs=steps / n,
+        n_iter=iterate.steps,
+        n_epochs=iterate.steps / n,
         stop_reason=stop_reason,
         info={"checkpoint_time": certificate.seconds},
     )
 
 
+def _run(iterate, certificate, recorder, rng, max_epochs, parts, tol):
+    """Epochs of n steps (rows drawn with replacement), each cut into ``parts`` checkpoints;
+    returns the stop reason."""
+    n = iterate.Z.shape[0]
+    bounds = np.linspace(0, n, parts + 1).round().astype(np.int64)
+    for checkpoint in range(max_epochs * parts):
+        part = checkpoint % parts
+        if part == 0:
+            indices = rng.integers(0, n, size=n)
+        iterate.step(indices[bounds[part] : bounds[part + 1]])
+        start = time.perf_counter()
+        objective, gap = certificate(iterate.w(), iterate.hits, iterate.violations)
+        epochs_done = (checkpoint + 1) / parts
+        if epochs_done == int(epochs_done) and int(epochs_done) & (int(epochs_done) - 1) == 0:
+            # After 1, 2, 4, … epochs the counts restart, so the dual estimate averages the
+            # iterates of the last half of the run or more (suffix averaging), not the
+            # early ones far from w*.
+            iterate.hits[:] = 0.0
+            iterate.violations[:] = 0.0
+        recorder.exclude_since(start)
+        recorder.record(iterate.w(), iterate.steps, iterate.steps / n, objective, gap)
+        if gap <= tol * objective:
+            return TOL_GAP
+    return MAX_EPOCHS
+
+
+class _Iterate:
+    """The iterate w = scale · v, the steps made, and the per-row counts of draws and margin
+    violations (the certificate's dual estimate)."""
+
+    def __init__(self, Z, y, sample_weight, lam, radius):
+        self.Z, self.y, self.sample_weight, self.lam, self.radius = Z, y, sample_weight, lam, radius
+        n, m = Z.shape
+        self.row_sqnorms = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+        self.v = np.zeros(m)
+        self.scale = 1.0
+        self.steps = 0
+        self.hits, self.violations = np.zeros(n), np.zeros(n)
+
+    def step(self, rows):
+        """One Pegasos step per entry of ``rows``."""
+        self.scale = _pegasos_steps(
+            self.Z, self.y, self.sample_weight, self.row_sqnorms, rows, self.v, self.scale,
+            float(self.v @ self.v), self.steps, self.lam, self.radius, self.hits,
+            self.violations,
+        )
+        self.steps += rows.shape[0]
+
+    def w(self):
+        return self.scale * self.v
+
+
 class _Certificate:
     """F(w) and the certified gap F(w) − max(D so far) in one parallel pass over Z."""
 
-    def __init__(self, Z, y, weights, lam):
-        self.Z, self.y, self.weights, self.lam = Z, y, weights, lam
+    def __init__(self, Z, y, sample_weight, lam):
+        self.Z, self.y, self.sample_weight, self.lam = Z, y, sample_weight, lam
         n, m = Z.shape
         tasks = (n + CHECKPOINT_TASK_ROWS - 1) // CHECKPOINT_TASK_ROWS
         self.beta, self.margin = np.zeros(n), np.zeros(n)
@@ -210,11 +206,11 @@ class _Certificate:
     def __call__(self, w, hits, violations):
         start = time.perf_counter()
         n = self.Z.shape[0]
-        checkpoint_pass(self.Z, 0, self.y, self.weights, w, hits, violations, self.beta,
+        checkpoint_pass(self.Z, 0, self.y, self.sample_weight, w, hits, violations, self.beta,
                         self.margin, self.hinge_parts, self.g_parts, True)
         objective = float(self.hinge_parts.sum()) / n + self.lam * float(w @ w)
         w_beta = self.g_parts.sum(axis=0) / (2.0 * self.lam * n)
-        dual = float(self.weights @ self.beta) / n - self.lam * float(w_beta @ w_beta)
+        dual = float(self.sample_weight @ self.beta) / n - self.lam * float(w_beta @ w_beta)
         self.best_dual = max(self.best_dual, dual)
         self.seconds += time.perf_counter() - start
         return objective, max(objective - self.best_dual, 0.0)

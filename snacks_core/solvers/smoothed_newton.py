@@ -54,7 +54,7 @@ import scipy.linalg
 import scipy.linalg.blas
 from numba import njit
 
-from .base import HistoryRecorder, SolverResult, check_problem
+from .base import CONVERGED, MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem
 
 PENALTIES = ("l2", "l1+l2")
 
@@ -71,18 +71,19 @@ _ALPHA_FLOOR = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def _loss_slope(u, v, s, alpha, t):
-    """Derivatives in t of Σ_i s_i h_α(u_i − t v_i): first (Σ −s_i h_α' v_i) and second."""
+def _loss_slope(u, v, sw, alpha, t):
+    """Derivatives in t of Σ_i s_i h_α(u_i − t v_i): first (Σ −s_i h_α' v_i) and second
+    (``sw`` the sample weights s_i)."""
     half = 0.5 * alpha
     first = 0.0
     second = 0.0
     for i in range(u.shape[0]):
         ui = u[i] - t * v[i]
         if ui >= half:
-            first -= s[i] * v[i]
+            first -= sw[i] * v[i]
         elif ui > -half:
-            first -= s[i] * v[i] * (ui + half) / alpha
-            second += s[i] * v[i] * v[i] / alpha
+            first -= sw[i] * v[i] * (ui + half) / alpha
+            second += sw[i] * v[i] * v[i] / alpha
     return first, second
 
 
@@ -108,8 +109,8 @@ class _DataTerms:
     ``rows_read`` counts the rows touched, for the passes-over-the-data measure.
     """
 
-    def __init__(self, Z, y, s, u, alpha):
-        self.Z, self.y, self.s = Z, y, s
+    def __init__(self, Z, y, sample_weight, u, alpha):
+        self.Z, self.y, self.sample_weight = Z, y, sample_weight
         self.rows_read = 0
         self.beta = smoothed_hinge_derivative(u, alpha)
         self.band = np.abs(u) < 0.5 * alpha
@@ -118,13 +119,13 @@ class _DataTerms:
 
     def _full_gradient(self):
         self.rows_read += self.Z.shape[0]
-        r = self.s * self.beta * self.y
+        r = self.sample_weight * self.beta * self.y
         return np.asarray(self.Z.T @ r.astype(self.Z.dtype), dtype=np.float64)
 
     def _add_gram(self, rows, sign, M=None):
         """M + sign · Σ_{i in rows} s_i z_i z_iᵀ, upper triangle only (BLAS syrk)."""
         self.rows_read += rows.shape[0]
-        Zr = np.asarray(self.Z[rows], dtype=np.float64) * np.sqrt(self.s[rows])[:, None]
+        Zr = np.asarray(self.Z[rows], dtype=np.float64) * np.sqrt(self.sample_weight[rows])[:, None]
         if M is None:
             M = np.zeros((self.Z.shape[1], self.Z.shape[1]), order="F")
         if rows.shape[0] == 0:
@@ -140,7 +141,8 @@ class _DataTerms:
             self.beta = beta
             self.q = self._full_gradient()
         elif changed.shape[0]:
-            delta = self.s[changed] * (beta[changed] - self.beta[changed]) * self.y[changed]
+            delta = (self.sample_weight[changed] * (beta[changed] - self.beta[changed])
+                     * self.y[changed])
             self.rows_read += changed.shape[0]
             self.q += np.asarray(self.Z[changed].T @ delta.astype(self.Z.dtype), dtype=np.float64)
             self.beta = beta
@@ -224,7 +226,7 @@ def _minimize_on_line(w, d, mu, smooth_slope):
     return float(t), -1
 
 
-def _line_search(u, v, s, n, lam, mu, w, d, alpha):
+def _line_search(u, v, sample_weight, n, lam, mu, w, d, alpha):
     """Exact minimiser t ≥ 0 of G_α(w + t d) (+ μ‖w + t d‖₁), margins u − t v, v = y∘Zd.
 
     The smoothed loss makes a continuous, piecewise-linear derivative, evaluated from the
@@ -234,7 +236,7 @@ def _line_search(u, v, s, n, lam, mu, w, d, alpha):
     wd, dd = float(w @ d), float(d @ d)
 
     def smooth_slope(t):
-        first, second = _loss_slope(u, v, s, alpha, t)
+        first, second = _loss_slope(u, v, sample_weight, alpha, t)
         return first / n + 2.0 * lam * (wd + t * dd), second / n + 2.0 * lam * dd
 
     return _minimize_on_line(w, d, mu, smooth_slope)
@@ -302,23 +304,11 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
         ``info['passes']`` the passes over the data.
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
     if penalty == "l2" and lam_l1 is not None:
         raise ValueError("lam_l1 is the weight of ‖w‖₁: use it with penalty='l1+l2'.")
     mu = 0.0 if penalty == "l2" else float(lam if lam_l1 is None else lam_l1)
-    if not (np.isfinite(mu) and mu >= 0):
-        raise ValueError(f"lam_l1 must be a non-negative finite number, got {lam_l1!r}.")
     n, m = Z.shape
     alpha_min = _ALPHA_FLOOR if alpha_min is None else alpha_min
-    for name, value in (("alpha0", alpha0), ("alpha_min", alpha_min)):
-        if not (np.isscalar(value) and np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
-    if not max_epochs > 0:
-        raise ValueError(f"max_epochs must be > 0, got {max_epochs!r}.")
-    if not (np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}.")
-    s = np.ones(n) if sample_weight is None else sample_weight
     lam = float(lam)
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != m or not np.all(np.isfinite(w)):
@@ -327,68 +317,109 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
     # Compile (or load) the line-search kernel outside the measured time.
     _loss_slope(np.zeros(1), np.zeros(1), np.ones(1), 1.0, 0.0)
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
-    rows_read = 0
-    if np.any(w):
-        u = 1.0 - y * np.asarray(Z @ w.astype(Z.dtype), dtype=np.float64)
-        rows_read += n
-    else:
-        u = np.ones(n)
-    alpha = float(alpha0)
-    data = _DataTerms(Z, y, s, u, alpha)
-    active = np.ones(m, bool) if mu == 0.0 else w != 0.0
-    newton_steps = 0
-    stalled = False
-    stop_reason = "max_epochs"
-    while True:
-        v = data.q / n
-        gradient = 2.0 * lam * w - v
-        objective = (float(s @ np.maximum(u, 0.0)) / n + lam * float(w @ w)
-                     + mu * float(np.abs(w).sum()))
-        gap = max(objective - _dual_bound(v, float(s @ data.beta) / n, lam, mu), 0.0)
-        passes = (rows_read + data.rows_read) / n
-        recorder.record(w, newton_steps, passes, objective=objective, gap=gap)
-        if gap <= tol * objective:
-            stop_reason = "tol_gap"
-            break
-        if passes >= max_epochs:
-            break
-        # The certified gap splits into the smoothed problem's own gap (what Newton steps
-        # can still remove) and the part the smoothing leaves (only halving α removes it).
-        band = np.abs(u) < 0.5 * alpha
-        smoothing_part = float(s[band] @ (0.5 * np.abs(u[band]) - u[band] ** 2 / alpha)) / n
-        solved = stalled or gap - smoothing_part <= _SMOOTHING_FRACTION * smoothing_part
-        if not solved:
-            if mu > 0.0:
-                active = (w != 0.0) | (np.abs(gradient) > mu)
-            direction, predicted = _newton_step(data.M, gradient, w, active, lam, mu,
-                                                n * alpha)
-            solved = predicted <= _NEGLIGIBLE_REDUCTION * objective
-        if solved:
-            if alpha <= alpha_min:
-                stop_reason = "converged"
-                break
-            alpha *= 0.5
-            stalled = False
-            # The rows in the band for 2α hold the margin support vectors, whose deficits
-            # u_i = α(β_i − 1/2) shrink with α: their curvature steers the first step.
-            data.update(u, alpha, band_alpha=2.0 * alpha)
-            continue
-        zd = y * np.asarray(Z @ direction.astype(Z.dtype), dtype=np.float64)
-        rows_read += n
-        t, zeroed = _line_search(u, zd, s, n, lam, mu, w, direction, alpha)
-        w = w + t * direction
-        if zeroed >= 0:
-            w[zeroed] = 0.0
-        u = u - t * zd
-        # No progress along a descent direction: rounding level for this α.
-        stalled = t == 0.0 and zeroed < 0
-        newton_steps += 1
-        data.update(u, alpha)
-    passes = (rows_read + data.rows_read) / n
-    return SolverResult(coef=w, history=recorder.as_arrays(), n_iter=newton_steps,
+    sample_weight = np.ones(n) if sample_weight is None else sample_weight
+    state = _Smoothing(Z, y, sample_weight, lam, mu, w, float(alpha0))
+    stop_reason = _run(state, recorder, max_epochs, tol, alpha_min)
+    passes = state.passes()
+    return SolverResult(coef=state.w, history=recorder.as_arrays(), n_iter=state.newton_steps,
                         n_epochs=passes, stop_reason=stop_reason,
-                        info={"alpha": alpha, "passes": passes,
+                        info={"alpha": state.alpha, "passes": passes,
                               "checkpoint_time": recorder.excluded})
+
+
+def _run(state, recorder, max_epochs, tol, alpha_min):
+    """Newton steps, and halvings of α, until a stop rule holds; returns the stop reason."""
+    while True:
+        gradient, objective, gap = state.certificate()
+        passes = state.passes()
+        recorder.record(state.w, state.newton_steps, passes, objective=objective, gap=gap)
+        if gap <= tol * objective:
+            return TOL_GAP
+        if passes >= max_epochs:
+            return MAX_EPOCHS
+        direction = state.newton_direction(gradient, objective, gap)
+        if direction is not None:
+            state.move(direction)
+        elif state.alpha <= alpha_min:
+            return CONVERGED
+        else:
+            state.halve_alpha()
+
+
+class _Smoothing:
+    """The iterate w, its margin deficits u = 1 − y∘Zw, the smoothing width α and the data
+    terms of G_α, with the passes over the data made so far."""
+
+    def __init__(self, Z, y, sample_weight, lam, mu, w, alpha):
+        n, m = Z.shape
+        self.Z, self.y, self.sample_weight, self.n, self.lam, self.mu = (
+            Z, y, sample_weight, n, lam, mu)
+        self.w = w
+        self.rows_read = 0
+        if np.any(w):
+            self.u = 1.0 - y * np.asarray(Z @ w.astype(Z.dtype), dtype=np.float64)
+            self.rows_read += n
+        else:
+            self.u = np.ones(n)
+        self.alpha = alpha
+        self.data = _DataTerms(Z, y, sample_weight, self.u, alpha)
+        self.active = np.ones(m, bool) if mu == 0.0 else w != 0.0
+        self.newton_steps = 0
+        # No progress along a descent direction: rounding level for this α.
+        self.stalled = False
+
+    def passes(self):
+        return (self.rows_read + self.data.rows_read) / self.n
+
+    def certificate(self):
+        """The gradient of G_α, F(w) and the certified gap F(w) − D(β), β = h_α'(u)."""
+        n, lam, mu, w = self.n, self.lam, self.mu, self.w
+        v = self.data.q / n
+        gradient = 2.0 * lam * w - v
+        objective = (float(self.sample_weight @ np.maximum(self.u, 0.0)) / n + lam * float(w @ w)
+                     + mu * float(np.abs(w).sum()))
+        dual = _dual_bound(v, float(self.sample_weight @ self.data.beta) / n, lam, mu)
+        gap = max(objective - dual, 0.0)
+        return gradient, objective, gap
+
+    def newton_direction(self, gradient, objective, gap):
+        """The Newton step on G_α, or None once the problem for this α counts as solved.
+
+        The certified gap splits into the smoothed problem's own gap (what Newton steps
+        can still remove) and the part the smoothing leaves (only halving α removes it).
+        """
+        u, alpha = self.u, self.alpha
+        band = np.abs(u) < 0.5 * alpha
+        smoothing_part = float(self.sample_weight[band]
+                               @ (0.5 * np.abs(u[band]) - u[band] ** 2 / alpha)) / self.n
+        if self.stalled or gap - smoothing_part <= _SMOOTHING_FRACTION * smoothing_part:
+            return None
+        if self.mu > 0.0:
+            self.active = (self.w != 0.0) | (np.abs(gradient) > self.mu)
+        direction, predicted = _newton_step(self.data.M, gradient, self.w, self.active,
+                                            self.lam, self.mu, self.n * alpha)
+        return None if predicted <= _NEGLIGIBLE_REDUCTION * objective else direction
+
+    def halve_alpha(self):
+        self.alpha *= 0.5
+        self.stalled = False
+        # The rows in the band for 2α hold the margin support vectors, whose deficits
+        # u_i = α(β_i − 1/2) shrink with α: their curvature steers the first step.
+        self.data.update(self.u, self.alpha, band_alpha=2.0 * self.alpha)
+
+    def move(self, direction):
+        """w ← w + t·direction, t from the exact line search (one pass for Z·direction)."""
+        zd = self.y * np.asarray(self.Z @ direction.astype(self.Z.dtype), dtype=np.float64)
+        self.rows_read += self.n
+        t, zeroed = _line_search(self.u, zd, self.sample_weight, self.n, self.lam, self.mu,
+                                 self.w, direction, self.alpha)
+        self.w = self.w + t * direction
+        if zeroed >= 0:
+            self.w[zeroed] = 0.0
+        self.u = self.u - t * zd
+        self.stalled = t == 0.0 and zeroed < 0
+        self.newton_steps += 1
+        self.data.update(self.u, self.alpha)
 
 
 def _newton_step(M, gradient, w, active, lam, mu, n_alpha):

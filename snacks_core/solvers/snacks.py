@@ -58,16 +58,24 @@ that set.  It is not polished.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from ..kernels import effective_n_threads
 from ..objective import matvec
-from . import _snacks_kernels as kernels
-from .base import HistoryRecorder, SolverResult, check_problem, resolve_seed
+from ..storage import RowBlocks
+from ..threads import numba_threads
+from . import _snacks_kernels as loops
+from .base import (
+    EARLY_STOPPING,
+    MAX_EPOCHS,
+    TOL_GAP,
+    TOL_OBJECTIVE,
+    HistoryRecorder,
+    SolverResult,
+    check_problem,
+    resolve_seed,
+)
 
 PENALTIES = ("l2", "l1")
 
@@ -76,8 +84,8 @@ PENALTIES = ("l2", "l1")
 POLISH_AFTER_EPOCHS = 3.0
 # Rows whose margin at the ASSG point lies within this distance of the kink get up to this
 # many restricted sweeps of dual ascent before the first full one, within a budget of
-# this many epochs: there the averaged indicators are least accurate (measured on w8a at
-# λ = 1e-5: 18 epochs to a certified 1e-3 instead of 25 without).
+# this many epochs: there the averaged indicators are least accurate (on w8a at λ = 1e-5
+# this reached a certified 1e-3 in fewer epochs than without).
 _REFINE_BAND = 1.0
 _REFINE_SWEEPS = 10
 _REFINE_EPOCHS = 2.0
@@ -110,9 +118,9 @@ def default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap0, norm_
     ε₀ = min(gap₀, F(w₀)) ≥ F(w₀) − F*, which bounds the step when λ is tiny.  A warm
     start with a small certified gap thus gets a small ball and a small step.
     """
-    s = np.ones(sqnorm.shape[0]) if sample_weight is None else sample_weight
-    f0 = float(s.mean())
-    g2 = float(np.mean(s * s * sqnorm)) or 1.0
+    sample_weight = np.ones(sqnorm.shape[0]) if sample_weight is None else sample_weight
+    f0 = float(sample_weight.mean())
+    g2 = float(np.mean(sample_weight * sample_weight * sqnorm)) or 1.0
     radius = min(np.sqrt(gap0 / lam), norm_w0 + np.sqrt(f0 / lam))
     if not radius > 0:
         radius = np.sqrt(f0 / lam)
@@ -133,9 +141,9 @@ def default_step_and_radius_l1(sqnorm, sample_weight, lam, stage_steps, norm_w0,
     for the guaranteed ball.  η₀ = D₀/(G√T₁) crosses the ball in one stage, with G² the
     mean of (λ√m + s_i‖z_i‖)², a bound on the squared subgradient norms.
     """
-    s = np.ones(sqnorm.shape[0]) if sample_weight is None else sample_weight
+    sample_weight = np.ones(sqnorm.shape[0]) if sample_weight is None else sample_weight
     radius = norm_w0 + np.sqrt(objective0 / lam)
-    g2 = float(np.mean((lam * np.sqrt(m) + s * np.sqrt(sqnorm)) ** 2)) or 1.0
+    g2 = float(np.mean((lam * np.sqrt(m) + sample_weight * np.sqrt(sqnorm)) ** 2)) or 1.0
     return radius / np.sqrt(g2 * stage_steps), radius
 
 
@@ -240,20 +248,6 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
         the history's clock).
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    if not omega > 1.0:
-        raise ValueError(f"omega must be > 1, got {omega!r}.")
-    if not stage_epochs > 0:
-        raise ValueError(f"stage_epochs must be > 0, got {stage_epochs!r}.")
-    if not (max_epochs > 0 and np.isfinite(max_epochs)):
-        raise ValueError(f"max_epochs must be a positive finite number, got {max_epochs!r}.")
-    if not tol >= 0:
-        raise ValueError(f"tol must be >= 0, got {tol!r}.")
-    if penalty not in PENALTIES:
-        raise ValueError(f"penalty must be one of {PENALTIES}, got {penalty!r}.")
-    if n_iter_no_change is not None and not (
-            isinstance(n_iter_no_change, (int, np.integer)) and n_iter_no_change >= 1):
-        raise ValueError(f"n_iter_no_change must be None or an integer >= 1, got "
-                         f"{n_iter_no_change!r}.")
     stopping_set = validation if stopping_set is None else stopping_set
     if n_iter_no_change is not None and stopping_set is None:
         raise ValueError("n_iter_no_change (early stopping) needs a validation set.")
@@ -262,69 +256,113 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != m:
         raise ValueError(f"w0 has {w.shape[0]} entries, the embedding has {m} columns.")
-    sw = np.ones(n) if sample_weight is None else sample_weight
-    stage_growth = omega if stage_growth is None else float(stage_growth)
-    stage_steps = stage_epochs * n
     max_steps = int(np.ceil(max_epochs * n))
     rng = np.random.default_rng(resolve_seed(random_state))
     recorder = HistoryRecorder(blocks.array, y, lam, sample_weight, validation, callback)
-    with _numba_threads(n_jobs):
-        stages = (_L1Stages if penalty == "l1" else _L2Stages)(blocks, y, sw, lam, recorder)
+    sample_weight = np.ones(n) if sample_weight is None else sample_weight
+    early = n_iter_no_change is not None
+    with numba_threads(n_jobs):
+        stages = (_L1Stages if penalty == "l1" else _L2Stages)(blocks, y, sample_weight, lam,
+                                                                recorder)
         run = _Run(recorder, tol, n_iter_no_change, stopping_set)
         objective, gap = stages.certificate(w)
         run.checkpoint(w, 0, 0.0, objective, gap)
-        eta, radius = stages.defaults(sample_weight, stage_steps, gap, float(np.linalg.norm(w)),
-                                      objective)
-        eta = eta if eta0 is None else float(eta0)
-        radius = radius if radius0 is None else float(radius0)
-        if not (eta > 0 and radius > 0):
-            raise ValueError("eta0 and radius0 must be positive.")
-        polish = polish and penalty == "l2" and (
-            n_iter_no_change is None or _dual_ascent_is_fast(stages, lam))
-        stage_best = objective
-        stalls = 0
-        steps = 0
-        check_rows = rows_between_checks(n, n_iter_no_change is not None)
-        while run.stop_reason is None and steps < max_steps:
-            if polish and stages.assg_steps >= POLISH_AFTER_EPOCHS * n:
-                steps = _polish(stages, run, steps, max_steps, rng)
-                break
-            T = max(1, min(int(round(stage_steps)), max_steps - steps))
-            stage_steps *= stage_growth
-            stages.start(w)
-            done = 0
-            while done < T and run.stop_reason is None:
-                # A checkpoint at least every epoch (a fraction of one under early stopping):
-                # long stages report their running average.
-                chunk = min(T - done, check_rows)
-                stages.run(chunk, rng, eta, radius)
-                done += chunk
-                steps += chunk
-                w = stages.average()
-                if done < T and n_iter_no_change is not None:
-                    # Within a stage early stopping reads the held-out error only: F of the
-                    # running average is left unknown (NaN) rather than paid a full pass.
-                    objective = gap = np.nan
-                else:
-                    # The dual point only at a stage's end; within a stage the gap uses the
-                    # best dual so far (half the pass).
-                    objective, gap = stages.certificate(w, with_dual=done == T)
-                run.checkpoint(w, steps, steps / n, objective, gap)
-            # No decrease over two whole stages: the sampling noise floor is reached.
-            if objective < stage_best * (1.0 - tol):
-                stage_best = objective
-                stalls = 0
-            else:
-                stalls += 1
-                if stalls >= 2 and not polish and run.stop_reason is None:
-                    run.stop_reason = "tol_objective"
-            eta /= omega
-            radius /= omega
+        schedule = _Schedule.first(stages, w, objective, gap, stage_epochs * n, eta0, radius0,
+                                   omega, stage_growth)
+        polish = polish and penalty == "l2" and (not early or _dual_ascent_is_fast(stages, lam))
+        steps = _optimise(stages, run, w, objective, schedule, rng, max_steps, polish, early)
+    return _result(stages, run, recorder, steps, n_jobs)
+
+
+@dataclass
+class _Schedule:
+    """ASSG's step η and ball radius D, divided by ω after each stage, and the length of the
+    next stage in steps, multiplied by ``stage_growth`` after each stage."""
+
+    eta: float
+    radius: float
+    omega: float
+    stage_steps: float
+    stage_growth: float
+
+    @classmethod
+    def first(cls, stages, w, objective, gap, stage_steps, eta0, radius0, omega, stage_growth):
+        """The first stage's: η₀ and D₀ given, or from the data at the start w."""
+        eta, radius = stages.defaults(stage_steps, gap, float(np.linalg.norm(w)), objective)
+        return cls(eta if eta0 is None else float(eta0),
+                   radius if radius0 is None else float(radius0), omega, stage_steps,
+                   omega if stage_growth is None else float(stage_growth))
+
+    def next_stage(self, steps_left):
+        """The length T of the next stage (at least one step, at most ``steps_left``)."""
+        T = max(1, min(int(round(self.stage_steps)), steps_left))
+        self.stage_steps *= self.stage_growth
+        return T
+
+    def shrink(self):
+        self.eta /= self.omega
+        self.radius /= self.omega
+
+
+def _optimise(stages, run, w, objective, schedule, rng, max_steps, polish, early):
+    """ASSG stages from w (F(w) = ``objective``), then the polish, until a stop rule holds;
+    returns the steps made."""
+    n = stages.blocks.shape[0]
+    stage_best = objective
+    stalls = 0
+    steps = 0
+    check_rows = rows_between_checks(n, early)
+    while run.stop_reason is None and steps < max_steps:
+        if polish and stages.assg_steps >= POLISH_AFTER_EPOCHS * n:
+            return _polish(stages, run, steps, max_steps, rng)
+        T = schedule.next_stage(max_steps - steps)
+        w, objective, steps = _stage(stages, run, w, T, steps, rng, schedule, check_rows, early)
+        # No decrease over two whole stages: the sampling noise floor is reached.
+        if objective < stage_best * (1.0 - run.tol):
+            stage_best = objective
+            stalls = 0
+        else:
+            stalls += 1
+            if stalls >= 2 and not polish and run.stop_reason is None:
+                run.stop_reason = TOL_OBJECTIVE
+        schedule.shrink()
+    return steps
+
+
+def _stage(stages, run, c, T, steps, rng, schedule, check_rows, early):
+    """One ASSG stage of T steps centred at c, a checkpoint every ``check_rows`` steps and at
+    its end; returns the last checkpoint's point and F, and the steps made."""
+    n = stages.blocks.shape[0]
+    stages.start(c)
+    done = 0
+    while done < T and run.stop_reason is None:
+        # A checkpoint at least every epoch (a fraction of one under early stopping):
+        # long stages report their running average.
+        chunk = min(T - done, check_rows)
+        stages.run(chunk, rng, schedule.eta, schedule.radius)
+        done += chunk
+        steps += chunk
+        w = stages.average()
+        if done < T and early:
+            # Within a stage early stopping reads the held-out error only: F of the
+            # running average is left unknown (NaN) rather than paid a full pass.
+            objective = gap = np.nan
+        else:
+            # The dual point only at a stage's end; within a stage the gap uses the
+            # best dual so far (half the pass).
+            objective, gap = stages.certificate(w, with_dual=done == T)
+        run.checkpoint(w, steps, steps / n, objective, gap)
+    return w, objective, steps
+
+
+def _result(stages, run, recorder, steps, n_jobs):
+    """The point to return, with the history ending at it, and the epochs of each phase."""
+    n = stages.blocks.shape[0]
     best_w, best_objective = run.result()
     unmeasured = np.isnan(best_objective)
     if unmeasured:
         # Early stopping chose a point inside a stage: one pass measures its F.
-        with _numba_threads(n_jobs):
+        with numba_threads(n_jobs):
             best_objective, _ = stages.certificate(best_w, with_dual=False)
     gap = max(best_objective - run.best_dual, 0.0)
     if best_w is not run.last_w:
@@ -336,7 +374,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     history = recorder.as_arrays()
     assg_steps = min(steps, stages.assg_steps)
     return SolverResult(coef=best_w, history=history, n_iter=steps, n_epochs=steps / n,
-                        stop_reason=run.stop_reason or "max_epochs",
+                        stop_reason=run.stop_reason or MAX_EPOCHS,
                         info={"assg_epochs": assg_steps / n,
                               "polish_epochs": (steps - assg_steps) / n,
                               "checkpoint_time": recorder.excluded})
@@ -353,7 +391,8 @@ def _dual_ascent_is_fast(stages, lam):
     beyond this limit.
     """
     n = stages.y.shape[0]
-    return float(np.mean(stages.sw * stages.sqnorm)) / (2.0 * lam * n) <= _FAST_DUAL_LIMIT
+    mean_sqnorm = float(np.mean(stages.sample_weight * stages.sqnorm))
+    return mean_sqnorm / (2.0 * lam * n) <= _FAST_DUAL_LIMIT
 
 
 class _Run:
@@ -377,7 +416,7 @@ class _Run:
         started = time.perf_counter()
         Z_stop, y_stop = self.stopping_set
         if Z_stop.dtype in (np.float32, np.float64):
-            errors = kernels.count_errors(Z_stop, w, np.asarray(y_stop, np.float64))
+            errors = loops.count_errors(Z_stop, w, np.asarray(y_stop, np.float64))
         else:
             errors = int(np.sum(np.sign(matvec(Z_stop, w)) != y_stop))
         self.recorder.exclude_since(started)
@@ -406,7 +445,7 @@ class _Run:
         if objective < self.best_objective:
             self.best_w, self.best_objective = w, objective
         if gap <= self.tol * objective:
-            self.stop_reason = "tol_gap"
+            self.stop_reason = TOL_GAP
         elif errors is not None:
             # The start is the patience's reference but never the answer: a warm start's
             # w0 (another λ's solution) would otherwise come back untrained whenever the
@@ -419,13 +458,13 @@ class _Run:
                 self.no_change += 1
                 self.best_errors = min(self.best_errors, errors)
                 if self.no_change >= self.patience:
-                    self.stop_reason = "early_stopping"
+                    self.stop_reason = EARLY_STOPPING
 
     def result(self):
         """The point to return and its F: on early stopping the checkpoint after the
         start with the lowest held-out error (the first one reaching it), otherwise the
         lowest F."""
-        if self.stop_reason == "early_stopping":
+        if self.stop_reason == EARLY_STOPPING:
             return self.best_validated
         return self.best_w, self.best_objective
 
@@ -446,7 +485,7 @@ def _polish(stages, run, steps, max_steps, rng):
     blocks, lam = stages.blocks, stages.lam
     n = blocks.shape[0]
     C = 1.0 / (2.0 * lam * n)
-    upper = C * stages.sw
+    upper = C * stages.sample_weight
     alpha = upper * stages.beta
     w = C * stages.g
     near = np.flatnonzero(np.abs(stages.margin - 1.0) < _REFINE_BAND)
@@ -461,8 +500,8 @@ def _polish(stages, run, steps, max_steps, rng):
         for block in blocks.shuffled(rng):
             rows = order[block.start:block.stop]
             rng.shuffle(rows)
-            hinge += kernels.dual_ascent_sweep(block.Z, block.start, stages.y, upper,
-                                               stages.sqnorm, rows, alpha, w, w_start)
+            hinge += loops.dual_ascent_sweep(block.Z, block.start, stages.y, upper,
+                                             stages.sqnorm, rows, alpha, w, w_start)
         steps += n
         norm2 = float(w_start @ w_start)
         objective = hinge / (C * n) + lam * norm2
@@ -492,92 +531,10 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
             part = rows[np.searchsorted(rows, block.start):np.searchsorted(rows, block.stop)]
-            kernels.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
-                                      rng.permutation(part), alpha, w)
+            loops.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
+                                    rng.permutation(part), alpha, w)
         steps += rows.size
     return steps
-
-
-@contextmanager
-def _numba_threads(n_jobs):
-    """Run numba's parallel regions on the threads ``n_jobs`` allows (None: every core the
-    current numba, BLAS and affinity limits allow; see :func:`effective_n_threads`)."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(min(effective_n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
-
-
-class _Block:
-    __slots__ = ("start", "stop", "Z")
-
-    def __init__(self, start, stop, Z):
-        self.start, self.stop, self.Z = start, stop, Z
-
-
-class RowBlocks:
-    """The embedding's rows as blocks: an in-memory array is one block, a store many.
-
-    ``array`` is the whole in-memory array (None for a store).  A store's blocks are read
-    by one background thread into two buffers, the next block while the caller works on
-    the current one (reading from disk, or widening float16, overlaps the solver's
-    passes); a block is valid until the caller asks for the one after the next.
-    """
-
-    def __init__(self, Z):
-        if isinstance(Z, np.ndarray):
-            self.array, self.store = Z, None
-            self.shape = Z.shape
-            self.bounds = [(0, Z.shape[0])]
-        else:
-            self.array, self.store = Z.array, Z
-            self.shape = (Z.n_rows, Z.n_cols)
-            self.bounds = Z.block_bounds()
-            self._buffers = None
-
-    def _blocks(self, order):
-        """A :class:`_Block` for each index of ``order`` into ``bounds``, read ahead."""
-        if self.array is not None:
-            for k in order:
-                start, stop = self.bounds[k]
-                whole = (start, stop) == (0, self.shape[0])
-                yield _Block(start, stop, self.array if whole else self.array[start:stop])
-            return
-        if self._buffers is None:
-            self._buffers = (self.store.new_buffer(), self.store.new_buffer())
-
-        def read(k, buffer):
-            start, stop = self.bounds[k]
-            return self.store.read(start, stop, out=buffer)
-
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            ahead = reader.submit(read, order[0], self._buffers[0]) if len(order) else None
-            for i, k in enumerate(order):
-                Z = ahead.result()
-                if i + 1 < len(order):
-                    ahead = reader.submit(read, order[i + 1], self._buffers[(i + 1) % 2])
-                start, stop = self.bounds[k]
-                yield _Block(start, stop, Z)
-
-    def __iter__(self):
-        return self._blocks(range(len(self.bounds)))
-
-    def shuffled(self, rng):
-        """The blocks in a random order (the only order when there is one block)."""
-        return self._blocks(rng.permutation(len(self.bounds)) if len(self.bounds) > 1 else [0])
-
-    def sample(self, count, rng):
-        """``count`` rows drawn uniformly with replacement, grouped by block: (block, rows)."""
-        if len(self.bounds) == 1:
-            yield next(iter(self)), rng.integers(0, self.shape[0], size=count)
-            return
-        sizes = np.array([stop - start for start, stop in self.bounds], dtype=np.float64)
-        counts = rng.multinomial(count, sizes / sizes.sum())
-        order = [k for k in rng.permutation(len(self.bounds)) if counts[k]]
-        for block, k in zip(self._blocks(order), order, strict=True):
-            yield block, rng.integers(block.start, block.stop, size=counts[k])
 
 
 class _L2Stages:
@@ -587,21 +544,22 @@ class _L2Stages:
     estimate β and g = Σ s_i β_i y_i z_i; the next stage's table ⟨z_i, c⟩ is y·margin.
     """
 
-    def __init__(self, blocks, y, sw, lam, recorder):
+    def __init__(self, blocks, y, sample_weight, lam, recorder):
         n, m = blocks.shape
-        self.blocks, self.y, self.sw, self.lam, self.recorder = blocks, y, sw, lam, recorder
+        self.blocks, self.y, self.sample_weight = blocks, y, sample_weight
+        self.lam, self.recorder = lam, recorder
         self.sqnorm = np.empty(n)
         for block in blocks:
-            kernels.squared_norms(block.Z, self.sqnorm[block.start:block.stop])
+            loops.squared_norms(block.Z, self.sqnorm[block.start:block.stop])
         self.v, self.u = np.empty(m), np.empty(m)
         # Counts (halved at each stage): float32 holds them exactly enough, in half the memory.
         self.hits, self.violations = np.zeros(n, np.float32), np.zeros(n, np.float32)
         self.beta, self.margin, self.g = np.empty(n), np.empty(n), np.empty(m)
         self.assg_steps = 0
 
-    def defaults(self, sample_weight, stage_steps, gap0, norm_w0, objective0):
-        return default_step_and_radius(self.sqnorm, sample_weight, self.lam, stage_steps, gap0,
-                                       norm_w0, objective0)
+    def defaults(self, stage_steps, gap0, norm_w0, objective0):
+        return default_step_and_radius(self.sqnorm, self.sample_weight, self.lam, stage_steps,
+                                       gap0, norm_w0, objective0)
 
     def start(self, c):
         """A new stage centred at c (the last checkpoint's point): w = c, nothing averaged,
@@ -620,15 +578,15 @@ class _L2Stages:
 
     def run(self, count, rng, eta, radius):
         for block, rows in self.blocks.sample(count, rng):
-            kernels.assg_steps(block.Z, block.start, self.y, self.sw, rows, self.zc, self.sqnorm,
-                               self.cc, self.lam, eta, radius, self.v, self.u, self.state,
-                               self.hits, self.violations)
+            loops.assg_steps(block.Z, block.start, self.y, self.sample_weight, rows, self.zc,
+                             self.sqnorm, self.cc, self.lam, eta, radius, self.v, self.u,
+                             self.state, self.hits, self.violations)
         self.assg_steps += count
 
     def average(self):
         """The average of the stage's projected iterates so far: (S·v − u + B·c) / t."""
         s = self.state
-        return (s[kernels.S_SUM] * self.v - self.u + s[kernels.B_SUM] * self.c) / s[kernels.STEPS]
+        return (s[loops.S_SUM] * self.v - self.u + s[loops.B_SUM] * self.c) / s[loops.STEPS]
 
     def checkpoint_pass(self, w, with_dual=True):
         """Margins, β and g (``with_dual``) at w, in one parallel pass; returns the
@@ -636,11 +594,11 @@ class _L2Stages:
         hinge = 0.0
         self.g[:] = 0.0
         for block in self.blocks:
-            tasks = -(-(block.stop - block.start) // kernels.CHECKPOINT_TASK_ROWS)
+            tasks = -(-(block.stop - block.start) // loops.CHECKPOINT_TASK_ROWS)
             hinge_parts, g_parts = np.empty(tasks), np.empty((tasks, self.g.shape[0]))
-            kernels.checkpoint_pass(block.Z, block.start, self.y, self.sw, w, self.hits,
-                                    self.violations, self.beta, self.margin, hinge_parts,
-                                    g_parts, with_dual)
+            loops.checkpoint_pass(block.Z, block.start, self.y, self.sample_weight, w,
+                                  self.hits, self.violations, self.beta, self.margin,
+                                  hinge_parts, g_parts, with_dual)
             hinge += float(hinge_parts.sum())
             self.g += g_parts.sum(axis=0)
         return hinge
@@ -667,14 +625,14 @@ class _L2Stages:
         """D(β) of the last pass's β and g."""
         n = self.y.shape[0]
         w_beta = self.g / (2.0 * self.lam * n)
-        return float(self.sw @ self.beta) / n - self.lam * float(w_beta @ w_beta)
+        return float(self.sample_weight @ self.beta) / n - self.lam * float(w_beta @ w_beta)
 
 
 class _L1Stages(_L2Stages):
     """ASSG for the ℓ1-SVM F₁(w) = (1/n) Σ s_i hinge_i + λ‖w‖₁ (Theorem 2 of the paper)."""
 
-    def defaults(self, sample_weight, stage_steps, gap0, norm_w0, objective0):
-        return default_step_and_radius_l1(self.sqnorm, sample_weight, self.lam, stage_steps,
+    def defaults(self, stage_steps, gap0, norm_w0, objective0):
+        return default_step_and_radius_l1(self.sqnorm, self.sample_weight, self.lam, stage_steps,
                                           norm_w0, objective0, self.g.shape[0])
 
     @staticmethod
@@ -684,13 +642,13 @@ class _L1Stages(_L2Stages):
 
     def run(self, count, rng, eta, radius):
         for block, rows in self.blocks.sample(count, rng):
-            kernels.assg_l1_steps(block.Z, block.start, self.y, self.sw, rows, self.c, self.zc,
-                                  self.lam, eta, radius, self.v, self.u, self.state, self.hits,
-                                  self.violations)
+            loops.assg_l1_steps(block.Z, block.start, self.y, self.sample_weight, rows, self.c,
+                                self.zc, self.lam, eta, radius, self.v, self.u, self.state,
+                                self.hits, self.violations)
         self.assg_steps += count
 
     def average(self):
-        return self.c + self.u / self.state[kernels.L1_STEPS]
+        return self.c + self.u / self.state[loops.L1_STEPS]
 
     def penalty(self, w):
         return self.lam * float(np.abs(w).sum())
@@ -701,4 +659,4 @@ class _L1Stages(_L2Stages):
         n = self.y.shape[0]
         largest = float(np.abs(self.g).max()) / n
         scale = 1.0 if largest <= self.lam else self.lam / largest
-        return scale * float(self.sw @ self.beta) / n
+        return scale * float(self.sample_weight @ self.beta) / n

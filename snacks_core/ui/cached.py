@@ -14,6 +14,7 @@ import streamlit as st
 
 from .. import analysis, datasets
 from ..figures import decision_surface
+from ..hss import compression_table
 from .state import Keys, current
 
 # Widths of the decision surface grid (points per axis).
@@ -158,12 +159,14 @@ def warm_up() -> bool:
     return True
 
 
-def _params_key(params) -> str:
+def params_key(params) -> str:
+    """The estimator parameters as a string: the part of a cache key (or of a snapshot of the
+    settings) that says which model."""
     return repr(sorted(params.items()))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _train(data_key, params_key, _split, _params):
+def _train(data_key, model_key, _split, _params):
     # Checkpoint weights are cheap for 2-D data and let the Convergence page replay the
     # boundary from the same cached run the Playground shows.
     return analysis.train(_split, _params, keep_checkpoints=_split.n_features == 2)
@@ -171,21 +174,19 @@ def _train(data_key, params_key, _split, _params):
 
 def train(request: DataRequest, split, params) -> analysis.Run:
     """The trained run for these settings (cached: one fit per distinct setting)."""
-    return _train(request.key(), _params_key(params), split, params)
+    return _train(request.key(), params_key(params), split, params)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _surface(data_key, params_key, _model, _X):
+def _surface(data_key, model_key, _model, _X):
     return decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
 
 
 def surface(request: DataRequest, split, params, run):
     """The decision function on a grid over the training and test points (cached)."""
-    X = np.vstack([np.asarray(split.X_train.todense() if hasattr(split.X_train, "todense")
-                              else split.X_train),
-                   np.asarray(split.X_test.todense() if hasattr(split.X_test, "todense")
-                              else split.X_test)])
-    return _surface(request.key(), _params_key(params), run.model, X)
+    X = np.vstack([np.asarray(A.todense() if hasattr(A, "todense") else A)
+                   for A in (split.X_train, split.X_test)])
+    return _surface(request.key(), params_key(params), run.model, X)
 
 
 def _kernel_key(params) -> str:
@@ -213,6 +214,18 @@ def approximation(request, split, params, m_values, seeds):
     """Kernel approximation error against m per method (cached)."""
     return _approximation(request.key(), _kernel_key(params), split.X_train, params,
                           tuple(m_values), tuple(seeds))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _compression(data_key, kernel_key, _X, _params):
+    return compression_table(_X, kernel=_params["kernel"], gamma=_params["gamma"],
+                             degree=_params.get("degree", 3), coef0=_params.get("coef0", 1.0))
+
+
+def compression(request, split, params):
+    """The HSS compression of the training rows' kernel at several target accuracies
+    (:func:`snacks_core.hss.compression_table`, cached)."""
+    return _compression(request.key(), _kernel_key(params), split.X_train, params)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..analysis import DEFAULT_LAM, DEFAULT_M
+from ..analysis import DEFAULT_LAM, DEFAULT_M, GAMMA_RANGE
 from ..datasets import SCALINGS
 from ..kernels import KERNELS
 from ..landmarks import SAMPLINGS
 from ..solvers import EMBEDDED_SOLVERS, SOLVERS
-from .text import PAPER_TABLES
+from .paper_tables import PAPER_TABLES
 
 
 def _one_two_five(low_exponent, high_exponent):
@@ -30,18 +30,23 @@ def _one_two_five(low_exponent, high_exponent):
 
 
 LAM_OPTIONS = _one_two_five(-7, 0)
-GAMMA_OPTIONS = _one_two_five(-3, 3)
+GAMMA_OPTIONS = _one_two_five(*(int(math.log10(g)) for g in GAMMA_RANGE))
 M_OPTIONS = (5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
 N_OPTIONS = (100, 200, 400, 700, 1000, 2000, 5000, 10000, 20000, 50000)
 EPOCH_OPTIONS = (1, 2, 5, 10, 20, 50, 100, 200)
 GAMMA_FACTORS = (0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 CLASS_WEIGHTS = ("none", "balanced")
 CONVERGENCE_AXES = ("epoch", "iteration", "time")
-# The datasets of the Snacks paper's Tables III–VII (ui.text.PAPER_TABLES).
+# The datasets of the Snacks paper's Tables III–VII (ui.paper_tables.PAPER_TABLES).
 PAPER_DATASETS = tuple(PAPER_TABLES)
 # Robustness grids by the axis varied against λ (the URL value), with their display labels.
 GRIDS = ("m", "gamma")
 GRID_LABELS = {"m": "m × λ", "gamma": "γ × λ"}
+# How the Robustness page scores cells and so chooses the best one.
+ROBUSTNESS_FOLDS = 3
+SELECTIONS = ("cv", "test")
+SELECTION_LABELS = {"cv": f"{ROBUSTNESS_FOLDS}-fold cross-validation",
+                    "test": "test error (peeking)"}
 # Any m from a link is accepted; the slider offers M_OPTIONS up to the training rows.
 M_BOUNDS = (1, 100_000)
 
@@ -92,6 +97,7 @@ SETTINGS = {
     "rob_grid": Setting("m", "choice", GRIDS),
     "rob_size": Setting(5, "int", bounds=(2, 8)),
     "rob_seeds": Setting(2, "int", bounds=(1, 5)),
+    "rob_select": Setting("cv", "choice", SELECTIONS),
     "cmp_solvers": Setting(tuple(SOLVERS), "multi", tuple(SOLVERS)),
     "paper_table": Setting("a9a", "choice", PAPER_DATASETS),
 }
@@ -119,6 +125,8 @@ class Keys:
     HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
     WATCH_LEARNING = "watch_learning"  # the Playground's replay of training is shown
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
+    PENDING_SETTINGS = "_pending_settings"  # settings to apply at the start of the next run
+    AUTO_TUNE = "_auto_tune"       # the last Auto-tune: data, chosen values, what it tried
 
 
 def _matching_choice(value, choices):
@@ -233,10 +241,17 @@ def select_dataset_next_run(option) -> None:
     st.session_state[Keys.PENDING_DATASET] = option
 
 
+def set_settings_next_run(values) -> None:
+    """Ask for settings to change; applied by :func:`apply_pending` before the widgets of
+    the next run exist (as :func:`select_dataset_next_run`)."""
+    st.session_state[Keys.PENDING_SETTINGS] = dict(values)
+
+
 def apply_pending() -> None:
     option = st.session_state.pop(Keys.PENDING_DATASET, None)
     if option is not None:
         st.session_state["dataset"] = option
+    apply(st.session_state.pop(Keys.PENDING_SETTINGS, {}))
 
 
 # Settings a lesson leaves to the user: everything else is reset to its default first.

@@ -1,20 +1,23 @@
-"""Shared widgets: the sidebar, lessons, the Train gate, error boxes, metrics, export and the
-robustness heatmap's clicked-cell view."""
+"""Shared widgets: the sidebar, lessons, the Train gate, solver choice, error boxes, metrics,
+the decision boundary or margins of a run, export and the robustness heatmap's clicked-cell
+view."""
 
 from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 import streamlit as st
 
-from .. import analysis, figures, persistence
+from .. import analysis, figures, persistence, snippets
 from ..datasets import DownloadError
 from ..kernels import resolve_gamma
 from ..nystrom import NystromEmbedding
 from ..objective import lam_to_C
+from ..sweeps import GRID_AXIS_SYMBOLS
 from . import cached
 from .state import (
     EPOCH_OPTIONS,
@@ -27,6 +30,7 @@ from .state import (
     apply,
     current,
     lesson_values,
+    set_settings_next_run,
 )
 from .text import HELP, LESSONS, solver_label, try_this
 
@@ -267,14 +271,21 @@ def show_error(exc):
              f"{exc}", icon=":material/error:")
 
 
-def load_split_or_stop():
-    """The current split, or an error box and the end of this page."""
-    request = cached.data_request()
+@contextmanager
+def stop_on_user_error():
+    """Run the block; on an error the user caused, show it in place and end the page there."""
     try:
-        return request, cached.load_split(request)
+        yield
     except USER_ERRORS as exc:
         show_error(exc)
         st.stop()
+
+
+def load_split_or_stop():
+    """The current split, or an error box and the end of this page."""
+    request = cached.data_request()
+    with stop_on_user_error():
+        return request, cached.load_split(request)
 
 
 def _too_large_for_live(split, params, solvers):
@@ -290,7 +301,7 @@ def _too_large_for_live(split, params, solvers):
 def training_gate(key, split, params, solvers=None) -> bool:
     """True when results should be shown: live mode on a small enough problem, a click on
     Train, or unchanged settings since the last click (the cached result shows at once)."""
-    snapshot = (cached.data_request().key(), repr(sorted(params.items())), key,
+    snapshot = (cached.data_request().key(), cached.params_key(params), key,
                 tuple(solvers or ()))
     reason = None
     if current("live"):
@@ -315,12 +326,27 @@ def training_gate(key, split, params, solvers=None) -> bool:
 
 def train_or_stop(request, split, params):
     """The cached run, with a spinner while it trains; an error box on bad input."""
-    try:
-        with st.spinner("Training…"):
-            return cached.train(request, split, params)
-    except USER_ERRORS as exc:
-        show_error(exc)
+    with stop_on_user_error(), st.spinner("Training…"):
+        return cached.train(request, split, params)
+
+
+def solver_multiselect(setting, container=st):
+    """The multiselect of the solvers of a page's ``setting``; the solvers chosen."""
+    container.multiselect("Solvers", SETTINGS[setting].choices, key=setting,
+                          format_func=solver_label, help=HELP[setting])
+    return current(setting)
+
+
+def train_solvers(page, request, split, params, solvers):
+    """One run per solver on the same settings, once the Train gate lets them through; the
+    page stops here when no solver is chosen or training waits for a click."""
+    if not solvers:
+        st.info("Choose at least one solver.", icon=":material/info:")
         st.stop()
+    if not training_gate(page, split, params, solvers):
+        st.stop()
+    return {solver: train_or_stop(request, split, {**params, "solver": solver})
+            for solver in solvers}
 
 
 def _percent(x):
@@ -342,34 +368,35 @@ CACHE_HELP = (" 'from cache': these settings were trained before and the time is
 
 def metrics_row(run, split):
     """Errors beside the majority-class baseline, F1, times, objective, epochs; warnings."""
-    m = run.metrics
-    baseline = _percent(m["majority_error"])
+    metrics = run.metrics
+    baseline = _percent(metrics["majority_error"])
     cols = st.columns(7)
-    cols[0].metric("Test error", _percent(m["test_error"]), delta=f"majority {baseline}",
+    cols[0].metric("Test error", _percent(metrics["test_error"]), delta=f"majority {baseline}",
                    delta_color="off", delta_arrow="off",
                    help="Share of held-out points misclassified. Below it: the error of always "
                         "predicting the most frequent training class.")
-    cols[1].metric("Train error", _percent(m["train_error"]),
+    cols[1].metric("Train error", _percent(metrics["train_error"]),
                    help="Training error far below test error means overfitting.")
-    f1_label = "F1 (test, macro)" if m["f1_label"] is None else f"F1 (test, class {m['f1_label']})"
-    cols[2].metric(f1_label, f"{m['f1']:.3f}", help=HELP["f1"])
+    f1_label = ("F1 (test, macro)" if metrics["f1_label"] is None
+                else f"F1 (test, class {metrics['f1_label']})")
+    cols[2].metric(f1_label, f"{metrics['f1']:.3f}", help=HELP["f1"])
     cached_note = dict(delta="from cache", delta_color="off", delta_arrow="off") \
         if from_cache(run) else {}
-    cols[3].metric("Embedding", _seconds(m["embedding_time"]), help=HELP["embedding_time"]
+    cols[3].metric("Embedding", _seconds(metrics["embedding_time"]), help=HELP["embedding_time"]
                    + CACHE_HELP, **cached_note)
-    cols[4].metric("Training", _seconds(m["training_time"]), help="Time in the solver."
+    cols[4].metric("Training", _seconds(metrics["training_time"]), help="Time in the solver."
                    + CACHE_HELP, **cached_note)
-    cols[5].metric("Objective F(w)", f"{m['objective']:.4g}", help=HELP["objective"])
-    if m["epochs"] is not None:
-        cols[6].metric("Epochs", f"{m['epochs']:.3g}", help=f"Stopped by: {m['stop']}.")
+    cols[5].metric("Objective F(w)", f"{metrics['objective']:.4g}", help=HELP["objective"])
+    if metrics["epochs"] is not None:
+        cols[6].metric("Epochs", f"{metrics['epochs']:.3g}", help=f"Stopped by: {metrics['stop']}.")
     else:
-        cols[6].metric("Iterations", f"{m['iterations']:,}",
+        cols[6].metric("Iterations", f"{metrics['iterations']:,}",
                        help=f"This solver does not pass over the data in epochs. Stopped by: "
-                            f"{m['stop']}.")
-    if m["predicted_classes"] == 1 and len(class_names(split)) > 1:
+                            f"{metrics['stop']}.")
+    if metrics["predicted_classes"] == 1 and len(class_names(split)) > 1:
         st.warning(f"The model predicts one class for every test point: its error "
-                   f"{_percent(m['test_error'])} is the majority-class rate, so it has learned "
-                   "nothing. Lower λ, change γ, or set class weight 'balanced'.",
+                   f"{_percent(metrics['test_error'])} is the majority-class rate, so it has "
+                   "learned nothing. Lower λ, change γ, or set class weight 'balanced'.",
                    icon=":material/warning:")
     for note in run.notes:
         st.warning(note, icon=":material/warning:")
@@ -391,29 +418,29 @@ def landmark_description(model, split):
 def run_facts(run, split):
     """The numbers behind the run in one short list: n, m, λ and C, γ, stopping rule."""
     model = run.model
-    m = run.metrics
+    metrics = run.metrics
     n = split.X_train.shape[0]
     gamma = getattr(model.embedding_, "gamma_", None)
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
-             f"- λ = {model.lam:g}, so C = 1/(2nλ) = {m['C']:.4g}"]
-    if m["n_landmarks"] is not None:
-        lines.append(f"- m = {m['n_landmarks']} {landmark_description(model, split)}")
-        dropped = m["n_landmarks"] - m["n_components"]
+             f"- λ = {model.lam:g}, so C = 1/(2nλ) = {metrics['C']:.4g}"]
+    if metrics["n_landmarks"] is not None:
+        lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}")
+        dropped = metrics["n_landmarks"] - metrics["n_components"]
         if dropped > 0:
-            lines.append(f"- {m['n_components']} embedding dimensions: {dropped} eigenvalues of "
-                         "K_mm are below 10⁻¹⁰ × the largest (round-off, no information), so "
-                         "their directions are dropped")
+            lines.append(f"- {metrics['n_components']} embedding dimensions: {dropped} "
+                         "eigenvalues of K_mm are below 10⁻¹⁰ × the largest (round-off, no "
+                         "information), so their directions are dropped")
     elif model.solver == "libsvm":
         lines.append(f"- exact kernel SVM: f(x) = Σ αᵢyᵢ k(xᵢ, x) + b over its "
-                     f"{m['n_components']} support vectors (no landmarks)")
+                     f"{metrics['n_components']} support vectors (no landmarks)")
     else:
         lines.append("- the whole n × n kernel, HSS-compressed (no landmarks)")
     if gamma is not None and model.kernel != "linear":
         lines.append(f"- γ = {gamma:.3g}")
-    if m["epochs"] is not None:
-        lines.append(f"- stopped by: {m['stop']} after {m['epochs']:.3g} epochs")
+    if metrics["epochs"] is not None:
+        lines.append(f"- stopped by: {metrics['stop']} after {metrics['epochs']:.3g} epochs")
     else:
-        lines.append(f"- stopped by: {m['stop']} after {m['iterations']:,} iterations")
+        lines.append(f"- stopped by: {metrics['stop']} after {metrics['iterations']:,} iterations")
     st.markdown("\n".join(lines))
 
 
@@ -429,7 +456,7 @@ def export_section(request, split, params, run):
         reason = persistence.unsaved_reason(run.model)
         try:
             dataset = cached.load_dataset(request)
-            code = persistence.run_code(request, dataset, params, save_model=reason is None)
+            code = snippets.run_code(request, dataset, params, save_model=reason is None)
         except USER_ERRORS as exc:
             show_error(exc)
             return
@@ -459,6 +486,7 @@ def export_section(request, split, params, run):
 
 # The Playground's figure fits under the metrics in a 1280 × 800 window.
 BOUNDARY_HEIGHT = 500
+MARGINS_HEIGHT = 420
 # Heights of the figures beside the robustness heatmap.
 CELL_FIGURE_HEIGHT = 380
 CELL_BOUNDARY_HEIGHT = 480
@@ -479,6 +507,26 @@ def first_problem(history):
 
 def class_names(split):
     return np.unique(np.concatenate([np.asarray(split.y_train), np.asarray(split.y_test)]))
+
+
+def decision_view(request, split, params, run, *, key_prefix, boundary_height,
+                  margins_height):
+    """The run's decision boundary for 2-D data, else the histogram of its decision values
+    on the test rows; the charts' keys are ``key_prefix`` + "boundary" or "margins"."""
+    classes = class_names(split)
+    if split.n_features == 2:
+        surface = cached.surface(request, split, params, run)
+        figure = figures.decision_boundary_figure(
+            surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
+            train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
+            landmarks=landmarks_of(run), axis_titles=split.feature_names[:2],
+            height=boundary_height, legend_below=True)
+        st.plotly_chart(figure, width="stretch", key=f"{key_prefix}boundary")
+    else:
+        figure = figures.margin_histogram_figure(
+            run.model.decision_function(split.X_test), split.y_test, classes=classes,
+            height=margins_height)
+        st.plotly_chart(figure, width="stretch", key=f"{key_prefix}margins")
 
 
 def boundary_replay(request, split, params, run, *, key, **figure_options):
@@ -507,7 +555,6 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
     """The clicked cell's model, retrained alone: its decision boundary (2-D data) or margin
     histogram, and its convergence curve."""
     cell = st.session_state.get(Keys.HEATMAP_CELL)
-    names = {"m": "m", "gamma": "γ"}
     rows = table[np.isclose(table[axis], cell[0]) & np.isclose(table["lam"], cell[1])] \
         if cell is not None else table.iloc[:0]
     if rows.empty:
@@ -516,36 +563,29 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
                 icon=":material/ads_click:")
         return
     row_value, lam = cell
-    # As in the sweep: its solver and precision, no class weights, the grid's first seed.
+    # As in the sweep: its solver and precision, the grid's first seed.
     cell_params = {**params, "lam": lam, "solver": analysis.grid_solver(params),
-                   "class_weight": None, "random_state": int(seed), "dtype": "float32"}
+                   "random_state": int(seed), "dtype": "float32"}
     if axis == "m":
         cell_params["n_components"] = int(row_value)
     else:
         cell_params["gamma"] = row_value
     run = train_or_stop(request, split, cell_params)
-    same_seed = rows.loc[rows["seed"] == seed, "test_error"]
-    sweep = [f"in the sweep with seed {seed}: {_percent(same_seed.iloc[0])}"] \
-        if len(same_seed) else []
-    if rows["seed"].nunique() > 1:
-        sweep.append(f"the cell's mean over {rows['seed'].nunique()} seeds: "
-                     f"{_percent(rows['test_error'].mean())}")
-    st.markdown(f"**Cell {names[axis]} = {row_value:g}, λ = {lam:g}**: retrained alone with "
-                f"seed {seed}, test error {_percent(run.metrics['test_error'])} "
-                f"({'; '.join(sweep)}).")
-    classes = class_names(split)
-    if split.n_features == 2:
-        surface = cached.surface(request, split, cell_params, run)
-        st.plotly_chart(figures.decision_boundary_figure(
-            surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
-            train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-            landmarks=landmarks_of(run), axis_titles=split.feature_names[:2],
-            height=CELL_BOUNDARY_HEIGHT, legend_below=True), width="stretch",
-            key="cell_boundary")
+    if "fold" in rows:
+        sweep = [f"its {rows['fold'].nunique()}-fold CV error in the sweep: "
+                 f"{_percent(rows['test_error'].mean())}"]
     else:
-        st.plotly_chart(figures.margin_histogram_figure(
-            run.model.decision_function(split.X_test), split.y_test, classes=classes,
-            height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_margins")
+        same_seed = rows.loc[rows["seed"] == seed, "test_error"]
+        sweep = [f"in the sweep with seed {seed}: {_percent(same_seed.iloc[0])}"] \
+            if len(same_seed) else []
+        if rows["seed"].nunique() > 1:
+            sweep.append(f"the cell's mean over {rows['seed'].nunique()} seeds: "
+                         f"{_percent(rows['test_error'].mean())}")
+    st.markdown(f"**Cell {GRID_AXIS_SYMBOLS[axis]} = {row_value:g}, λ = {lam:g}**: "
+                f"retrained alone with seed {seed}, test error "
+                f"{_percent(run.metrics['test_error'])} ({'; '.join(sweep)}).")
+    decision_view(request, split, cell_params, run, key_prefix="cell_",
+                  boundary_height=CELL_BOUNDARY_HEIGHT, margins_height=CELL_FIGURE_HEIGHT)
     solver = cell_params["solver"]
     st.plotly_chart(figures.convergence_figure(
         {solver: first_problem(run.model.history_)}, labels={solver: solver_label(solver)},
@@ -557,3 +597,92 @@ def heatmap_cell_view(request, split, params, axis, seed, table):
                "scratch (on float32 embeddings, as the sweep's), so its error can differ "
                "slightly from the sweep's, except at the largest λ"
                + (" and m" if axis == "m" else "") + ", where both are the same fit.")
+
+
+def best_cell(table, axis, row_values, col_values, mean):
+    """(row, column) index of the best cell: with cross-validation the sweep's chosen cell
+    (``attrs['chosen']``), otherwise the lowest mean error."""
+    chosen = table.attrs.get("chosen")
+    if chosen is None or "fold" not in table:
+        return np.unravel_index(np.nanargmin(mean), mean.shape) if np.isfinite(mean).any() \
+            else None
+    return (int(np.flatnonzero(np.isclose(row_values, chosen[axis]))[0]),
+            int(np.flatnonzero(np.isclose(col_values, chosen["lam"]))[0]))
+
+
+def chosen_cell(table, axis, split, folds, best, summary):
+    """The best cell and what its choice is worth: chosen by cross-validation, the chosen
+    model's test error measured once; chosen on the test rows, how much that flatters it
+    (measured by :func:`analysis.selection_optimism`)."""
+    if best is None:
+        return
+    row_values, col_values, mean, std = summary
+    i, j = best
+    n_train = split.X_train.shape[0]
+    where = (f"{figures.grid_axis_title(axis)} = {row_values[i]:g}, λ = {col_values[j]:g} "
+             f"(C = {lam_to_C(col_values[j], n_train):.3g})")
+    spread = f" ± {_percent(std[i, j])}" if np.isfinite(std[i, j]) and std[i, j] > 0 else ""
+    if folds:
+        chosen = table.attrs.get("chosen")
+        text = f"Chosen by {folds}-fold cross-validation: {where}: CV error " \
+               f"{_percent(mean[i, j])}{spread}."
+        if chosen is not None:
+            text += (f" Refitted on all {n_train:,} training rows, its **test error** "
+                     f"(measured once, after the choice) is **{_percent(chosen['test_error'])}**.")
+        st.success(text, icon=":material/star:")
+        return
+    st.success(f"Lowest test error: {where}: {_percent(mean[i, j])}{spread}.",
+               icon=":material/star:")
+    if "test_scores" in table and table["seed"].nunique() * len(mean.ravel()) > 1:
+        gap = analysis.selection_optimism(table, split.y_train, split.y_test)
+        st.warning(
+            f"Chosen on the test rows, so its test error flatters it. Measured here: "
+            f"choosing among the {gap['n_cells']} cells on a random half of the "
+            f"{gap['n_test']:,} test rows, the chosen cell's error is "
+            f"{_percent(gap['picked'])} on that half and {_percent(gap['fresh'])} on the "
+            f"other half (mean of 20 halvings): {100 * gap['gap']:+.2f} points. Choose by "
+            "cross-validation to keep the test rows for one honest measurement.",
+            icon=":material/visibility:")
+
+
+def auto_tune(request, split, params):
+    """The Playground's Auto-tune: a quick cross-validated search on the training rows
+    whose best setting becomes the sidebar's (applied before the next run's widgets), and
+    what it tried."""
+    if st.button("Auto-tune γ, λ and m", icon=":material/tune:", key="auto_tune",
+                 help=HELP["auto_tune"]):
+        with st.status("Auto-tune: cross-validating on the training rows…") as status:
+            with stop_on_user_error():
+                result = analysis.auto_tune(split, params)
+            status.update(label=f"Auto-tune done in {result['seconds']:.1f} s",
+                          state="complete")
+        chosen = result["params"]
+        values = {"lam": chosen["lam"], "m": int(chosen["n_components"])}
+        if "gamma" in chosen:
+            values.update(gamma_scale=False, gamma=chosen["gamma"])
+        if analysis.grid_solver(params) != params["solver"]:
+            values["solver"] = analysis.grid_solver(params)
+        st.session_state[Keys.AUTO_TUNE] = {"data": request.key(), "values": values,
+                                            "cv_error": result["cv_error"],
+                                            "results": result["results"]}
+        set_settings_next_run(values)
+        st.rerun()
+    tuned = st.session_state.get(Keys.AUTO_TUNE)
+    if not tuned or tuned["data"] != request.key():
+        return
+    values, results = tuned["values"], tuned["results"]
+    now = all(current(name) == value for name, value in values.items())
+    chosen = ", ".join(f"{name} = {value:g}" for name, value in values.items()
+                       if name in ("gamma", "lam", "m"))
+    st.caption(f"Auto-tune tried {len(results)} settings by {analysis.AUTO_TUNE_FOLDS}-fold "
+               f"cross-validation on the training rows and chose {chosen} (CV error "
+               f"{_percent(tuned['cv_error'])})"
+               + ("; the sidebar holds them, and the test error above is theirs, measured "
+                  "once." if now else "; the sidebar has changed since."))
+    with st.expander("What Auto-tune tried"):
+        shown = results.assign(cv_error=1 - results["mean_test_score"]).sort_values(
+            ["n_resources", "cv_error"], ascending=[False, True])
+        columns = {"n_resources": "rows", "param_gamma": "γ", "param_lam": "λ",
+                   "param_n_components": "m", "cv_error": "CV error"}
+        st.dataframe(shown[[c for c in columns if c in shown]].rename(columns=columns),
+                     hide_index=True, height=240)

@@ -1,0 +1,82 @@
+"""The classification numbers every view reports, defined once.
+
+The app, the sweeps (heatmap cells), the command line and the search all score a model with
+these functions, so that one setting shows the same numbers everywhere:
+
+* **error**: the share of rows whose predicted label differs from the true one;
+* **majority error**: the error of always predicting the most frequent *training* label;
+* **F1**: for two classes, the F1 score of the **minority class of the training labels**
+  (the larger label on a tie): F1 of a 90 % majority class says little about a model.
+  With more classes, the macro average over the model's classes (each class's F1 counted
+  once, 0 for a class never predicted nor present).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import f1_score
+
+__all__ = ["classification_scores", "error_rate", "f1", "f1_label", "majority_error",
+           "minority_class"]
+
+
+def error_rate(y_true, y_pred) -> float:
+    """Share of rows with ``y_pred != y_true``."""
+    return float(np.mean(np.asarray(y_pred) != np.asarray(y_true)))
+
+
+def minority_class(y):
+    """The least frequent label of ``y`` (the larger label on a tie)."""
+    labels, counts = np.unique(np.asarray(y), return_counts=True)
+    return labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
+
+
+def majority_error(y_train, y) -> float:
+    """Error on ``y`` of always predicting the most frequent label of ``y_train``."""
+    labels, counts = np.unique(np.asarray(y_train), return_counts=True)
+    return error_rate(y, labels[int(np.argmax(counts))])
+
+
+def f1_label(y_train, classes):
+    """The class whose F1 is reported: the minority training class for two classes, None
+    (the macro average) for more."""
+    return minority_class(y_train) if len(classes) == 2 else None
+
+
+def f1(y_true, y_pred, label, classes) -> float:
+    """F1 of class ``label``, or the macro average over ``classes`` when ``label`` is None
+    (0 where a class has no true nor predicted row)."""
+    if label is not None:
+        return float(f1_score(y_true, y_pred, pos_label=label, zero_division=0.0))
+    return float(f1_score(y_true, y_pred, labels=classes, average="macro",
+                          zero_division=0.0))
+
+
+def classification_scores(y_train, y_test, test_pred, classes, *, pos_label=None) -> dict:
+    """The test-set numbers of a model trained on labels ``y_train``.
+
+    Parameters
+    ----------
+    y_train : array-like
+        The training labels (they choose the F1 class and the majority baseline).
+    y_test, test_pred : array-like
+        True and predicted test labels.
+    classes : ndarray
+        The model's classes (``classes_``).
+    pos_label : label, optional
+        For two classes, the class whose F1 is reported instead of the minority one.
+
+    Returns
+    -------
+    dict
+        ``test_error``, ``majority_error``, ``f1``, ``f1_label`` (None for the macro
+        average) and ``predicted_classes`` (distinct test predictions).
+    """
+    label = f1_label(y_train, classes) if pos_label is None or len(classes) != 2 else pos_label
+    return {
+        "test_error": error_rate(y_test, test_pred),
+        "majority_error": majority_error(y_train, y_test),
+        "f1": f1(y_test, test_pred, label, classes),
+        "f1_label": label,
+        "predicted_classes": int(np.unique(test_pred).shape[0]),
+    }

@@ -1,0 +1,65 @@
+"""Code snippets: the Python a user copies from the app to reproduce a run end to end.
+
+:func:`run_code` writes the lines that build the dataset, split and scale it, fit a
+:class:`~snacks_core.SnacksClassifier` with the run's parameters and, when the model can be
+saved (:func:`snacks_core.persistence.unsaved_reason`), save the whole pipeline with
+:func:`snacks_core.persistence.model_to_npz` and load it back.
+"""
+
+from __future__ import annotations
+
+
+def dataset_code(request, dataset) -> str:
+    """The lines of Python that build a request's dataset (a file keeps its label column)."""
+    kind, name = request.kind, request.name
+    if kind == "synthetic":
+        extra = ""
+        if name == "classification":
+            extra = (f", n_features={request.n_features}, "
+                     f"positive_fraction={request.positive_fraction}")
+        return (f"from snacks_core.datasets import make_synthetic\n"
+                f"dataset = make_synthetic({name!r}, {request.n_samples}, noise={request.noise}, "
+                f"random_state={request.seed}{extra})")
+    if kind == "bundled":
+        return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
+    if kind == "libsvm":
+        return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
+    if kind == "sample":
+        path, imports = f"sample_data_dir() / {name!r}", "sample_data_dir, "
+    else:
+        path, imports = repr(name.split(":", 1)[-1]), ""
+    if dataset.file_format == "csv":
+        label = "" if dataset.label_column is None else f", label_column={dataset.label_column!r}"
+        return (f"from snacks_core.datasets import {imports}load_csv\n"
+                f"dataset = load_csv({path}{label})")
+    return f"from snacks_core.datasets import {imports}load_libsvm\ndataset = load_libsvm({path})"
+
+
+def run_code(request, dataset, params, *, save_model=True) -> str:
+    """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
+    and (with ``save_model``) the whole pipeline, scaling included, saved as
+    ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows."""
+    split_args = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
+                  f"random_state={request.seed}, project_2d={request.pca2d}")
+    args = ",\n    ".join(f"{key}={value!r}" for key, value in params.items())
+    note = ("# The file you uploaded, in the current folder.\n"
+            if request.kind == "upload" else "")
+    code = (
+        ("from pathlib import Path\n\n" if save_model else "")
+        + "from snacks_core import SnacksClassifier\n"
+        "from snacks_core.datasets import split_dataset\n"
+        + ("from snacks_core.persistence import model_to_npz, pipeline_from_npz\n"
+           if save_model else "")
+        + f"{note}{dataset_code(request, dataset)}\n"
+        f"split = split_dataset(dataset, {split_args})\n\n"
+        f"model = SnacksClassifier(\n    {args},\n)\n"
+        "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"
+        "print('test error:', 1 - model.score(split.X_test, split.y_test))\n"
+    )
+    if not save_model:
+        return code
+    return code + (
+        "\n# The model with the split's scaling: predicts on rows as they are in the file.\n"
+        "Path('snacks_model.npz').write_bytes(model_to_npz(model, split.preprocessing))\n"
+        "pipeline = pipeline_from_npz(Path('snacks_model.npz').read_bytes())\n"
+    )

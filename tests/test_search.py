@@ -1,0 +1,214 @@
+"""SnacksSearchCV and cross-validated grids: GridSearchCV's contract and results, shared
+work, halving, refinement, and a test set that is never looked at."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_blobs, make_classification, make_moons
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from snacks_core import SnacksClassifier
+from snacks_core.objective import C_to_lam
+from snacks_core.search import SnacksSearchCV
+from snacks_core.sweeps import robustness_grid
+
+GRID = {"gamma": [0.5, 2.0], "lam": [1e-2, 1e-4], "n_components": [15, 30]}
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(240, noise=0.25, random_state=0)
+
+
+@parametrize_with_checks(
+    [SnacksSearchCV(SnacksClassifier(n_components=10, max_epochs=20, random_state=0),
+                    {"lam": [1e-2, 1e-3]}, cv=2)],
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "n_components=.* is larger", UserWarning)
+        check(estimator)
+
+
+@pytest.mark.parametrize("scoring", [None, "f1", "roc_auc", "balanced_accuracy"])
+def test_cold_search_equals_grid_search_cv(moons, scoring):
+    """Oracle: GridSearchCV(SnacksClassifier) with the same folds and seed, which fits every
+    candidate on every fold from scratch."""
+    X, y = moons
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    ours = SnacksSearchCV(SnacksClassifier(random_state=0), GRID, cv=cv, scoring=scoring,
+                          warm_start=False).fit(X, y)
+    oracle = GridSearchCV(SnacksClassifier(random_state=0), GRID, cv=cv,
+                          scoring=scoring).fit(X, y)
+    assert ours.cv_results_["params"] == oracle.cv_results_["params"]
+    for key in ("mean_test_score", "std_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_allclose(ours.cv_results_[key], oracle.cv_results_[key], atol=1e-12)
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"],
+                                  oracle.cv_results_["rank_test_score"])
+    assert ours.best_params_ == oracle.best_params_
+    assert ours.best_score_ == pytest.approx(oracle.best_score_)
+    np.testing.assert_array_equal(ours.predict(X), oracle.predict(X))
+    assert ours.score(X, y) == pytest.approx(oracle.score(X, y))
+
+
+def test_warm_starts_stay_within_the_solver_tolerance_of_cold_scores(moons):
+    X, y = moons
+    cv = StratifiedKFold(3, shuffle=True, random_state=1)
+    model = SnacksClassifier(random_state=0, tol=1e-3)
+    warm = SnacksSearchCV(model, GRID, cv=cv).fit(X, y).cv_results_["mean_test_score"]
+    cold = SnacksSearchCV(model, GRID, cv=cv, warm_start=False).fit(X, y).cv_results_[
+        "mean_test_score"]
+    # Each fold's 80 validation rows: a warm start may flip a row or two near the boundary.
+    np.testing.assert_allclose(warm, cold, atol=2.5 / 80)
+
+
+def test_cv_results_load_into_pandas_as_grid_search_cv(moons):
+    X, y = moons
+    ours = pd.DataFrame(SnacksSearchCV(SnacksClassifier(random_state=0), GRID, cv=3).fit(
+        X, y).cv_results_)
+    oracle = pd.DataFrame(GridSearchCV(SnacksClassifier(random_state=0), GRID, cv=3).fit(
+        X, y).cv_results_)
+    assert set(oracle.columns) <= set(ours.columns)
+    assert set(ours.columns) - set(oracle.columns) == {"iter", "n_resources"}
+    pd.testing.assert_series_equal(ours[oracle.columns].dtypes, oracle.dtypes)
+
+
+def test_exact_solver_and_class_weights_equal_grid_search_cv(moons):
+    """Candidates a grid cannot run (libsvm) are fitted one by one; class weights reach
+    the grid's solves: both equal GridSearchCV's."""
+    X, y = moons
+    grid = [{"solver": ["libsvm"], "lam": [1e-2, 1e-3]},
+            {"class_weight": ["balanced"], "n_components": [10, 20]},
+            {"gamma": [1.0], "lam": [1e-3]}]
+    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=3, warm_start=False)
+    oracle = GridSearchCV(SnacksClassifier(random_state=0), grid, cv=3)
+    np.testing.assert_allclose(ours.fit(X, y).cv_results_["mean_test_score"],
+                               oracle.fit(X, y).cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.cv_results_["param_solver"].mask.tolist() == [False] * 2 + [True] * 3
+
+
+def test_multiclass_search():
+    X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=2)
+    grid = {"lam": [1e-2, 1e-3], "n_components": [10, 20]}
+    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=3,
+                          warm_start=False).fit(X, y)
+    oracle = GridSearchCV(SnacksClassifier(random_state=0), grid, cv=3).fit(X, y)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               oracle.cv_results_["mean_test_score"], atol=1e-12)
+    assert ours.decision_function(X).shape == (300, 3)
+
+
+def test_a_grid_over_C_converts_with_each_fits_rows(moons):
+    X, y = moons
+    search = SnacksSearchCV(SnacksClassifier(random_state=0), {"C": [0.1, 10.0]}, cv=3,
+                            warm_start=False).fit(X, y)
+    assert search.cv_results_["param_C"].tolist() == [0.1, 10.0]
+    best_C = search.best_params_["C"]
+    assert search.best_estimator_.lam == pytest.approx(C_to_lam(best_C, X.shape[0]))
+    # Each fold trains on 160 rows: λ = 1/(2 · 160 · C) there.
+    lam_grid = SnacksSearchCV(SnacksClassifier(random_state=0),
+                              {"lam": [C_to_lam(c, 160) for c in (0.1, 10.0)]}, cv=3,
+                              warm_start=False).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+                               lam_grid.cv_results_["mean_test_score"])
+
+
+def test_successive_halving_keeps_the_best_share_on_growing_rows():
+    X, y = make_classification(2700, 6, n_informative=4, random_state=0)
+    grid = {"gamma": [0.02, 0.2, 2.0], "lam": [1e-2, 1e-4, 1e-6]}
+    search = SnacksSearchCV(SnacksClassifier(n_components=10, random_state=0), grid, cv=3,
+                            halving=True, factor=3, random_state=0).fit(X, y)
+    results = search.cv_results_
+    # As HalvingGridSearchCV: 9 → 3 → 1 candidates on 300, 900 and all 2700 rows.
+    assert results["iter"].tolist() == [0] * 9 + [1] * 3 + [2]
+    assert results["n_resources"].tolist() == [300] * 9 + [900] * 3 + [2700]
+    for iteration, kept in ((0, 3), (1, 1)):
+        scored = np.flatnonzero(results["iter"] == iteration)
+        best = scored[np.argsort(-results["mean_test_score"][scored], kind="stable")[:kept]]
+        following = np.flatnonzero(results["iter"] == iteration + 1)
+        assert [results["params"][i] for i in best] == [results["params"][i]
+                                                        for i in following]
+    assert search.best_index_ == 12
+    assert search.best_estimator_.get_params()["gamma"] == results["params"][12]["gamma"]
+
+
+def test_refinement_tries_midpoints_around_the_best(moons):
+    X, y = moons
+    search = SnacksSearchCV(SnacksClassifier(n_components=20, random_state=0),
+                            {"gamma": [0.25, 4.0], "lam": [1e-1, 1e-3]}, cv=3,
+                            refine=1).fit(X, y)
+    results = search.cv_results_
+    coarse = {(p["gamma"], p["lam"]) for p in results["params"][:4]}
+    best = results["params"][int(np.argmax(results["mean_test_score"][:4]))]
+    g, lam = best["gamma"], best["lam"]
+    # Half the log-step of the grid on each side: ×4 in γ (0.25 → 4), ×10 in λ.
+    expected = {(round(gv, 9), round(lv, 12)) for gv in (g / 4, g, g * 4)
+                for lv in (lam / 10, lam, lam * 10)} - coarse
+    fine = [p for p, it in zip(results["params"], results["iter"], strict=True) if it == 1]
+    assert {(round(p["gamma"], 9), round(p["lam"], 12)) for p in fine} == expected
+    assert search.best_score_ == results["mean_test_score"].max()
+
+
+def test_grid_cv_chooses_without_looking_at_the_test_labels(moons):
+    X, y = moons
+    X_test, y_test = make_moons(200, noise=0.25, random_state=5)
+    grid = dict(m=[10, 30], lam=[1e-2, 1e-4], gamma=[0.5, 2.0], seeds=[0], cv=3)
+    table = robustness_grid(X, y, X_test, y_test, **grid)
+    shuffled = robustness_grid(X, y, X_test, np.random.default_rng(0).permutation(y_test),
+                               **grid)
+    assert sorted(table["fold"].unique()) == [0, 1, 2] and len(table) == 3 * 8
+    pd.testing.assert_series_equal(table["test_error"], shuffled["test_error"])
+    chosen, again = table.attrs["chosen"], shuffled.attrs["chosen"]
+    assert {k: chosen[k] for k in ("gamma", "m", "lam", "cv_error")} == {
+        k: again[k] for k in ("gamma", "m", "lam", "cv_error")}
+    means = table.groupby(["gamma", "m", "lam"])["test_error"].mean()
+    assert chosen["cv_error"] == means.min()
+    model = SnacksClassifier(gamma=chosen["gamma"], n_components=chosen["m"],
+                             lam=chosen["lam"], random_state=0).fit(X, y)
+    assert chosen["test_error"] == pytest.approx(1 - model.score(X_test, y_test))
+
+
+def test_grid_cv_folds_equal_the_estimators_fits(moons):
+    X, y = moons
+    table = robustness_grid(X, y, X[:50], y[:50], m=[12], lam=[1e-3], gamma=1.0, seeds=[2],
+                            cv=StratifiedKFold(2, shuffle=True, random_state=0),
+                            warm_start=False)
+    for (train, test), row in zip(StratifiedKFold(2, shuffle=True, random_state=0).split(X, y),
+                                  table.sort_values("fold").itertuples(), strict=True):
+        model = SnacksClassifier(n_components=12, lam=1e-3, gamma=1.0, random_state=2,
+                                 dtype=np.float32).fit(X[train], y[train])
+        assert row.test_error == pytest.approx(1 - model.score(X[test], y[test]))
+
+
+@pytest.mark.parametrize("grid, message", [
+    ({"lam": [1e-3], "C": [1.0]}, "both 'C' and 'lam'"),
+    ({"not_a_parameter": [1]}, "not parameters of SnacksClassifier"),
+    ({"lam": []}, "empty"),
+])
+def test_bad_grids_are_refused(moons, grid, message):
+    with pytest.raises(ValueError, match=message):
+        SnacksSearchCV(SnacksClassifier(), grid, cv=2).fit(*moons)
+
+
+def test_grid_cells_with_class_weights_equal_the_estimators_fits():
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    from snacks_core.objective import primal_objective
+
+    X, y = make_classification(400, 5, weights=[0.85], random_state=3)
+    table = robustness_grid(X[:300], y[:300], X[300:], y[300:], m=[15], lam=[1e-2, 1e-3],
+                            gamma=0.3, class_weight="balanced", warm_start=False)
+    weights = compute_sample_weight("balanced", y[:300])
+    for row in table.itertuples():
+        model = SnacksClassifier(n_components=15, lam=row.lam, gamma=0.3, random_state=0,
+                                 class_weight="balanced", dtype=np.float32).fit(X[:300], y[:300])
+        F = primal_objective(model.coef_[0], model.embedding_.transform(X[:300]),
+                             np.where(y[:300] == 1, 1.0, -1.0), row.lam, weights)
+        assert row.objective == pytest.approx(F, rel=1e-9)
+        assert row.test_error == pytest.approx(1 - model.score(X[300:], y[300:]))
