@@ -34,7 +34,7 @@ n_fits = len(axis_values) * len(lams) * len(seeds) * (folds or 1)
 key = (request.key(), cached.params_key(params), kind, tuple(axis_values), tuple(lams),
        tuple(seeds), folds)
 solver = analysis.grid_solver(params)
-notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seeds"
+notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seed{'s' * (len(seeds) > 1)}"
          + (f" × {folds} folds" if folds else "") + f" = {n_fits} fits with "
          f"{solver_label(solver)}; the other sidebar settings stay fixed. Cells share "
          "landmarks and kernel blocks, and each λ starts from the previous one's solution."]

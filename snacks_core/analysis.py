@@ -286,7 +286,7 @@ def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
             keep_test_scores=keep_test_scores, progress=progress, should_stop=should_stop)
 
 
-def selection_optimism(table, y_train, y_test, *, n_halvings=20, seed=0) -> dict:
+def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dict:
     """How much choosing a grid's cell on the test rows flatters the choice.
 
     ``table`` is a grid with ``test_scores`` (one test-set pass per cell and seed).  The
@@ -294,7 +294,8 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=20, seed=0) -> dict
     lowest error (mean over seeds) on one half is chosen, and its error on that half and
     on the other is recorded.  Returns the means: ``picked`` (the error on the rows that
     chose it: what picking on the test set reports), ``fresh`` (on rows that took no part
-    in the choice) and ``gap`` = fresh − picked, with ``n_cells`` and ``n_test``.
+    in the choice) and ``gap`` = fresh − picked, with ``n_cells``, ``n_test`` and
+    ``n_halvings``.
     """
     classes = np.unique(y_train)
     y_test = np.asarray(y_test)
@@ -312,7 +313,7 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=20, seed=0) -> dict
         fresh.append(wrong[best, other].mean())
     return {"picked": float(np.mean(picked)), "fresh": float(np.mean(fresh)),
             "gap": float(np.mean(fresh) - np.mean(picked)), "n_cells": wrong.shape[0],
-            "n_test": y_test.shape[0]}
+            "n_test": y_test.shape[0], "n_halvings": n_halvings}
 
 
 # What Auto-tune tries: γ around the 'scale' rule (within the sidebar's range), λ in powers

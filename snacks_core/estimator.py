@@ -220,7 +220,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
-        X, y, weights = self._check_training_data(X, y, sample_weight)
+        X, y, sample_weight = self._check_training_data(X, y, sample_weight)
         seeds = draw_seeds(self.random_state)
         targets = binary_targets(y, self.classes_)
         X_val, validation_targets = self._check_eval_set(eval_set)
@@ -230,7 +230,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._progress = progress
         try:
             results = fit_by_input[solver.input](solver, X, targets, float(self.lam),
-                                                 weights, seeds, X_val, validation_targets,
+                                                 sample_weight, seeds, X_val,
+                                                 validation_targets,
                                                  dict(self.solver_options or {}))
         finally:
             del self._progress
@@ -241,18 +242,19 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _check_training_data(self, X, y, sample_weight):
-        """X and y validated (``classes_`` and ``n_features_in_`` set) and the weights s_i
-        of the hinge terms (class weights times sample weights; None when all are 1)."""
+        """X and y validated (``classes_`` and ``n_features_in_`` set) and the weights s_i of
+        the hinge terms (class weights times sample weights; None when all are 1)."""
         X, y, self.classes_ = check_classifier_data(self, X, y)
-        weights = compute_sample_weight(self.class_weight, y) if self.class_weight else None
+        by_class = compute_sample_weight(self.class_weight, y) if self.class_weight else None
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
-            weights = sample_weight if weights is None else weights * sample_weight
-        if weights is not None and not np.any(weights > 0):
+        if by_class is not None:
+            sample_weight = by_class if sample_weight is None else by_class * sample_weight
+        if sample_weight is not None and not np.any(sample_weight > 0):
             raise ValueError("All sample weights are zero (after class weights): at least "
                              "one sample needs a positive weight.")
-        return X, y, weights
+        return X, y, sample_weight
 
     def _check_eval_set(self, eval_set):
         """``(X_val, its one-vs-rest targets)`` of an ``eval_set``, or (None, None)."""
@@ -269,7 +271,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _fit_embedded(self, solver, X, targets, lam, weights, seeds, X_val,
+    def _fit_embedded(self, solver, X, targets, lam, sample_weight, seeds, X_val,
                       validation_targets, options):
         """An embedded solver on the Nyström embedding of X, one-vs-rest in threads."""
         n_jobs = effective_n_threads(self.n_jobs)
@@ -287,11 +289,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X_stop = X[rows]
             held = [t[rows] for t in targets]
             targets = [t[train] for t in targets]
-            weights = None if weights is None else weights[train]
+            sample_weight = None if sample_weight is None else sample_weight[train]
         Z, Z_val, Z_stop = self._embed_for_training(X, train, X_val, X_stop, solver.streaming)
         self.embedding_time_ = time.perf_counter() - start
         options = {**early_stopping_options(solver, split, self.n_iter_no_change), **options,
-                   "sample_weight": weights, "max_epochs": self.max_epochs, "tol": self.tol,
+                   "sample_weight": sample_weight, "max_epochs": self.max_epochs, "tol": self.tol,
                    "random_state": seeds.solver}
         if self._progress is not None and "callback" not in options:
             max_epochs = float(self.max_epochs)
@@ -366,14 +368,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                progress=report, rows=train)
         return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
 
-    def _fit_data(self, solver, X, targets, lam, weights, seeds, X_val, validation_targets,
+    def _fit_data(self, solver, X, targets, lam, sample_weight, seeds, X_val, validation_targets,
                   options):
         """A solver of the exact kernel problem on the raw rows (LIBSVM), one-vs-rest."""
         self.embedding_time_ = 0.0
         start = time.perf_counter()
         results = [
             solver.solve(X, target, lam, kernel=self.kernel, gamma=self.gamma,
-                         degree=self.degree, coef0=self.coef0, sample_weight=weights,
+                         degree=self.degree, coef0=self.coef0, sample_weight=sample_weight,
                          validation=None if X_val is None else (X_val, validation_targets[k]),
                          **options)
             for k, target in enumerate(targets)
@@ -390,7 +392,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             coef0=self.coef0, n_components=self.n_components, sampling=self.sampling,
             dtype=self.dtype, n_jobs=self.n_jobs, seed=seed)
 
-    def _fit_operator(self, solver, X, targets, lam, weights, seeds, X_val,
+    def _fit_operator(self, solver, X, targets, lam, sample_weight, seeds, X_val,
                       validation_targets, options):
         """A solver on one factorised kernel operator K̃ + βI (ADMM), shared by every
         one-vs-rest subproblem.
@@ -414,7 +416,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
         results = [
-            solver.solve(operator, target, lam, sample_weight=weights, precomputed=precomputed,
+            solver.solve(operator, target, lam, sample_weight=sample_weight,
+                         precomputed=precomputed,
                          validation=None if X_val is None else (X_val, validation_targets[k]),
                          **options)
             for k, target in enumerate(targets)

@@ -763,17 +763,17 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
                           + blocks.seconds / n_group_cells)
         targets = binary_targets(problem.y_train, problem.classes)
         y_fit, held = problem.y_train, None
-        weights = (compute_sample_weight(problem.class_weight, y_fit)
-                   if problem.class_weight else None)
+        sample_weight = (compute_sample_weight(problem.class_weight, y_fit)
+                         if problem.class_weight else None)
         if blocks.held is not None:
             rows, held_rows = blocks.held
             held = (Z[held_rows], [t[held_rows] for t in targets])
             Z, targets, y_fit = Z[rows], [t[rows] for t in targets], y_fit[rows]
-            weights = None if weights is None else weights[rows]
+            sample_weight = None if sample_weight is None else sample_weight[rows]
         solver = REGISTRY[problem.solver]
         options = {**early_stopping_options(solver, blocks.held, problem.n_iter_no_change),
                    **problem.options, "random_state": group.seeds.solver,
-                   "sample_weight": weights}
+                   "sample_weight": sample_weight}
         coefs, table_rows = None, []
         for lam in problem.lams:
             warm = problem.warm_options is not None and coefs is not None
@@ -784,7 +784,7 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
                 held=held, w0=coefs if warm else None)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            table_rows.append(_cell_row(group, m, lam, (Z, y_fit, targets, weights),
+            table_rows.append(_cell_row(group, m, lam, (Z, y_fit, targets, sample_weight),
                                         test_scores, results, warm, embedding_time,
                                         training_time, problem))
     return table_rows
@@ -792,9 +792,9 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
 
 def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time,
               training_time, problem):
-    """A cell's table row; ``trained`` is ``(Z, labels, one-vs-rest targets, weights)`` of
+    """A cell's table row; ``trained`` is ``(Z, labels, one-vs-rest targets, sample_weight)`` of
     the rows the solver trained on."""
-    Z, y_fit, targets, weights = trained
+    Z, y_fit, targets, sample_weight = trained
     classes = problem.classes
     coefs = [result.coef for result in results]
     # One pass over the training rows gives both the training error and F.
@@ -803,7 +803,7 @@ def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time
     test_decision = np.column_stack([test_scores(w) for w in coefs])
     test_pred = labels_from_scores(test_decision, classes)
     scores = classification_scores(problem.y_train, problem.y_test, test_pred, classes)
-    objective = np.mean([objective_from_scores(w, scores_k, t, lam, weights)
+    objective = np.mean([objective_from_scores(w, scores_k, t, lam, sample_weight)
                          for w, t, scores_k in zip(coefs, targets, train_scores.T, strict=True)])
     row = {
         "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,

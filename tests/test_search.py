@@ -212,3 +212,27 @@ def test_grid_cells_with_class_weights_equal_the_estimators_fits():
                              np.where(y[:300] == 1, 1.0, -1.0), row.lam, weights)
         assert row.objective == pytest.approx(F, rel=1e-9)
         assert row.test_error == pytest.approx(1 - model.score(X[300:], y[300:]))
+
+
+def test_selection_optimism_against_a_brute_force_oracle():
+    """30 cells of coin-flip quality (every cell 30 % wrong in truth): choosing on half the
+    test rows reads low there and regresses on the other half."""
+    from snacks_core.analysis import selection_optimism
+
+    rng = np.random.default_rng(0)
+    y_test = rng.choice([-1.0, 1.0], 200)
+    cells = [{"gamma": 1.0, "m": m, "lam": 1e-3, "seed": 0,
+              "test_scores": np.where(rng.random(200) < 0.3, -y_test, y_test)}
+             for m in range(30)]
+    table = pd.DataFrame(cells)
+    result = selection_optimism(table, np.array([-1.0, 1.0]), y_test, n_halvings=50, seed=3)
+    wrong = np.array([c["test_scores"] != y_test for c in cells], dtype=float)
+    order_rng = np.random.default_rng(3)
+    gaps = []
+    for _ in range(50):
+        order = order_rng.permutation(200)
+        half, other = order[:100], order[100:]
+        best = int(np.argmin(wrong[:, half].mean(axis=1)))
+        gaps.append(wrong[best, other].mean() - wrong[best, half].mean())
+    assert result["gap"] == pytest.approx(np.mean(gaps))
+    assert result["gap"] > 0.03 and result["n_cells"] == 30

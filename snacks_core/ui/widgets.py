@@ -640,7 +640,8 @@ def chosen_cell(table, axis, split, folds, best, summary):
             f"choosing among the {gap['n_cells']} cells on a random half of the "
             f"{gap['n_test']:,} test rows, the chosen cell's error is "
             f"{_percent(gap['picked'])} on that half and {_percent(gap['fresh'])} on the "
-            f"other half (mean of 20 halvings): {100 * gap['gap']:+.2f} points. Choose by "
+            f"other half (mean of {gap['n_halvings']} halvings): {100 * gap['gap']:+.2f} "
+            "points. Choose by "
             "cross-validation to keep the test rows for one honest measurement.",
             icon=":material/visibility:")
 
@@ -649,7 +650,7 @@ def auto_tune(request, split, params):
     """The Playground's Auto-tune: a quick cross-validated search on the training rows
     whose best setting becomes the sidebar's (applied before the next run's widgets), and
     what it tried."""
-    if st.button("Auto-tune γ, λ and m", icon=":material/tune:", key="auto_tune",
+    if st.button("Auto-tune", icon=":material/tune:", key="auto_tune",
                  help=HELP["auto_tune"]):
         with st.status("Auto-tune: cross-validating on the training rows…") as status:
             with stop_on_user_error():
@@ -672,17 +673,23 @@ def auto_tune(request, split, params):
         return
     values, results = tuned["values"], tuned["results"]
     now = all(current(name) == value for name, value in values.items())
-    chosen = ", ".join(f"{name} = {value:g}" for name, value in values.items()
-                       if name in ("gamma", "lam", "m"))
+    symbols = {"gamma": "γ", "lam": "λ", "m": "m"}
+    chosen = ", ".join(f"{symbols[name]} = {values[name]:g}" for name in symbols
+                       if name in values)
     st.caption(f"Auto-tune tried {len(results)} settings by {analysis.AUTO_TUNE_FOLDS}-fold "
                f"cross-validation on the training rows and chose {chosen} (CV error "
                f"{_percent(tuned['cv_error'])})"
                + ("; the sidebar holds them, and the test error above is theirs, measured "
                   "once." if now else "; the sidebar has changed since."))
     with st.expander("What Auto-tune tried"):
-        shown = results.assign(cv_error=1 - results["mean_test_score"]).sort_values(
-            ["n_resources", "cv_error"], ascending=[False, True])
-        columns = {"n_resources": "rows", "param_gamma": "γ", "param_lam": "λ",
-                   "param_n_components": "m", "cv_error": "CV error"}
+        shown = results.assign(cv_error=(100 * (1 - results["mean_test_score"])).round(2))
+        shown = shown.sort_values(["n_resources", "cv_error"], ascending=[False, True])
+        columns = {"param_gamma": "γ", "param_lam": "λ", "param_n_components": "m",
+                   "cv_error": "CV error %", "n_resources": "rows"}
+        if shown["n_resources"].nunique() == 1:
+            del columns["n_resources"]
         st.dataframe(shown[[c for c in columns if c in shown]].rename(columns=columns),
                      hide_index=True, height=240)
+        if "n_resources" in columns:
+            st.caption("Successive halving: every setting was scored on a subsample of the "
+                       "training rows, the best third on three times as many, until all.")
