@@ -13,6 +13,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from .estimator import SnacksClassifier
 from .nystrom import NystromEmbedding
 from .objective import C_to_lam, lam_to_C, primal_objective
+from .search import SnacksSearchCV
 
-__all__ = ["SnacksClassifier", "NystromEmbedding", "primal_objective", "lam_to_C", "C_to_lam"]
+__all__ = ["SnacksClassifier", "SnacksSearchCV", "NystromEmbedding", "primal_objective",
+           "lam_to_C", "C_to_lam"]
 __version__ = "0.1.0"

@@ -319,7 +319,7 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dic
 # What Auto-tune tries: γ around the 'scale' rule (within the sidebar's range), λ in powers
 # of ten, m as set and 4×.
 AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
-GAMMA_RANGE = (1e-3, 1e3)
+GAMMA_RANGE = (1e-5, 1e3)
 AUTO_TUNE_LAMS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 AUTO_TUNE_FOLDS = 3
 

@@ -292,7 +292,8 @@ class _GroupBlocks(NamedTuple):
     ``train`` and ``test`` are the embeddings Z = K_nm L⁻ᵀ on all the landmarks, whose
     first k columns are the embedding on the first k landmarks; otherwise they are the
     kernel blocks K_nm and K_tm.  ``held`` is the early-stopping split of the training
-    rows (rows trained on, rows held out), or None.
+    rows (rows trained on, rows held out), or None; with it, ``train``'s rows are in the
+    order of the two parts, one after the other.
     """
 
     embedding: NystromEmbedding
@@ -718,6 +719,10 @@ def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
                                   seed=group.seeds.embedding)
         held = held_out_rows(REGISTRY[problem.solver], problem.early_stopping, labels,
                              problem.validation_fraction, group.seeds.solver)
+        if held is not None:
+            # The rows trained on first, then the held-out rows: each column's two parts
+            # are then views of one embedding.
+            X_train = X_train[np.concatenate(held)]
         if embedding.triangular_:
             train, test = embedding.transform(X_train), embedding.transform(X_test)
         else:
@@ -737,15 +742,15 @@ def _prefix_embedding(blocks, m, gamma, problem):
     the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w) for the test rows,
     whose embedding is never formed)."""
     n_landmarks = int(np.searchsorted(blocks.embedding.selected_positions_, m))
+    test = blocks.test[:, :n_landmarks]
     if blocks.nested:
-        test = blocks.test[:, :n_landmarks]
         return (np.ascontiguousarray(blocks.train[:, :n_landmarks]),
                 lambda w: matvec(test, w))
     embedding = NystromEmbedding(
         kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
         dtype=problem.dtype,
     ).fit(blocks.embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
-    components, test = embedding.components_, blocks.test[:, :n_landmarks]
+    components = embedding.components_
     return (blocks.train[:, :n_landmarks] @ components,
             lambda w: matvec(test, components @ w.astype(components.dtype)))
 
@@ -767,8 +772,8 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
                          if problem.class_weight else None)
         if blocks.held is not None:
             rows, held_rows = blocks.held
-            held = (Z[held_rows], [t[held_rows] for t in targets])
-            Z, targets, y_fit = Z[rows], [t[rows] for t in targets], y_fit[rows]
+            held = (Z[rows.shape[0]:], [t[held_rows] for t in targets])
+            Z, targets, y_fit = Z[:rows.shape[0]], [t[rows] for t in targets], y_fit[rows]
             sample_weight = None if sample_weight is None else sample_weight[rows]
         solver = REGISTRY[problem.solver]
         options = {**early_stopping_options(solver, blocks.held, problem.n_iter_no_change),
