@@ -1,11 +1,14 @@
 """What the app's own fits gain from the Snacks engine work, against the code before it.
 
-``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF]`` checks out ``REF``
-(default: the commit before the engine issue's first change) in a temporary git worktree
-and times, alternately in fresh processes of each version, the fit the app makes with its
+``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF] [--workload w8a]``
+checks out ``REF`` (default: the commit before the engine issue's first change) in a
+temporary git worktree and times, alternately in fresh processes of each version, the fit the app makes with its
 default settings (``SnacksClassifier(n_components=50, lam=1e-3)``) on the Playground's
 moons (2,000 rows) and on a 50,000-row synthetic set (the app's large-data case): median
 of 3 fits after one warm-up fit, 3 rounds; prints the medians and the ratio.
+``--workload w8a`` times instead, on a 30,000-row subsample of ``../shared/data/w8a``, a
+default fit + predict (m = 1000) and a 6 m × 6 λ robustness grid: how a refactor's
+version compares with the one before it.
 """
 
 from __future__ import annotations
@@ -51,11 +54,47 @@ print(json.dumps(out))
 """
 
 
-def run(path):
+# ``--workload w8a``: a default fit + predict and a 6 m × 6 λ grid on real data.
+W8A_WORK = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.model_selection import train_test_split
+from snacks_core import SnacksClassifier
+from snacks_core.sweeps import robustness_grid
+warnings.simplefilter("ignore")
+X, y = load_svmlight_file(sys.argv[1], n_features=300)
+X, _, y, _ = train_test_split(X.tocsr(), y, train_size=30000, stratify=y, random_state=0)
+X, X_test, y, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=0)
+SnacksClassifier(n_components=20, max_epochs=3).fit(X[:500], y[:500])
+work = {
+    "w8a fit + predict (m = 1000, λ = 1e-6)": lambda: SnacksClassifier(
+        gamma=0.09, n_components=1000, lam=1e-6, random_state=0).fit(X, y).predict(X_test),
+    "w8a grid, 6 m × 6 λ": lambda: robustness_grid(
+        X, y, X_test, y_test, m=[50, 100, 200, 400, 700, 1000],
+        lam=[1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2], gamma=0.09),
+}
+out = {}
+for name, job in work.items():
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        result = job()
+        times.append(time.perf_counter() - start)
+    error = (np.mean(result != y_test) if isinstance(result, np.ndarray)
+             else result["test_error"].mean())
+    out[name] = {"seconds": float(np.median(times)), "error": float(100 * error)}
+print(json.dumps(out))
+"""
+W8A = ROOT.parent / "shared" / "data" / "w8a"
+
+
+def run(path, workload):
     env = {**os.environ, "PYTHONPATH": str(path)}
+    code, args = (FIT, []) if workload == "app" else (W8A_WORK, [str(W8A)])
     # From inside the checkout: ``python -c`` puts the working directory first on sys.path.
-    done = subprocess.run([sys.executable, "-c", FIT], env=env, cwd=path, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=path,
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -63,25 +102,34 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workload", choices=("app", "w8a"), default="app",
+                        help="the app's default fits, or a fit and a grid on w8a")
     args = parser.parse_args()
+    if args.workload == "w8a" and not W8A.exists():
+        print(f"skipped: {W8A} not found.")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         worktree = Path(tmp) / "baseline"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
                         str(worktree), args.baseline], check=True)
         try:
-            rounds = [(run(worktree), run(ROOT)) for _ in range(args.rounds)]
+            rounds = [(run(worktree, args.workload), run(ROOT, args.workload))
+                      for _ in range(args.rounds)]
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
                             str(worktree)], check=True)
-    print(f"| app fit (m = 50, λ = 1e-3) | before ({args.baseline}) s | now s | before / now "
-          "| epochs before → now | stop now | test error % before → now |")
-    print("|---|---|---|---|---|---|---|")
+    app = args.workload == "app"
+    print(f"| {'app fit (m = 50, λ = 1e-3)' if app else 'workload'} | before "
+          f"({args.baseline}) s | now s | before / now |"
+          + (" epochs before → now | stop now |" if app else "")
+          + " test error % before → now |")
+    print("|---|---|---|---|" + ("---|---|" if app else "") + "---|")
     for name in rounds[0][0]:
         before = np.median([r[0][name]["seconds"] for r in rounds])
         now = np.median([r[1][name]["seconds"] for r in rounds])
         b, n = rounds[-1][0][name], rounds[-1][1][name]
-        print(f"| {name} | {before:.3f} | {now:.3f} | **{before / now:.1f}×** | "
-              f"{b['epochs']:.1f} → {n['epochs']:.1f} | {n['stop']} | "
+        epochs = (f" {b['epochs']:.1f} → {n['epochs']:.1f} | {n['stop']} |" if app else "")
+        print(f"| {name} | {before:.3f} | {now:.3f} | **{before / now:.2f}×** |{epochs} "
               f"{b['error']:.2f} → {n['error']:.2f} |")
 
 

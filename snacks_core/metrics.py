@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import f1_score
 
-__all__ = ["classification_scores", "error_rate", "f1", "f1_label", "majority_error",
-           "minority_class"]
+__all__ = ["TrainingLabels", "classification_scores", "error_rate", "f1", "minority_class"]
 
 
 def error_rate(y_true, y_pred) -> float:
@@ -25,22 +24,21 @@ def error_rate(y_true, y_pred) -> float:
     return float(np.mean(np.asarray(y_pred) != np.asarray(y_true)))
 
 
+class TrainingLabels:
+    """What the training labels decide: the F1 class and the majority class (computed
+    once, for scoring many models trained on the same labels)."""
+
+    def __init__(self, y_train, classes):
+        labels, counts = np.unique(np.asarray(y_train), return_counts=True)
+        self.majority = labels[int(np.argmax(counts))]
+        # The least frequent label (the larger on a tie), for two classes.
+        self.f1_label = (labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
+                         if len(classes) == 2 else None)
+
+
 def minority_class(y):
     """The least frequent label of ``y`` (the larger label on a tie)."""
-    labels, counts = np.unique(np.asarray(y), return_counts=True)
-    return labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
-
-
-def majority_error(y_train, y) -> float:
-    """Error on ``y`` of always predicting the most frequent label of ``y_train``."""
-    labels, counts = np.unique(np.asarray(y_train), return_counts=True)
-    return error_rate(y, labels[int(np.argmax(counts))])
-
-
-def f1_label(y_train, classes):
-    """The class whose F1 is reported: the minority training class for two classes, None
-    (the macro average) for more."""
-    return minority_class(y_train) if len(classes) == 2 else None
+    return TrainingLabels(y, (0, 1)).f1_label
 
 
 def f1(y_true, y_pred, label, classes) -> float:
@@ -57,7 +55,7 @@ def classification_scores(y_train, y_test, test_pred, classes, *, pos_label=None
 
     Parameters
     ----------
-    y_train : array-like
+    y_train : array-like or TrainingLabels
         The training labels (they choose the F1 class and the majority baseline).
     y_test, test_pred : array-like
         True and predicted test labels.
@@ -72,10 +70,12 @@ def classification_scores(y_train, y_test, test_pred, classes, *, pos_label=None
         ``test_error``, ``majority_error``, ``f1``, ``f1_label`` (None for the macro
         average) and ``predicted_classes`` (distinct test predictions).
     """
-    label = f1_label(y_train, classes) if pos_label is None or len(classes) != 2 else pos_label
+    reference = (y_train if isinstance(y_train, TrainingLabels)
+                 else TrainingLabels(y_train, classes))
+    label = reference.f1_label if pos_label is None or len(classes) != 2 else pos_label
     return {
         "test_error": error_rate(y_test, test_pred),
-        "majority_error": majority_error(y_train, y_test),
+        "majority_error": error_rate(y_test, reference.majority),
         "f1": f1(y_test, test_pred, label, classes),
         "f1_label": label,
         "predicted_classes": int(np.unique(test_pred).shape[0]),

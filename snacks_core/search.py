@@ -25,6 +25,7 @@ candidate is chosen among those scored on every row.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from numbers import Integral
@@ -45,7 +46,7 @@ from .kernels import resolve_gamma
 from .objective import C_to_lam
 from .pipeline import draw_seeds, labels_from_scores
 from .solvers import EMBEDDED_SOLVERS
-from .sweeps import _check_fold_classes, _Group, _make_problem, _Run, _run_grid
+from .sweeps import _Group, _make_problem, _Run, _run_grid, with_labels
 from .validation import check_classifier_data
 
 # The parameters one grid shares work across; the others split candidates into groups.
@@ -229,7 +230,6 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _grid_fold(self, members, base, X, y, train, test):
         """One grid on the fold for candidates that differ only in :data:`GRID_PARAMS`."""
         X_train, n_fit = X[train], len(train)
-        _check_fold_classes(y[train])
         cells = [_cell_key(self._candidate(params, n_fit), X_train) for _, params in members]
         gammas = sorted({c[0] for c in cells})
         problem = _make_problem(
@@ -238,8 +238,7 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
             warm_start=self.warm_start, early_stopping=base.early_stopping,
             validation_fraction=base.validation_fraction,
             n_iter_no_change=base.n_iter_no_change, class_weight=base.class_weight)
-        problem = problem._replace(
-            classes=np.unique(y[train]), y_train=y[train], y_test=y[test],
+        problem = with_labels(problem, y[train], y[test])._replace(
             lams=tuple(sorted({c[2] for c in cells}, reverse=True)),
             keep_scores=self._scorer is not None)
         dtype = "float64" if np.dtype(base.dtype) == np.float64 else "float32"
@@ -386,19 +385,11 @@ def _refined(candidates, best, round_, seen):
             axes[name] = [float(f"{best[name] * math.exp(sign * step):.12g}")
                           for sign in (-1, 0, 1)]
     finer = []
-    for values in _product(list(axes.values())):
+    for values in itertools.product(*axes.values()):
         params = {**best, **dict(zip(axes, values, strict=True))}
         if str(params) not in seen:
             finer.append(params)
     return finer
-
-
-def _product(lists):
-    """Every combination of one item from each list."""
-    combos = [()]
-    for values in lists:
-        combos = [combo + (value,) for combo in combos for value in values]
-    return combos
 
 
 def _best(records):

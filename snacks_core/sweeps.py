@@ -58,7 +58,7 @@ from threadpoolctl import threadpool_limits
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
-from .metrics import classification_scores, error_rate
+from .metrics import TrainingLabels, classification_scores, error_rate
 from .nystrom import NystromEmbedding
 from .objective import lam_to_C, matvec, objective_from_scores
 from .pipeline import (
@@ -265,6 +265,7 @@ class _Problem(NamedTuple):
     y_test: np.ndarray
     lams: tuple
     keep_scores: bool = False  # rows carry the test rows' scores ('test_scores')
+    reference: TrainingLabels | None = None  # the F1 and majority classes of y_train
     class_weight: dict | str | None = None  # weights s_i of the hinge terms by class
 
 
@@ -452,8 +453,7 @@ def robustness_grid(
     groups = [_Group(seed, g, draw_seeds(seed)) for seed in seed_values for g in gammas]
     problem = problem._replace(keep_scores=keep_test_scores)
     if splits is None:
-        problem = problem._replace(classes=np.unique(y_train), y_train=y_train, y_test=y_test,
-                                   lams=lams)
+        problem = with_labels(problem._replace(lams=lams), y_train, y_test)
         rows, plan, stopped = _run_grid(X_train, X_test, m_values, sampling, problem, groups,
                                         run, progress, should_stop)
         columns = GRID_COLUMNS
@@ -505,6 +505,17 @@ def _check_cv(cv, X_train, y_train):
             for train, test in splitter.split(X_train, y_train)]
 
 
+def with_labels(problem, y_train, y_test):
+    """The problem for training labels ``y_train`` and test labels ``y_test`` (refused
+    when the training rows hold one class: a fold of a small class)."""
+    classes = np.unique(y_train)
+    if classes.shape[0] < 2:
+        raise ValueError("A fold's training rows hold only one class: use fewer folds, or "
+                         "a stratified splitter.")
+    return problem._replace(classes=classes, y_train=y_train, y_test=y_test,
+                            reference=TrainingLabels(y_train, classes))
+
+
 def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress, should_stop):
     """The grid on every fold: trained on the fold's training rows, scored on its
     validation rows (the rows' ``test_*`` columns), each row with its ``fold``."""
@@ -515,9 +526,7 @@ def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress,
         progress(len(rows) + done, total, row)
 
     for fold, (train, test) in enumerate(splits):
-        _check_fold_classes(y[train])
-        fold_problem = problem._replace(classes=np.unique(y[train]), y_train=y[train],
-                                        y_test=y[test])
+        fold_problem = with_labels(problem, y[train], y[test])
         fold_rows, plan, stopped = _run_grid(
             X[train], X[test], m_values, sampling, fold_problem, groups, run,
             None if progress is None else report, should_stop)
@@ -526,13 +535,6 @@ def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress,
         if stopped:
             break
     return rows, plans[0], stopped
-
-
-def _check_fold_classes(y_train):
-    """Refuse a fold whose training rows hold one class (nothing to learn there)."""
-    if np.unique(y_train).shape[0] < 2:
-        raise ValueError("A fold's training rows hold only one class: use fewer folds, or "
-                         "a stratified splitter.")
 
 
 def _chosen_cell(table, problem, sampling, dtype, X_train, y_train, X_test, y_test):
@@ -807,7 +809,7 @@ def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time
     train_pred = labels_from_scores(train_scores, classes)
     test_decision = np.column_stack([test_scores(w) for w in coefs])
     test_pred = labels_from_scores(test_decision, classes)
-    scores = classification_scores(problem.y_train, problem.y_test, test_pred, classes)
+    scores = classification_scores(problem.reference, problem.y_test, test_pred, classes)
     objective = np.mean([objective_from_scores(w, scores_k, t, lam, sample_weight)
                          for w, t, scores_k in zip(coefs, targets, train_scores.T, strict=True)])
     row = {

@@ -366,6 +366,10 @@ CACHE_HELP = (" 'from cache': these settings were trained before and the time is
               "measured then.")
 
 
+# A test error closer than this to the majority class's is worth a warning.
+MAJORITY_MARGIN = 0.01
+
+
 def metrics_row(run, split):
     """Errors beside the majority-class baseline, F1, times, objective, epochs; warnings."""
     metrics = run.metrics
@@ -396,8 +400,14 @@ def metrics_row(run, split):
     if metrics["predicted_classes"] == 1 and len(class_names(split)) > 1:
         st.warning(f"The model predicts one class for every test point: its error "
                    f"{_percent(metrics['test_error'])} is the majority-class rate, so it has "
-                   "learned nothing. Lower λ, change γ, or set class weight 'balanced'.",
+                   "learned nothing. Click **Auto-tune** (a quick cross-validated search of "
+                   "γ, λ and m), or lower λ, change γ, or set class weight 'balanced'.",
                    icon=":material/warning:")
+    elif metrics["test_error"] > metrics["majority_error"] - MAJORITY_MARGIN:
+        st.warning(f"Test error {_percent(metrics['test_error'])} is within a point of always "
+                   f"predicting the majority class ({baseline}): the model has learned "
+                   "little. Click **Auto-tune** (a quick cross-validated search of γ, λ and "
+                   "m), or lower λ and raise m.", icon=":material/warning:")
     for note in run.notes:
         st.warning(note, icon=":material/warning:")
 
