@@ -3,9 +3,10 @@
 ``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF] [--workload w8a]``
 checks out ``REF`` (default: the commit before the engine issue's first change) in a
 temporary git worktree and times, alternately in fresh processes of each version, the fit
-the app makes with its default settings (``SnacksClassifier(n_components=50, lam=1e-3)``) on the Playground's
-moons (2,000 rows) and on a 50,000-row synthetic set (the app's large-data case): median
-of 3 fits after one warm-up fit, 3 rounds; prints the medians and the ratio.
+the app makes with its default settings (``SnacksClassifier(n_components=50,
+lam=1e-3)``) on the Playground's moons (2,000 rows) and on a 50,000-row synthetic set (the
+app's large-data case): median of 3 fits after one warm-up fit, 3 rounds; prints the
+medians and the ratio.
 ``--workload w8a`` times instead, on a 30,000-row subsample of ``../shared/data/w8a``, a
 default fit + predict (m = 1000) and a 6 m × 6 λ robustness grid: how a refactor's
 version compares with the one before it.
