@@ -21,14 +21,17 @@ widgets.lesson_banner()
 upload_tab, public_tab, samples_tab = st.tabs(["Upload a file", "LIBSVM public datasets",
                                                "Sample data"])
 with upload_tab:
+    # Any name: LIBSVM files end in .t, .trn, .scale or nothing; the content decides.
     uploaded = st.file_uploader("CSV (a label column and numeric features) or LIBSVM/svmlight",
-                                type=["csv", "tsv", "txt", "svm", "libsvm", "bz2"],
                                 key=Keys.UPLOAD_FILE, help=HELP["upload"])
     if uploaded is not None:
         raw = uploaded.getvalue()
         label = None
         try:
-            if uploaded.name.lower().removesuffix(".bz2").endswith((".csv", ".tsv", ".txt")):
+            kind = cached.upload_format(uploaded.name, raw)
+            st.caption(f"Read as **{'CSV' if kind == 'csv' else 'LIBSVM'}** (detected from "
+                       "the content).")
+            if kind == "csv":
                 columns = cached.csv_columns(raw)
                 label = st.selectbox("Label column", columns, index=len(columns) - 1,
                                      key=f"{Keys.UPLOAD_LABEL}_{datasets.fingerprint(raw)}",

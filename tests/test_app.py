@@ -20,6 +20,8 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
+from snacks_core.datasets import fingerprint
+
 pytestmark = pytest.mark.slow  # each test runs the Streamlit app
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -270,6 +272,25 @@ def test_csv_upload_is_used_and_survives_navigation():
     assert_clean(at)
     assert at.session_state["dataset"].startswith("upload:")
     assert at.metric
+
+
+@pytest.mark.parametrize("name, content, kind", [
+    ("ijcnn1.trn", b"".join(f"{1 if i % 3 else -1} 1:{i / 40:.3f} 2:{(i * 7) % 5 / 5:.2f}\n"
+                           .encode() for i in range(80)), "LIBSVM"),
+    ("mine.t", GOOD_CSV, "CSV"),
+])
+def test_an_upload_is_read_by_its_content_whatever_its_name(name, content, kind):
+    """LIBSVM files end in .t, .trn, .scale or nothing: the content decides."""
+    at = open_page("data")
+    at.file_uploader[0].upload(name, content).run()
+    assert_clean(at)
+    assert any(f"Read as **{kind}**" in c.value for c in at.caption)
+    assert bool(at.selectbox(key=f"upload_label_{fingerprint(content)}")) if kind == "CSV" \
+        else not any(s.label == "Label column" for s in at.selectbox)
+    at.button(key="use_upload").click().run()
+    assert_clean(at)
+    assert at.session_state["dataset"].startswith("upload:")
+    assert f"uploaded · {name}" in at.subheader[0].value
 
 
 @pytest.mark.parametrize("name, content, message", [

@@ -347,3 +347,25 @@ def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory)
             "height": bottom["y"] + bottom["height"] - top["y"] + 20})
     finally:
         page.close()
+
+
+def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
+    """LIBSVM files often end in .trn or .t: the uploader takes any name and the content
+    decides how it is read."""
+    path = tmp_path / "ijcnn1.trn"
+    path.write_text("".join(f"{1 if i % 3 else -1} 1:{i / 40:.3f} 2:{(i * 7) % 5 / 5:.2f}\n"
+                            for i in range(80)))
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        page.goto(f"{server}/data", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.locator("input[type='file']").set_input_files(str(path))
+        page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
+        assert "Read as LIBSVM" in page.inner_text("body")
+        page.get_by_role("button", name="Use this file").click()
+        page.get_by_text("uploaded · ijcnn1.trn").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        assert_no_error_shown(page, "the .trn upload")
+    finally:
+        page.close()

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import bz2
 import functools
+import gzip
 import http.server
+import io
 import threading
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from snacks_core import datasets
@@ -442,3 +446,41 @@ def test_split_scaling_never_changes_the_dataset(own_test_part):
     np.testing.assert_allclose(split.X_train.mean(axis=0), 0.0, atol=1e-12)
     scaler = split.preprocessing[0]
     assert scaler.copy and scaler.transform(X[:5]) is not X[:5]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["+1", "-1", "0", "2", "3.0"]),
+                          st.lists(st.tuples(st.integers(1, 10**6),
+                                             st.floats(-1e6, 1e6, allow_nan=False)),
+                                   min_size=1, max_size=6)),
+                min_size=1, max_size=20),
+       st.sampled_from([None, "gzip", "bz2"]))
+def test_sniff_format_recognises_libsvm_rows_whatever_the_name(rows, compression):
+    from snacks_core.datasets import sniff_format
+
+    text = "".join(f"{label} " + " ".join(f"{j}:{v!r}" for j, v in pairs) + "\n"
+                   for label, pairs in rows).encode()
+    raw = {None: lambda b: b, "gzip": gzip.compress, "bz2": bz2.compress}[compression](text)
+    assert sniff_format(raw, name="ijcnn1.trn") == "libsvm"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=6),
+                min_size=1, max_size=20),
+       st.sampled_from([",", ";", "\t", ", "]), st.booleans())
+def test_sniff_format_recognises_delimited_text(rows, delimiter, header):
+    from snacks_core.datasets import sniff_format
+
+    width = len(rows[0])
+    lines = ([delimiter.join(f"col{j}" for j in range(width))] if header else []) + [
+        delimiter.join(repr(v) for v in row[:width]) for row in rows]
+    assert sniff_format("\n".join(lines).encode() + b"\n", name="data.t") == "csv"
+
+
+def test_sniff_format_refuses_binary_content():
+    from snacks_core.datasets import sniff_format
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.arange(10.0))
+    with pytest.raises(ValueError, match="model.npy is not a text file"):
+        sniff_format(buffer.getvalue(), name="model.npy")

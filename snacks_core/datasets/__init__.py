@@ -37,7 +37,7 @@ from .download import (
     fetch_libsvm,
     libsvm_cache_dir,
 )
-from .files import file_kind, fingerprint, load_file
+from .files import file_kind, fingerprint, load_file, sniff_format
 from .libsvm_reader import load_libsvm
 from .npy_reader import load_npy
 from .sample_data import sample_data_dir, sample_files, write_sample_data
@@ -87,6 +87,7 @@ __all__ = [
     "fetch_libsvm",
     "file_kind",
     "fingerprint",
+    "sniff_format",
     "libsvm_cache_dir",
     "load_bundled",
     "load_csv",

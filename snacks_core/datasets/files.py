@@ -1,10 +1,11 @@
-"""A data file by its name (CSV, Parquet, NumPy or LIBSVM, possibly compressed), and the
-cache key of uploaded bytes."""
+"""A data file by its name (CSV, Parquet, NumPy or LIBSVM, possibly compressed), text by
+its content (:func:`sniff_format`), and the cache key of uploaded bytes."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from .columnar import load_parquet
@@ -12,7 +13,13 @@ from .csv_reader import load_csv
 from .dataset import Dataset
 from .libsvm_reader import load_libsvm
 from .npy_reader import load_npy
-from .text import LOCAL_FILE_LIMITS, SUFFIX_COMPRESSION, ReadLimits
+from .text import LOCAL_FILE_LIMITS, SUFFIX_COMPRESSION, ReadLimits, TextStream
+
+# What sniff_format reads: the first bytes of text, and of them the first lines.
+SNIFF_BYTES = 1 << 16
+SNIFF_LINES = 50
+# A LIBSVM feature: index:value (or a ranking file's qid:value).
+_PAIR = re.compile(rb"^(qid|\d+):\S+$")
 
 
 def load_file(path: str | os.PathLike, *, label_column: str | int | None = None,
@@ -54,6 +61,40 @@ def file_kind(path: str | os.PathLike) -> str:
     last = suffixes[-1] if suffixes else ""
     return {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
             ".npy": "npy"}.get(last, "libsvm")
+
+
+def sniff_format(source, *, name: str | None = None,
+                 limits: ReadLimits = LOCAL_FILE_LIMITS) -> str:
+    """'libsvm' or 'csv', from the content of a text file (bytes, path or file object;
+    decompressed first when it is bz2, gzip or xz), whatever its name.
+
+    LIBSVM rows are a label followed by blank-separated ``index:value`` pairs; text whose
+    first lines have such pairs, and nothing else after their label, is LIBSVM, any other
+    text CSV.
+
+    Raises
+    ------
+    ValueError
+        When the content is not text (a NUL byte in its first bytes).
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import sniff_format
+    >>> sniff_format(b"+1 3:0.5 10:1\n-1 2:1\n"), sniff_format(b"x,y,label\n0.1,2,yes\n")
+    ('libsvm', 'csv')
+    """
+    with TextStream(source, limits=limits, name=name) as text:
+        head = text.read(SNIFF_BYTES)
+        shown = text.name
+    if b"\x00" in head:
+        raise ValueError(f"{shown} is not a text file (it holds NUL bytes): upload a CSV or "
+                         "LIBSVM text file, possibly compressed with gzip, bz2 or xz.")
+    lines = head.splitlines()[:SNIFF_LINES]
+    if len(head) == SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut short
+    rows = [line.split(b"#", 1)[0].split() for line in lines]
+    pairs = [token for row in rows for token in row[1:]]
+    return "libsvm" if pairs and all(_PAIR.match(token) for token in pairs) else "csv"
 
 
 def fingerprint(raw: bytes) -> str:

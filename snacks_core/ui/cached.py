@@ -234,17 +234,23 @@ def csv_columns(raw: bytes):
     return datasets.csv_columns(raw, limits=datasets.UPLOAD_LIMITS)
 
 
+@st.cache_data(max_entries=20, show_spinner=False)
+def upload_format(name, raw: bytes) -> str:
+    """'csv' or 'libsvm': an upload's format, detected from its content (cached by it)."""
+    return datasets.sniff_format(raw, name=name, limits=datasets.UPLOAD_LIMITS)
+
+
 def parse_upload(name, raw, label_column=None) -> str:
     """Parse an uploaded file once, keep it for the session, return its dataset option.
 
-    Nothing is unpickled or evaluated: CSV and LIBSVM text go through our own parsers, under
-    the caps of an upload (:data:`snacks_core.datasets.UPLOAD_LIMITS`).
+    Nothing is unpickled or evaluated: CSV and LIBSVM text (recognised by its content, not
+    its name) go through our own parsers, under the caps of an upload
+    (:data:`snacks_core.datasets.UPLOAD_LIMITS`).
     """
     key = datasets.fingerprint(raw + repr(label_column).encode())
     uploads = st.session_state.setdefault(Keys.UPLOADS, {})
     if key not in uploads:
-        lower = name.lower().removesuffix(".bz2")
-        if lower.endswith((".csv", ".tsv", ".txt")):
+        if upload_format(name, raw) == "csv":
             dataset = datasets.load_csv(raw, label_column=label_column, name=name,
                                         limits=datasets.UPLOAD_LIMITS)
         else:

@@ -71,8 +71,10 @@ HELP = {
     "paper_table": "Which of the paper's Tables III–VII to show; each is one dataset.",
     "cmp_solvers": "Solvers in the table; each is trained once (cached) with the sidebar's "
                    "settings.",
-    "upload": "Up to 50 MB. CSV: comma, semicolon or tab separated, optional header, one "
-              "label column (numbers or words). LIBSVM: 'label index:value …' per line.",
+    "upload": "Up to 50 MB, any file name (.csv, .t, .trn, .scale, none…): the format is "
+              "detected from the content, gzip/bz2/xz included. CSV: comma, semicolon or tab "
+              "separated, optional header, one label column (numbers or words). LIBSVM: "
+              "'label index:value …' per line.",
     "upload_label": "The column holding the class labels; every other column must be numeric.",
     "f1": "Harmonic mean of precision and recall of one class: by default the minority class "
           "of the training labels (F1 of a 90 % majority class says little); the macro "
