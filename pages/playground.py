@@ -43,7 +43,7 @@ with notes:
     widgets.run_facts(run, split)
     widgets.auto_tune(request, split, params)
     st.markdown("**Try this**")
-    widgets.try_this_hints()
+    widgets.try_this_hints(run)
 
 # Built only when asked for: the animation is the page's costliest figure to redraw.
 if split.n_features == 2 and run.checkpoints and st.toggle(

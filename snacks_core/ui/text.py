@@ -170,8 +170,19 @@ LESSONS = {
     ),
 }
 
-def try_this(settings) -> str:
-    """Suggestions for the Playground that make sense from the current settings."""
+def try_this(settings, learned_little=False) -> str:
+    """Suggestions for the Playground that make sense from the current settings;
+    ``learned_little``: the model is within a point of the majority class, so the hints
+    that make it simpler (fewer landmarks, a larger λ) are left out."""
+    if learned_little:
+        hints = ["Click **Auto-tune**: a quick cross-validated search of γ, λ and m on the "
+                 "training rows.",
+                 "Lower **λ** (larger C): the model may follow the data more closely.",
+                 "Raise **m**: more landmarks, a richer boundary."]
+        if settings["class_weight"] == "none":
+            hints.append("Set **class weight** to 'balanced': a rare class then weighs as "
+                         "much as a common one.")
+        return "\n".join(f"- {hint}" for hint in hints)
     hints = []
     solver = settings["solver"]
     if solver in ("libsvm", "admm"):

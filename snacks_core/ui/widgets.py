@@ -403,7 +403,7 @@ def metrics_row(run, split):
                    "learned nothing. Click **Auto-tune** (a quick cross-validated search of "
                    "γ, λ and m), or lower λ, change γ, or set class weight 'balanced'.",
                    icon=":material/warning:")
-    elif metrics["test_error"] > metrics["majority_error"] - MAJORITY_MARGIN:
+    elif learned_little(metrics):
         st.warning(f"Test error {_percent(metrics['test_error'])} is within a point of always "
                    f"predicting the majority class ({baseline}): the model has learned "
                    "little. Click **Auto-tune** (a quick cross-validated search of γ, λ and "
@@ -454,9 +454,16 @@ def run_facts(run, split):
     st.markdown("\n".join(lines))
 
 
-def try_this_hints():
-    """The Playground's suggestions for the current settings."""
-    st.markdown(try_this({name: current(name) for name in SETTINGS}))
+def learned_little(metrics) -> bool:
+    """Whether the test error is within :data:`MAJORITY_MARGIN` of always predicting the
+    majority class."""
+    return metrics["test_error"] > metrics["majority_error"] - MAJORITY_MARGIN
+
+
+def try_this_hints(run):
+    """The Playground's suggestions for the current settings and the trained model."""
+    st.markdown(try_this({name: current(name) for name in SETTINGS},
+                         learned_little(run.metrics)))
 
 
 def export_section(request, split, params, run):
