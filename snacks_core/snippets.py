@@ -16,9 +16,10 @@ def dataset_code(request, dataset) -> str:
         extra = ""
         if name == "classification":
             extra = (f", n_features={request.n_features}, "
-                     f"positive_fraction={request.positive_fraction}")
+                     f"positive_fraction={_literal(request.positive_fraction)}")
         return (f"from snacks_core.datasets import make_synthetic\n"
-                f"dataset = make_synthetic({name!r}, {request.n_samples}, noise={request.noise}, "
+                f"dataset = make_synthetic({name!r}, {request.n_samples}, "
+                f"noise={_literal(request.noise)}, "
                 f"random_state={request.seed}{extra})")
     if kind == "bundled":
         return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
@@ -39,9 +40,9 @@ def run_code(request, dataset, params, *, save_model=True) -> str:
     """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
     and (with ``save_model``) the whole pipeline, scaling included, saved as
     ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows."""
-    split_args = (f"test_size={request.test_size}, scaling={request.scaling!r}, "
+    split_args = (f"test_size={_literal(request.test_size)}, scaling={request.scaling!r}, "
                   f"random_state={request.seed}, project_2d={request.pca2d}")
-    args = ",\n    ".join(f"{key}={value!r}" for key, value in params.items())
+    args = ",\n    ".join(f"{key}={_literal(value)}" for key, value in params.items())
     note = ("# The file you uploaded, in the current folder.\n"
             if request.kind == "upload" else "")
     code = (
@@ -63,3 +64,11 @@ def run_code(request, dataset, params, *, save_model=True) -> str:
         "Path('snacks_model.npz').write_bytes(model_to_npz(model, split.preprocessing))\n"
         "pipeline = pipeline_from_npz(Path('snacks_model.npz').read_bytes())\n"
     )
+
+
+def _literal(value) -> str:
+    """Python source for a value; a float as its shortest form at 12 significant digits
+    (a slider's 0.05 can arrive as 0.050000000000000044)."""
+    if isinstance(value, float):
+        return repr(float(f"{value:.12g}"))
+    return repr(value)

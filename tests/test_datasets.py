@@ -484,3 +484,19 @@ def test_sniff_format_refuses_binary_content():
     np.save(buffer, np.arange(10.0))
     with pytest.raises(ValueError, match="model.npy is not a text file"):
         sniff_format(buffer.getvalue(), name="model.npy")
+
+
+def test_exported_code_writes_slider_floats_as_typed(tmp_path, monkeypatch):
+    """A slider's 0.05 can arrive as 0.050000000000000044: the code shows 0.05, and runs."""
+    monkeypatch.chdir(tmp_path)  # the code saves snacks_model.npz
+    from snacks_core.snippets import run_code
+
+    request = _Request("synthetic:classification", n_samples=300, noise=0.1 + 0.2 - 0.25,
+                       n_features=4, positive_fraction=0.7 - 0.6, test_size=0.1 + 0.2)
+    dataset = make_synthetic("classification", 300, noise=request.noise, n_features=4,
+                             positive_fraction=request.positive_fraction)
+    code = run_code(request, dataset, {**PARAMS, "lam": 0.1 * 3, "max_epochs": 2})
+    assert "noise=0.05," in code and "positive_fraction=0.1)" in code
+    assert "test_size=0.3," in code and "lam=0.3," in code
+    assert "0000000" not in code
+    exec(compile(code, "exported", "exec"), {})
