@@ -47,7 +47,7 @@ with col_spectrum:
     st.subheader("Eigenvalue decay of K_mm")
     st.plotly_chart(figures.spectrum_figure(
         shown, threshold=len(base) * lam / base[0] if base[0] > 0 else None,
-        threshold_label=f"mλ at the sidebar γ: d_eff(λ = {lam:g}) ≈ {d_eff:.1f}"),
+        threshold_label=f"mλ/μ₁ (λ = {lam:g}): eigenvalues below count < ½ in d_eff"),
         width="stretch", key="spectrum")
     a, b = st.columns(2)
     a.metric("Effective dimension d_eff(λ)", f"{d_eff:.1f}", help=HELP["d_eff"])

@@ -484,8 +484,14 @@ def spectrum_figure(curves, *, threshold=None, threshold_label=None, height=460)
             line=dict(color=PALETTE[k % len(PALETTE)], width=2.2),
             hovertemplate="i = %{x}<br>μᵢ/μ₁ = %{y:.2e}<extra>" + label + "</extra>"))
     if threshold is not None and threshold > 0:
-        fig.add_hline(y=threshold, line=dict(color="#555555", dash="dash", width=1.2),
-                      annotation_text=threshold_label or "", annotation_position="top right")
+        fig.add_hline(y=threshold, line=dict(color="#555555", dash="dash", width=1.2))
+        if threshold_label:
+            # Placed by hand: on a log axis add_hline's own annotation takes y as log10(y)
+            # and lands far from its line.
+            fig.add_annotation(x=1, xref="paper", xanchor="right", y=np.log10(threshold),
+                               yref="y", yanchor="bottom", text=threshold_label,
+                               showarrow=False, font=dict(size=11, color="#555555"),
+                               bgcolor="rgba(255, 255, 255, 0.85)")
     fig.update_yaxes(type="log", title="μᵢ / μ₁", exponentformat="power")
     fig.update_xaxes(title="index i of the eigenvalue of K_mm")
     return _layout(fig, None, height)

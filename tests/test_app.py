@@ -615,7 +615,7 @@ def test_paper_page_shows_the_published_table_beside_our_run():
     # Table III as published (Tanji et al.), row by row.
     assert table["paper: solver"].tolist() == ["LibLinear", "ThunderSVM", "Pegasos", "Snacks"]
     assert table["paper: time"].tolist() == ["39.0 s", "2.97 s", "52.0 s", "1.01 s"]
-    assert table["paper: C-err"].tolist() == ["15.8 %", "15.6 %", "20.0 %", "15.2 %"]
+    assert table["paper: test error"].tolist() == ["15.8 %", "15.6 %", "20.0 %", "15.2 %"]
     assert any("Optimal (LibSVM on the full problem): 15.1 %" in md.value for md in at.markdown)
     # Ours: the same solvers with the paper's m = 800, clamped to the training rows.
     split = split_dataset(load_bundled("breast_cancer"), test_size=0.3, scaling="standard",
@@ -637,7 +637,7 @@ def test_paper_page_shows_the_published_table_beside_our_run():
 def test_paper_page_mnist_bin_reports_f1():
     at = open_page("paper", dataset="bundled:digits7", paper_table="mnist-bin", m=20)
     table = at.dataframe[0].value
-    assert table["paper: F1-score"].tolist() == ["0.995", "0.995", "0.982", "0.985"]
+    assert table["paper: F1"].tolist() == ["0.995", "0.995", "0.982", "0.985"]
     assert "here: F1 of class 1 (the smaller)" in table.columns and not at.info
 
 
