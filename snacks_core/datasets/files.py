@@ -65,7 +65,7 @@ def file_kind(path: str | os.PathLike) -> str:
 
 def sniff_format(source, *, name: str | None = None,
                  limits: ReadLimits = LOCAL_FILE_LIMITS) -> str:
-    """'libsvm' or 'csv', from the content of a text file (bytes, path or file object;
+    r"""'libsvm' or 'csv', from the content of a text file (bytes, path or file object;
     decompressed first when it is bz2, gzip or xz), whatever its name.
 
     LIBSVM rows are a label followed by blank-separated ``index:value`` pairs; text whose
