@@ -18,6 +18,16 @@ st.caption("Choose data in the sidebar, or bring your own below. Every file is p
            "by our own readers (never unpickled), and a bad line is reported with its number.")
 widgets.lesson_banner()
 
+
+def use_upload(name, raw, label):
+    """Parse the upload and make it the dataset of the next run (a button's callback: an
+    error is kept to be shown by the page)."""
+    try:
+        state.select_dataset_next_run(cached.parse_upload(name, raw, label))
+    except widgets.USER_ERRORS as exc:
+        st.session_state[Keys.UPLOAD_ERROR] = exc
+
+
 upload_tab, public_tab, samples_tab = st.tabs(["Upload a file", "LIBSVM public datasets",
                                                "Sample data"])
 with upload_tab:
@@ -36,14 +46,16 @@ with upload_tab:
                 label = st.selectbox("Label column", columns, index=len(columns) - 1,
                                      key=f"{Keys.UPLOAD_LABEL}_{datasets.fingerprint(raw)}",
                                      help=HELP["upload_label"])
-            if st.button("Use this file", type="primary", key="use_upload",
-                         icon=":material/upload:"):
-                with st.spinner("Parsing…"):
-                    option = cached.parse_upload(uploaded.name, raw, label)
-                state.select_dataset_next_run(option)
-                st.rerun()
+            # A callback, not `if st.button(...)`: it runs before whichever page the next
+            # run shows, so a page change right after the click keeps the file.
+            st.button("Use this file", type="primary", key="use_upload",
+                      icon=":material/upload:", on_click=use_upload,
+                      args=(uploaded.name, raw, label))
         except widgets.USER_ERRORS as exc:
             widgets.show_error(exc)
+        failed = st.session_state.pop(Keys.UPLOAD_ERROR, None)
+        if failed is not None:
+            widgets.show_error(failed)
 
 with public_tab:
     st.caption("Binary datasets of the LIBSVM collection, downloaded once into a local cache "

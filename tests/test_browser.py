@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -367,5 +368,30 @@ def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
         page.get_by_text("uploaded · ijcnn1.trn").first.wait_for(timeout=60_000)
         wait_until_idle(page)
         assert_no_error_shown(page, "the .trn upload")
+    finally:
+        page.close()
+
+
+def test_a_quick_page_change_after_use_this_file_keeps_the_upload(server, browser, tmp_path):
+    """Playground clicked at once after "Use this file": the uploaded data is trained on."""
+    path = tmp_path / "quick.trn"
+    path.write_text("".join(f"{1 if i % 4 else -1} 1:{i / 50:.3f} 2:{(i * 3) % 7 / 7:.2f}\n"
+                            for i in range(120)))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/data", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.locator("input[type='file']").set_input_files(str(path))
+        page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_role("button", name="Use this file").click()
+        page.get_by_role("link", name="Playground").click()
+        page.get_by_text("Test error").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        # The sidebar's settings travel in the URL: the dataset is the upload.
+        assert "quick.trn" in urllib.parse.unquote(page.url), page.url
+        assert "Samples n" not in page.locator("[data-testid='stSidebar']").inner_text()
+        assert_no_error_shown(page, "the Playground after a quick page change")
     finally:
         page.close()

@@ -116,7 +116,8 @@ class Keys:
     CMP_RESULT = "_cmp_result"     # last solver comparison (rows, parameters)
     UPLOAD_LABEL = "upload_label"  # label column chosen for a CSV upload
     UPLOAD_FILE = "upload_file"    # the file uploader widget
-    PENDING_DATASET = "_pending_dataset"  # dataset to select at the start of the next run
+    UPLOAD_ERROR = "_upload_error"  # why "Use this file" failed, shown by the Data page
+    PENDING = "_pending"           # settings to apply at the start of the next runs
     LIBSVM_NAME = "libsvm_name"    # public dataset chosen on the Data page
     CONV_REPLAY = "conv_replay"    # solver whose boundary the Convergence page replays
     RUN_STARTED = "_run_started"   # time.time() at the start of this script run
@@ -125,7 +126,6 @@ class Keys:
     HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
     WATCH_LEARNING = "watch_learning"  # the Playground's replay of training is shown
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
-    PENDING_SETTINGS = "_pending_settings"  # settings to apply at the start of the next run
     AUTO_TUNE = "_auto_tune"       # the last Auto-tune: data, chosen values, what it tried
 
 
@@ -235,23 +235,49 @@ def write_query_params() -> None:
         st.query_params.from_dict(wanted)
 
 
+# Runs that re-apply a pending setting the browser has not taken yet (see apply_pending).
+PENDING_RUNS = 3
+
+
 def select_dataset_next_run(option) -> None:
     """Ask for ``option`` to become the dataset; the sidebar widget exists already in this
     run, so the change is applied by :func:`apply_pending` at the start of the next."""
-    st.session_state[Keys.PENDING_DATASET] = option
+    set_settings_next_run({"dataset": option})
 
 
 def set_settings_next_run(values) -> None:
     """Ask for settings to change; applied by :func:`apply_pending` before the widgets of
-    the next run exist (as :func:`select_dataset_next_run`)."""
-    st.session_state[Keys.PENDING_SETTINGS] = dict(values)
+    the next runs exist."""
+    pending = st.session_state.setdefault(Keys.PENDING, {"values": {}, "runs": PENDING_RUNS})
+    pending["values"].update(values)
+    pending["runs"] = PENDING_RUNS
 
 
 def apply_pending() -> None:
-    option = st.session_state.pop(Keys.PENDING_DATASET, None)
-    if option is not None:
-        st.session_state["dataset"] = option
-    apply(st.session_state.pop(Keys.PENDING_SETTINGS, {}))
+    """Apply the settings asked for by :func:`set_settings_next_run`, at the start of a
+    run, before the widgets exist.
+
+    A run that a click interrupts (a page change right after "Use this file") is followed
+    by one whose widgets arrive from the browser with their old values: a setting stays
+    pending, and is applied again, until a run starts with it (the browser has taken it),
+    for at most :data:`PENDING_RUNS` runs, or until the user chooses that widget's value
+    (:func:`forget_pending`)."""
+    pending = st.session_state.get(Keys.PENDING)
+    if not pending:
+        return
+    waiting = {name: value for name, value in pending["values"].items()
+               if st.session_state.get(name) != value}
+    apply(waiting)
+    pending["values"], pending["runs"] = waiting, pending["runs"] - 1
+    if not waiting or pending["runs"] <= 0:
+        del st.session_state[Keys.PENDING]
+
+
+def forget_pending(name) -> None:
+    """The user chose ``name``'s value: a pending one must not replace it."""
+    pending = st.session_state.get(Keys.PENDING)
+    if pending:
+        pending["values"].pop(name, None)
 
 
 # Settings a lesson leaves to the user: everything else is reset to its default first.

@@ -29,6 +29,7 @@ from .state import (
     Keys,
     apply,
     current,
+    forget_pending,
     lesson_values,
     set_settings_next_run,
 )
@@ -165,7 +166,7 @@ def defaults_for(dataset, test_size) -> dict:
 def _data_controls(options):
     with st.expander("Data", expanded=True, icon=":material/database:"):
         st.selectbox("Dataset", options, key="dataset", format_func=cached.dataset_label,
-                     help=HELP["dataset"])
+                     help=HELP["dataset"], on_change=forget_pending, args=("dataset",))
         option = current("dataset")
         if option.startswith("synthetic:"):
             st.select_slider("Samples n", N_OPTIONS, key="n_samples", help=HELP["n_samples"])
