@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# The solvers are compiled (and kept on disk by numba) before the server starts, so that
+# its first visitor does not wait for the compiler.
 run: $(STAMP)
+	@echo "Compiling the solvers once (numba keeps them on disk for the server)..."
+	$(PY) -c "from snacks_core.analysis import warm_up; warm_up()"
 	$(PY) -m streamlit run app.py
 
 # Lint first: ruff's rules (pyproject.toml, [tool.ruff]) are part of the test.
