@@ -55,8 +55,8 @@ if stopped is not None and stopped["key"] == key:
     # The Stop button's click interrupted the sweep's run; this rerun keeps what finished.
     table = pd.DataFrame(stopped["rows"])
     if len(table):
-        st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis,
-                                              "stopped": (len(table), stopped["total"])}
+        st.session_state[Keys.GRID_RESULT] = widgets.grid_result(
+            key, table, axis, split, stopped=(len(table), stopped["total"]))
     else:
         st.session_state.pop(Keys.GRID_RESULT, None)
         st.warning(f"Sweep stopped before any of its {stopped['total']} fits finished: "
@@ -84,8 +84,7 @@ if run_clicked:
             st.stop()
         status.update(label=f"Sweep done: {n_fits} fits", state="complete", expanded=False)
     st.session_state.pop(Keys.SWEEP_ROWS, None)
-    st.session_state[Keys.GRID_RESULT] = {"key": key, "table": table, "axis": axis,
-                                          "stopped": None}
+    st.session_state[Keys.GRID_RESULT] = widgets.grid_result(key, table, axis, split)
     st.rerun()
 
 result = st.session_state.get(Keys.GRID_RESULT)
@@ -115,14 +114,14 @@ heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=confi
                          on_select=widgets.pick_heatmap_cell, selection_mode="points")
 with cell_col:
     widgets.heatmap_cell_view(request, split, params, result["axis"], seeds[0], table)
-widgets.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std))
+widgets.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std),
+                    result["optimism"])
 spread_over = " and ".join(["folds"] * bool(folds) + ["seeds"] * (table["seed"].nunique() > 1))
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"].format(
     value=value_label, spread=spread_over or "seeds (one here: no spread)"))
 
 downloads = st.container(horizontal=True)
-downloads.download_button("Download CSV",
-                          table.drop(columns="test_scores", errors="ignore").to_csv(index=False),
+downloads.download_button("Download CSV", table.to_csv(index=False),
                           file_name="robustness.csv", mime="text/csv", icon=":material/table:")
 downloads.download_button("Download figure (HTML)", figure.to_html(include_plotlyjs=True),
                           file_name="robustness.html", mime="text/html",

@@ -32,6 +32,7 @@ from .nystrom import NystromEmbedding
 from .objective import hinge_loss, lam_to_C
 from .pipeline import binary_targets, embedded_row_blocks, labels_from_scores
 from .random_features import RFF_KERNELS, RandomFourierFeatures
+from .search import SnacksSearchCV
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import GRID_AXIS_SYMBOLS, robustness_grid
 
@@ -335,8 +336,6 @@ def auto_tune(split, params, *, n_jobs=None) -> dict:
     (its mean CV error), ``results`` (the search's ``cv_results_`` as a DataFrame) and
     ``seconds``.
     """
-    from .search import SnacksSearchCV
-
     n_train = split.X_train.shape[0]
     m = int(params["n_components"])
     grid = {"lam": list(AUTO_TUNE_LAMS),

@@ -25,20 +25,21 @@ def error_rate(y_true, y_pred) -> float:
 
 
 class TrainingLabels:
-    """What the training labels decide: the F1 class and the majority class (computed
-    once, for scoring many models trained on the same labels)."""
+    """What the training labels decide, computed once for scoring many models trained on
+    them: the ``majority`` class, the ``minority`` class (the larger label on a tie) and
+    ``f1_label``, the class whose F1 is reported (the minority one for two classes, None
+    for the macro average over more)."""
 
-    def __init__(self, y_train, classes):
+    def __init__(self, y_train):
         labels, counts = np.unique(np.asarray(y_train), return_counts=True)
         self.majority = labels[int(np.argmax(counts))]
-        # The least frequent label (the larger on a tie), for two classes.
-        self.f1_label = (labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
-                         if len(classes) == 2 else None)
+        self.minority = labels[len(counts) - 1 - int(np.argmin(counts[::-1]))]
+        self.f1_label = self.minority if len(labels) == 2 else None
 
 
 def minority_class(y):
     """The least frequent label of ``y`` (the larger label on a tie)."""
-    return TrainingLabels(y, (0, 1)).f1_label
+    return TrainingLabels(y).minority
 
 
 def f1(y_true, y_pred, label, classes) -> float:
@@ -70,8 +71,7 @@ def classification_scores(y_train, y_test, test_pred, classes, *, pos_label=None
         ``test_error``, ``majority_error``, ``f1``, ``f1_label`` (None for the macro
         average) and ``predicted_classes`` (distinct test predictions).
     """
-    reference = (y_train if isinstance(y_train, TrainingLabels)
-                 else TrainingLabels(y_train, classes))
+    reference = y_train if isinstance(y_train, TrainingLabels) else TrainingLabels(y_train)
     label = reference.f1_label if pos_label is None or len(classes) != 2 else pos_label
     return {
         "test_error": error_rate(y_test, test_pred),

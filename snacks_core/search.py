@@ -185,9 +185,11 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         splits = list(splitter.split(X, y))
         records = [{"params": p, "iter": iteration, "n_resources": X.shape[0],
                     "scores": [], "fit_times": [], "score_times": []} for p in candidates]
+        groups = _groups(candidates, self.estimator)
         for train, test in splits:
             for record, (score, fit_time, score_time) in zip(
-                    records, self._score_fold(candidates, X, y, train, test), strict=True):
+                    records, self._score_fold(groups, len(candidates), X, y, train, test),
+                    strict=True):
                 record["scores"].append(score)
                 record["fit_times"].append(fit_time)
                 record["score_times"].append(score_time)
@@ -214,10 +216,11 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
             alive = [scored[i]["params"] for i in order[:keep]]
         return records
 
-    def _score_fold(self, candidates, X, y, train, test):
-        """(score, fit time, score time) of each candidate on one fold."""
-        out = [None] * len(candidates)
-        for members, base in _groups(candidates, self.estimator):
+    def _score_fold(self, groups, n_candidates, X, y, train, test):
+        """(score, fit time, score time) of each candidate on one fold (``groups``: the
+        candidates grouped by :func:`_groups`)."""
+        out = [None] * n_candidates
+        for members, base in groups:
             if _shareable(base):
                 results = self._grid_fold(members, base, X, y, train, test)
             else:
@@ -230,7 +233,12 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _grid_fold(self, members, base, X, y, train, test):
         """One grid on the fold for candidates that differ only in :data:`GRID_PARAMS`."""
         X_train, n_fit = X[train], len(train)
-        cells = [_cell_key(self._candidate(params, n_fit), X_train) for _, params in members]
+        models = [self._candidate(params, n_fit) for _, params in members]
+        # γ as the fold's fit would resolve it: 'scale' and 'auto' are one pass over X_train.
+        gamma_of = {spec: float(resolve_gamma(spec, X_train))
+                    for spec in dict.fromkeys(model.gamma for model in models)}
+        cells = [(gamma_of[model.gamma], int(model.n_components), float(model.lam))
+                 for model in models]
         gammas = sorted({c[0] for c in cells})
         problem = _make_problem(
             base.solver, kernel=base.kernel, degree=base.degree, coef0=base.coef0,
@@ -364,12 +372,6 @@ def _shareable(estimator):
     """Whether a grid can score this estimator's candidates (an embedded solver: the grid's
     cells are then the estimator's fits)."""
     return estimator.solver in EMBEDDED_SOLVERS
-
-
-def _cell_key(model, X_train):
-    """(γ resolved on the fold, m, λ): a candidate's cell in its fold's grid."""
-    return (float(resolve_gamma(model.gamma, X_train)), int(model.n_components),
-            float(model.lam))
 
 
 def _refined(candidates, best, round_, seen):

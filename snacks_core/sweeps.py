@@ -56,6 +56,7 @@ from sklearn.model_selection import check_cv, train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from threadpoolctl import threadpool_limits
 
+from .estimator import SnacksClassifier
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
 from .metrics import TrainingLabels, classification_scores, error_rate
@@ -513,7 +514,7 @@ def with_labels(problem, y_train, y_test):
         raise ValueError("A fold's training rows hold only one class: use fewer folds, or "
                          "a stratified splitter.")
     return problem._replace(classes=classes, y_train=y_train, y_test=y_test,
-                            reference=TrainingLabels(y_train, classes))
+                            reference=TrainingLabels(y_train))
 
 
 def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress, should_stop):
@@ -554,8 +555,6 @@ def _chosen_cell(table, problem, sampling, dtype, X_train, y_train, X_test, y_te
 
 def cell_model(problem, sampling, gamma, m, lam, seed, dtype):
     """The SnacksClassifier whose fit is a grid cell trained with cold starts."""
-    from .estimator import SnacksClassifier
-
     options = {name: value for name, value in problem.options.items()
                if name not in ("max_epochs", "tol")}
     return SnacksClassifier(

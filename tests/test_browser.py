@@ -350,19 +350,25 @@ def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory)
         page.close()
 
 
+def choose_upload(page, server, path, n_rows):
+    """Write a small two-feature LIBSVM file of ``n_rows`` rows at ``path``, open the Data
+    page and choose the file in its uploader; returns once the page says how it reads it."""
+    path.write_text("".join(f"{1 if i % 3 else -1} 1:{i / 40:.3f} 2:{(i * 7) % 5 / 5:.2f}\n"
+                            for i in range(n_rows)))
+    page.goto(f"{server}/data", wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+    wait_until_idle(page)
+    page.locator("input[type='file']").set_input_files(str(path))
+    page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
+    wait_until_idle(page)
+
+
 def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
     """LIBSVM files often end in .trn or .t: the uploader takes any name and the content
     decides how it is read."""
-    path = tmp_path / "ijcnn1.trn"
-    path.write_text("".join(f"{1 if i % 3 else -1} 1:{i / 40:.3f} 2:{(i * 7) % 5 / 5:.2f}\n"
-                            for i in range(80)))
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     try:
-        page.goto(f"{server}/data", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
-        page.locator("input[type='file']").set_input_files(str(path))
-        page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
+        choose_upload(page, server, tmp_path / "ijcnn1.trn", 80)
         assert "Read as LIBSVM" in page.inner_text("body")
         page.get_by_role("button", name="Use this file").click()
         page.get_by_text("uploaded · ijcnn1.trn").first.wait_for(timeout=60_000)
@@ -374,17 +380,9 @@ def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
 
 def test_a_quick_page_change_after_use_this_file_keeps_the_upload(server, browser, tmp_path):
     """Playground clicked at once after "Use this file": the uploaded data is trained on."""
-    path = tmp_path / "quick.trn"
-    path.write_text("".join(f"{1 if i % 4 else -1} 1:{i / 50:.3f} 2:{(i * 3) % 7 / 7:.2f}\n"
-                            for i in range(120)))
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/data", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
-        page.locator("input[type='file']").set_input_files(str(path))
-        page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
-        wait_until_idle(page)
+        choose_upload(page, server, tmp_path / "quick.trn", 120)
         page.get_by_role("button", name="Use this file").click()
         page.get_by_role("link", name="Playground").click()
         page.get_by_text("Test error").first.wait_for(timeout=60_000)

@@ -628,10 +628,24 @@ def best_cell(table, axis, row_values, col_values, mean):
             int(np.flatnonzero(np.isclose(col_values, chosen["lam"]))[0]))
 
 
-def chosen_cell(table, axis, split, folds, best, summary):
+def grid_result(key, table, axis, split, stopped=None) -> dict:
+    """What the Robustness page keeps of a sweep in the session: the table without its
+    test decision values, which are only needed once, to measure how much choosing on the
+    test rows flatters the choice (:func:`analysis.selection_optimism`; None when the
+    cells were scored by cross-validation, or there is one fit to choose from)."""
+    optimism = None
+    if "test_scores" in table:
+        if table["seed"].nunique() * table.groupby([axis, "lam"]).ngroups > 1:
+            optimism = analysis.selection_optimism(table, split.y_train, split.y_test)
+        table = table.drop(columns="test_scores")
+    return {"key": key, "table": table, "axis": axis, "stopped": stopped,
+            "optimism": optimism}
+
+
+def chosen_cell(table, axis, split, folds, best, summary, optimism):
     """The best cell and what its choice is worth: chosen by cross-validation, the chosen
     model's test error measured once; chosen on the test rows, how much that flatters it
-    (measured by :func:`analysis.selection_optimism`)."""
+    (``optimism``, from :func:`grid_result`)."""
     if best is None:
         return
     row_values, col_values, mean, std = summary
@@ -651,8 +665,8 @@ def chosen_cell(table, axis, split, folds, best, summary):
         return
     st.success(f"Lowest test error: {where}: {_percent(mean[i, j])}{spread}.",
                icon=":material/star:")
-    if "test_scores" in table and table["seed"].nunique() * len(mean.ravel()) > 1:
-        gap = analysis.selection_optimism(table, split.y_train, split.y_test)
+    if optimism is not None:
+        gap = optimism
         st.warning(
             f"Chosen on the test rows, so its test error flatters it. Measured here: "
             f"choosing among the {gap['n_cells']} cells on a random half of the "
