@@ -1,9 +1,10 @@
-"""Playground: train on the chosen data and see the decision boundary, landmarks and metrics."""
+"""Playground: train on the chosen data and see the decision boundary, landmarks and metrics;
+or draw the data point by point on a plane."""
 
 import streamlit as st
 
-from snacks_core.ui import cached, widgets
-from snacks_core.ui.state import Keys
+from snacks_core.ui import cached, drawing, widgets
+from snacks_core.ui.state import Keys, current
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
 widgets.require_entry_point("playground")
@@ -12,30 +13,59 @@ st.caption("Pick data, a kernel, the number of landmarks m and the regularizatio
            "sidebar; the kernel SVM is trained on a Nyström embedding of m landmarks.")
 widgets.lesson_banner()
 
+drawn = cached.data_request().dataset == cached.DRAWN_OPTION
+
+
+def _columns():
+    """The picture and the notes beside it (below it on a narrow screen, see app.py)."""
+    with st.container(key="playground_columns"):
+        return st.columns([7, 3], gap="medium")
+
+
+if drawn:
+    waiting = drawing.not_ready_reason(current("test_size"))
+    if waiting is not None:
+        # Above the plane, where a narrow screen shows it too; the plane keeps the size it
+        # will have beside the notes once a model is trained.
+        st.info(waiting, icon=":material/ads_click:")
+        picture, _ = _columns()
+        with picture:
+            drawing.controls()
+            drawing.plane()
+        st.stop()
+
 request, split = widgets.load_split_or_stop()
 params = cached.model_params()
 if not widgets.training_gate("playground", split, params):
+    if drawn:
+        drawing.controls()
+        drawing.plane()
     st.stop()
 run = widgets.train_or_stop(request, split, params)
 widgets.metrics_row(run, split)
 
 classes = widgets.class_names(split)
-picture, notes = st.columns([7, 3], gap="medium")
+picture, notes = _columns()
 with picture:
-    if split.n_features != 2:
-        st.info(f"{split.name} has {split.n_features} features, so there is no boundary to "
-                "draw. Tick **Train on a 2-D PCA projection** in the sidebar to see one (the "
-                "model then learns from the projection only).", icon=":material/info:")
-    elif split.projection:
-        # Above the figure rather than in it: a figure title would run into the legend.
-        st.markdown(f"**{split.projection}**")
-    widgets.decision_view(request, split, params, run, key_prefix="",
-                          boundary_height=widgets.BOUNDARY_HEIGHT,
-                          margins_height=widgets.MARGINS_HEIGHT)
+    if drawn:
+        drawing.controls()
+        drawing.plane(request, split, params, run)
+    else:
+        if split.n_features != 2:
+            st.info(f"{split.name} has {split.n_features} features, so there is no boundary "
+                    "to draw. Tick **Train on a 2-D PCA projection** in the sidebar to see one "
+                    "(the model then learns from the projection only).", icon=":material/info:")
+        elif split.projection:
+            # Above the figure rather than in it: a figure title would run into the legend.
+            st.markdown(f"**{split.projection}**")
+        widgets.decision_view(request, split, params, run, key_prefix="",
+                              boundary_height=None, margins_height=widgets.MARGINS_HEIGHT)
 with notes:
     st.markdown("**How to read it**")
     if split.n_features != 2:
         st.caption(CAPTIONS["margins"])
+    elif drawn:
+        st.caption(CAPTIONS["drawing_boundary"])
     elif len(classes) == 2:
         st.caption(CAPTIONS["boundary"])
     else:
@@ -43,7 +73,7 @@ with notes:
     widgets.run_facts(run, split)
     widgets.auto_tune(request, split, params)
     st.markdown("**Try this**")
-    widgets.try_this_hints(run)
+    widgets.try_this_hints(run, split)
 
 # Built only when asked for: the animation is the page's costliest figure to redraw.
 if split.n_features == 2 and run.checkpoints and st.toggle(

@@ -5,7 +5,7 @@ import streamlit as st
 
 from snacks_core import analysis, figures
 from snacks_core.sweeps import summarize_grid
-from snacks_core.ui import cached, state, widgets
+from snacks_core.ui import cached, server, state, widgets
 from snacks_core.ui.state import Keys
 from snacks_core.ui.text import CAPTIONS, HELP, solver_label
 
@@ -66,7 +66,8 @@ if run_clicked:
     partial = {"key": key, "rows": [], "total": n_fits}
     st.session_state[Keys.SWEEP_ROWS] = partial
 
-    with st.status(f"Sweep running: {n_fits} fits…", expanded=True) as status:
+    with (server.heavy_run("The sweep"),
+          st.status(f"Sweep running: {n_fits} fits…", expanded=True) as status):
         bar = st.progress(0.0, text=f"0 of {n_fits} fits done")
 
         def report(done, total, row):
@@ -76,7 +77,8 @@ if run_clicked:
         try:
             table = analysis.robustness(split, params, axis, axis_values, lams, seeds,
                                         progress=report, cv=folds,
-                                        keep_test_scores=not folds)
+                                        keep_test_scores=not folds,
+                                        keep_models=widgets.sweep_models_to_keep(seeds[0]))
         except widgets.USER_ERRORS as exc:
             st.session_state.pop(Keys.SWEEP_ROWS, None)
             status.update(label="Sweep failed", state="error")
@@ -113,9 +115,10 @@ heatmap_col, cell_col = beside.container(width=440), beside.container(width=360)
 heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=config,
                          on_select=widgets.pick_heatmap_cell, selection_mode="points")
 with cell_col:
-    widgets.heatmap_cell_view(request, split, params, result["axis"], seeds[0], table)
+    widgets.heatmap_cell_view(split, result, folds, solver)
 widgets.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std),
                     result["optimism"])
+widgets.cell_thumbnails(split, result, folds, best, rows_v, cols_v)
 spread_over = " and ".join(["folds"] * bool(folds) + ["seeds"] * (table["seed"].nunique() > 1))
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"].format(
     value=value_label, spread=spread_over or "seeds (one here: no spread)"))

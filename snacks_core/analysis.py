@@ -29,17 +29,60 @@ from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
 from .metrics import classification_scores, error_rate
 from .nystrom import NystromEmbedding
-from .objective import hinge_loss, lam_to_C
+from .objective import C_to_lam, hinge_loss, lam_to_C
 from .pipeline import binary_targets, embedded_row_blocks, labels_from_scores
 from .random_features import RFF_KERNELS, RandomFourierFeatures
 from .search import SnacksSearchCV
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import GRID_AXIS_SYMBOLS, robustness_grid
 
-# The number of landmarks m and the regularisation λ that the app and the command line
-# start from (small enough for a 2-D teaching problem to retrain at every click).
+# The number of landmarks m and the regularisation λ of a setting that names no data (the
+# app's settings before a dataset is loaded); a dataset's own defaults are
+# :func:`data_aware_defaults`.
 DEFAULT_M = 50
 DEFAULT_LAM = 1e-3
+# λ = DEFAULT_LAM_TIMES_N / n (C = 1/(2nλ) = 25 on any n), and m = 2√n within
+# DEFAULT_M_RANGE: measured on 17 real and synthetic sets (BENCHMARKS.md, "Defaults that
+# learn"), where a fixed λ lets the hinge terms fade as n grows until the model predicts the
+# majority class.
+DEFAULT_LAM_TIMES_N = 0.02
+DEFAULT_M_RANGE = (50, 500)
+
+
+def default_lam(n_train) -> float:
+    """The regularisation λ = 0.02/n that :func:`data_aware_defaults` starts from."""
+    return DEFAULT_LAM_TIMES_N / max(int(n_train), 1)
+
+
+def default_m(n_train) -> int:
+    """m = 2√n landmarks, at least 50 and at most 500 (and at most n)."""
+    low, high = DEFAULT_M_RANGE
+    return int(min(n_train, max(low, min(high, round(2 * np.sqrt(n_train))))))
+
+
+def sparse_binary(X) -> bool:
+    """Whether X is sparse with every stored value 1 (one-hot rows such as a9a or w8a)."""
+    return sp.issparse(X) and X.nnz > 0 and bool(np.all(X.data == 1))
+
+
+def data_aware_defaults(X, n_train) -> dict:
+    """Settings that learn on this data: the feature scaling, λ and m for ``n_train``
+    training rows (γ stays the 'scale' rule, which adapts by itself).
+
+    Sparse binary data are used as they are (standardising one-hot columns inflates the
+    rare ones); anything else is standardised.  λ = 0.02/n keeps the hinge terms' weight
+    C = 1/(2nλ) = 25 whatever n, and m = 2√n grows the model with the data at a cost that
+    stays interactive (m ≤ 500).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = data_aware_defaults(np.zeros((10, 2)), 35_000)
+    >>> d["scaling"], d["n_components"], float(f"{d['lam']:.3g}")
+    ('standard', 374, 5.71e-07)
+    """
+    return {"scaling": "none" if sparse_binary(X) else "standard",
+            "lam": default_lam(n_train), "n_components": default_m(n_train)}
 
 
 def solver_objective(model):
@@ -184,6 +227,41 @@ def train(split, params, *, keep_checkpoints=False) -> Run:
     built with its final parameters (the checkpoint recorder included) and never modified
     after ``fit``.
     """
+    _warm_up_for(split, params, keep_checkpoints)
+    return _fit_and_measure(split, params, keep_checkpoints)
+
+
+# The configurations trained in this process (see _warm_up_for).
+_WARM_CONFIGURATIONS = set()
+_WARM_ROWS_PER_CLASS = 20
+
+
+def _warm_up_for(split, params, keep_checkpoints):
+    """Train the configuration once on a few rows when this process has not trained it yet.
+
+    numba loads (or compiles) a function's code for each new combination of argument types
+    at its first call: without this, the first fit of a kernel, a sampling or a sparse
+    format would show that start-up cost as its training time, and the app would keep that
+    time in its cache.  Every time shown is then a warm one, measured the same way.
+    """
+    X, y = split.X_train, split.y_train
+    classes = np.unique(y)
+    key = (params.get("solver"), params.get("kernel"), params.get("sampling"),
+           params.get("class_weight") is not None, sp.issparse(X), np.dtype(X.dtype).str,
+           classes.shape[0] > 2, bool(keep_checkpoints), params.get("dtype"))
+    if key in _WARM_CONFIGURATIONS:
+        return
+    rows = np.concatenate([np.flatnonzero(y == c)[:_WARM_ROWS_PER_CLASS] for c in classes])
+    few = replace(split, X_train=X[rows], y_train=y[rows], X_test=X[rows], y_test=y[rows])
+    m = int(params.get("n_components", 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _fit_and_measure(few, {**params, "n_components": max(1, min(m, rows.shape[0] // 2))},
+                         keep_checkpoints)
+    _WARM_CONFIGURATIONS.add(key)
+
+
+def _fit_and_measure(split, params, keep_checkpoints):
     binary = np.unique(split.y_train).shape[0] == 2
     recorder = None
     if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
@@ -200,13 +278,14 @@ def train(split, params, *, keep_checkpoints=False) -> Run:
 
 def warm_up() -> None:
     """Train every solver once on a few rows, dense and sparse, so that numba's compiled
-    code is loaded before a user's first click and no time shown in the app includes it."""
+    code is loaded before a user's first click (:func:`train` warms any other
+    configuration up itself before it measures a fit)."""
     split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
                           random_state=0)
     sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
                      X_test=sp.csr_matrix(np.abs(split.X_test)))
     params = {"kernel": "rbf", "gamma": "scale", "n_components": 10, "lam": 1e-3,
-              "sampling": "uniform", "max_epochs": 3, "class_weight": None, "random_state": 0}
+              "sampling": "balanced", "max_epochs": 3, "class_weight": None, "random_state": 0}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for solver in SOLVERS:
@@ -262,7 +341,7 @@ def grid_solver(params) -> str:
 
 
 def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
-               should_stop=None, cv=None, keep_test_scores=False):
+               should_stop=None, cv=None, keep_test_scores=False, keep_models=False):
     """Error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
 
     ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
@@ -270,7 +349,8 @@ def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
     cross-validation on the training part (one row per fold) and only the chosen cell's
     model sees the test part (``attrs['chosen']``); without, each cell by its test error
     (``keep_test_scores``: with each cell's test decision values, for
-    :func:`selection_optimism`).
+    :func:`selection_optimism`).  ``keep_models`` (True, or a predicate of a row) adds
+    each cell's fitted model, the one its error was measured on (column ``model``).
     ``progress(done, total, row)`` is called after each fit (one cell, seed and fold) and
     ``should_stop()`` is polled between columns.
     """
@@ -284,7 +364,8 @@ def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
             degree=params.get("degree", 3), coef0=params.get("coef0", 1.0),
             sampling=params["sampling"], class_weight=params.get("class_weight"),
             solver=grid_solver(params), max_epochs=params["max_epochs"], cv=cv,
-            keep_test_scores=keep_test_scores, progress=progress, should_stop=should_stop)
+            keep_test_scores=keep_test_scores, keep_models=keep_models, progress=progress,
+            should_stop=should_stop)
 
 
 def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dict:
@@ -321,16 +402,20 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dic
 # of ten, m as set and 4×.
 AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 GAMMA_RANGE = (1e-5, 1e3)
-AUTO_TUNE_LAMS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
+# C = 1/(2nλ) values Auto-tune tries: decades around the default C ≈ 25 (λ ≈ 0.02/n),
+# so that the grid moves with n as the default does.
+AUTO_TUNE_CS = (0.02, 0.2, 2.0, 20.0, 200.0, 2000.0, 20000.0)
 AUTO_TUNE_FOLDS = 3
 
 
-def auto_tune(split, params, *, n_jobs=None) -> dict:
+def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
     """A quick cross-validated search on the training part for the explorer's sidebar.
 
     Tries γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5
-    times a power of ten, within :data:`GAMMA_RANGE`), λ in :data:`AUTO_TUNE_LAMS` and m
-    as set and four times that (at most half the training rows), by
+    times a power of ten, within :data:`GAMMA_RANGE`), λ = 1/(2nC) for C in
+    :data:`AUTO_TUNE_CS` (n the training rows; rounded to 1, 2 or 5 times a power of ten
+    unless ``by_C``, for a sidebar that sets λ) and m as set and four times that (at most
+    half the training rows), by
     :data:`AUTO_TUNE_FOLDS`-fold CV with successive halving; the test part is not used.
     Returns ``params`` (the chosen ``gamma``, ``lam`` and ``n_components``), ``cv_error``
     (its mean CV error), ``results`` (the search's ``cv_results_`` as a DataFrame) and
@@ -338,7 +423,8 @@ def auto_tune(split, params, *, n_jobs=None) -> dict:
     """
     n_train = split.X_train.shape[0]
     m = int(params["n_components"])
-    grid = {"lam": list(AUTO_TUNE_LAMS),
+    lams = [C_to_lam(C, n_train) for C in AUTO_TUNE_CS]
+    grid = {"lam": lams if by_C else sorted({round_125(lam) for lam in lams}),
             "n_components": sorted({min(m, n_train // 2), min(4 * m, n_train // 2, 2000)})}
     if params["kernel"] != "linear":
         scale = resolve_gamma("scale", split.X_train)

@@ -33,7 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from . import datasets
-from .analysis import DEFAULT_LAM, DEFAULT_M, evaluate
+from .analysis import DEFAULT_M, data_aware_defaults, evaluate
 from .estimator import SnacksClassifier
 from .kernels import KERNELS, resolve_gamma
 from .landmarks import SAMPLINGS
@@ -248,10 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
                                           "stopped.")
     _add_data_arguments(fit)
     _add_model_arguments(fit, grid=False)
-    fit.add_argument("--m", type=int, default=DEFAULT_M,
-                     help=f"landmarks m (default {DEFAULT_M}, as in the app)")
-    fit.add_argument("--lam", type=float, default=DEFAULT_LAM,
-                     help=f"regularisation λ > 0 (default {DEFAULT_LAM:g}, as in the app)")
+    fit.add_argument("--m", type=int, default=None,
+                     help="landmarks m (default 2√n within [50, 500] for n training rows, as "
+                          "in the app)")
+    fit.add_argument("--lam", type=float, default=None,
+                     help="regularisation λ > 0 (default 0.02/n for n training rows, that is "
+                          "C = 25, as in the app)")
     fit.add_argument("--solver", choices=SOLVERS, default="snacks",
                      help="solver (default snacks; libsvm is the exact kernel SVM)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -503,8 +505,11 @@ def _fit_and_measure(args, solver, split, progress):
 def _fit(args):
     progress = _Progress.for_args(args)
     split = _split(args, progress)
-    model, metrics = _fit_and_measure(args, args.solver, split, progress)
     n_train = split.X_train.shape[0]
+    learned = data_aware_defaults(split.X_train, n_train)
+    args.m = learned["n_components"] if args.m is None else args.m
+    args.lam = learned["lam"] if args.lam is None else args.lam
+    model, metrics = _fit_and_measure(args, args.solver, split, progress)
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features")
     # The γ the fit resolved (resolving 'scale' again would pass over the data once more).

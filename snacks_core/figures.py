@@ -240,10 +240,10 @@ def _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred
         hoverinfo="skip")
 
 
-def _boundary_legend(legend_below):
-    """The legend below a narrow figure, or beside a wide one."""
-    if legend_below:
-        return dict(orientation="h", x=0, xanchor="left", y=-0.14, yanchor="top",
+def _boundary_legend(legend_above):
+    """The legend in rows above the plot (a column no wider than the plot), or beside it."""
+    if legend_above:
+        return dict(orientation="h", x=0, xanchor="left", y=1.01, yanchor="bottom",
                     font=dict(size=11), traceorder="normal", tracegroupgap=0)
     return dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
                 font=dict(size=12))
@@ -253,11 +253,13 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
                              classes, train_pred=None, test_pred=None, landmarks=None,
                              axis_titles=("x₁", "x₂"), title=None, height=680,
                              max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS,
-                             max_crosses=MAX_CROSSES, legend_below=False):
+                             max_crosses=MAX_CROSSES, legend_above=False):
     """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
 
-    The legend sits beside the plot, or below it with ``legend_below`` (narrow columns).
+    The legend sits beside the plot, or in rows above it with ``legend_above`` (columns
+    whose width the square plot should fill); ``height`` None leaves the height to the
+    page (a chart stretched to its container's).
 
     For more than two classes the regions of the predicted class replace the contour.
     Large data is drawn as a class-stratified sample of ``max_train`` training and
@@ -282,11 +284,69 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
             size=14 if large else 12, outline_width=1.2,
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
     fig = _layout(fig, title, height)
-    # Legend and colour bar beside the square plot (whose width is free anyway, the axes
-    # having equal scales), so the whole figure fits under the metrics of a 1280 × 800 window.
+    # Legend above or beside the square plot and the colour bar right beside it: nothing
+    # below, so a figure as tall as its column is wide keeps the plot square and no gap
+    # opens between the plot and the colour bar.
     fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
-                      legend=_boundary_legend(legend_below))
+                      legend=_boundary_legend(legend_above))
     _square_axes(fig, surface.xs, surface.ys, axis_titles)
+    # A figure wider than the square plot leaves the room on the left, not between the
+    # plot and its colour bar.
+    fig.update_xaxes(constraintoward="right")
+    return fig
+
+
+# Spacing of the drawing plane's invisible click targets, in the plane's units.
+CLICK_STEP = 0.02
+
+
+def drawing_figure(surface, X_train, y_train, X_test=None, y_test=None, *, classes, plane,
+                   train_pred=None, test_pred=None, landmarks=None, height=None,
+                   click_step=CLICK_STEP):
+    """The plane a user draws points on: the decision boundary of the model trained on them
+    (``surface`` over the plane; None before a model exists, the points alone), and an
+    invisible grid of click targets every ``click_step`` over the plane.
+
+    A chart reports clicks on markers only: the grid makes a click anywhere on the plane a
+    click on the grid point under it, whose coordinates say where the click was.  Zoom
+    and pan are off, so that the plane stays put under the mouse.
+    """
+    low, high = plane
+    if surface is not None:
+        fig = decision_boundary_figure(surface, X_train, y_train, X_test, y_test,
+                                       classes=classes, train_pred=train_pred,
+                                       test_pred=test_pred, landmarks=landmarks,
+                                       height=height, legend_above=True)
+    else:
+        X_train = _dense(X_train)
+        fig = go.Figure(_sampled_points_traces(
+            X_train, np.asarray(y_train), _dense(X_test),
+            None if y_test is None else np.asarray(y_test), classes, size=9,
+            max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS))
+        fig = _layout(fig, None, height)
+        fig.update_layout(margin=dict(l=50, r=10, t=10, b=45), legend=_boundary_legend(True))
+        _square_axes(fig, np.array([low, high]), np.array([low, high]), ("x₁", "x₂"))
+        # With no decision function to fill it, the plane is shown by a tint and a grid.
+        fig.update_layout(plot_bgcolor="#f3f5f9")
+        fig.update_xaxes(showgrid=True, gridcolor="#dfe4ec")
+        fig.update_yaxes(showgrid=True, gridcolor="#dfe4ec")
+    # Bigger points than on a dataset's plot (each one was placed by hand), and smaller
+    # landmark stars: every landmark is one of the training points, which must stay visible.
+    fig.update_traces(marker_size=13, selector=dict(legendgroup="train"))
+    fig.update_traces(marker_size=12, selector=dict(legendgroup="test"))
+    fig.update_traces(marker_size=9, selector=dict(marker_symbol="star"))
+    # A click selects its grid point; the other points keep their look meanwhile.
+    fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scattergl"))
+    ticks = np.arange(low, high + click_step / 2, click_step)
+    gx, gy = np.meshgrid(ticks, ticks)
+    fig.add_trace(go.Scattergl(
+        x=gx.ravel(), y=gy.ravel(), mode="markers", name="plane", showlegend=False,
+        marker=dict(size=4, opacity=0.0, color="#000000"),
+        selected=dict(marker=dict(opacity=0.0)), unselected=dict(marker=dict(opacity=0.0)),
+        hoverinfo="none"))
+    fig.update_xaxes(range=[low, high], fixedrange=True)
+    fig.update_yaxes(range=[low, high], fixedrange=True)
+    fig.update_layout(dragmode=False, hovermode="closest")
     return fig
 
 
@@ -399,7 +459,8 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
     ``histories`` maps a solver name to its history dict (columns iteration, epoch, time,
     objective, gap, validation_error); ``labels`` maps it to its display name.  ``best``
     defaults to the smallest objective seen.  A solver with a single checkpoint is drawn
-    as one marker, named so in the legend.
+    as one marker, named so in the legend.  Without a finite error in any history (a
+    sweep's solves record none) the test-error panel is left out.
     """
     if x_axis not in AXIS_TITLES:
         raise ValueError(f"x_axis must be one of {tuple(AXIS_TITLES)}, got {x_axis!r}.")
@@ -407,8 +468,11 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
     if best is None:
         # NaN objectives (checkpoints inside a Snacks stage under early stopping) are skipped.
         best = min(float(np.nanmin(h["objective"])) for h in histories.values())
+    with_errors = any(np.any(np.isfinite(np.asarray(h["validation_error"], dtype=np.float64)))
+                      for h in histories.values())
     # Panel names are the y-axis titles: subplot titles would sit under the legend.
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.04)
+    fig = make_subplots(rows=3 if with_errors else 2, cols=1, shared_xaxes=True,
+                        vertical_spacing=0.04)
     largest_error = 0.0
     for k, (name, history) in enumerate(histories.items()):
         color = SOLVER_COLORS.get(name, PALETTE[k % len(PALETTE)])
@@ -449,9 +513,10 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
     fig.update_yaxes(type="log", row=2, col=1, exponentformat="power", dtick=1,
                      title="F(w) − F_best")
     # From 0 to a little above the largest error: a flat line stays a flat line at its value.
-    fig.update_yaxes(tickformat=".0%", row=3, col=1, title="test error",
-                     range=[0, min(1.0, 1.15 * largest_error + 0.01)])
-    fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3, col=1)
+    if with_errors:
+        fig.update_yaxes(tickformat=".0%", row=3, col=1, title="test error",
+                         range=[0, min(1.0, 1.15 * largest_error + 0.01)])
+    fig.update_xaxes(title=AXIS_TITLES[x_axis], row=3 if with_errors else 2, col=1)
     if x_axis == "time":
         fig.update_xaxes(type="log", exponentformat="power")
     else:
@@ -609,6 +674,97 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     return _layout(fig, title, height)
 
 
+def rename_test_points(fig, name):
+    """A :func:`decision_boundary_figure` whose test points are called ``name`` instead, in
+    the legend and on hover (a fold's held-out rows: 'validation')."""
+    def rename(trace):
+        trace.update(name=trace.name.replace("test", name, 1), legendgroup=name,
+                     hovertemplate=trace.hovertemplate.replace("test", name, 1))
+
+    return fig.for_each_trace(rename, selector=dict(legendgroup="test"))
+
+
+# Points drawn on each small-multiple thumbnail: enough to see the classes, few enough to
+# leave the boundary visible at 90 px.
+THUMBNAIL_POINTS = 60
+
+
+def boundary_thumbnails_figure(surfaces, errors, row_values, col_values, *, row_symbol,
+                               col_symbol, X, y, classes, best=None, height=None):
+    """Small multiples of decision boundaries over a grid, as scikit-learn's RBF-parameters
+    example: one thumbnail per cell (rows × columns), titled with its model's error.
+
+    ``surfaces[i][j]`` is the cell's :class:`DecisionSurface` (all on the same points) or
+    None for a cell without a model (left blank); ``errors[i, j]`` the error of the model
+    drawn, in [0, 1].  Each thumbnail shows f(x) (two classes; the predicted class's
+    regions otherwise) with the boundary f = 0, and a class-stratified sample of at most
+    :data:`THUMBNAIL_POINTS` points of ``X``; ``best``, the (row, column) index of the cell
+    to mark (★ and a red frame).  The left column is labelled "``row_symbol`` = value", the
+    bottom row "``col_symbol`` = value".
+    """
+    n_rows, n_cols = len(row_values), len(col_values)
+    errors = np.asarray(errors, dtype=np.float64)
+    best = None if best is None else tuple(best)
+    titles = [("★ " if (i, j) == best else "") + f"{100 * errors[i, j]:.1f} %"
+              if surfaces[i][j] is not None else ""
+              for i in range(n_rows) for j in range(n_cols)]
+    fig = make_subplots(rows=n_rows, cols=n_cols, horizontal_spacing=0.012,
+                        vertical_spacing=0.2 / n_rows, subplot_titles=titles)
+    X, y = _dense(X), np.asarray(y)
+    sample = stratified_sample(y, THUMBNAIL_POINTS)
+    colors = class_colors(classes)
+    points = [(X[sample][y[sample] == label], colors[label]) for label in classes]
+    panels, axes = [], {}
+    for i in range(n_rows):
+        for j in range(n_cols):
+            surface = surfaces[i][j]
+            if surface is None:
+                continue
+            k = "" if i == j == 0 else str(i * n_cols + j + 1)
+            # Each trace names its axes: add_trace(row=, col=) looks the subplot up anew
+            # for each of the hundreds of traces.
+            on = dict(xaxis=f"x{k}", yaxis=f"y{k}", showlegend=False, hoverinfo="skip")
+            if surface.scores.ndim == 2:
+                # One trace: f as a heatmap under its line f = 0, in float32 (64 thumbnails
+                # of float64 made megabytes for the browser to read).
+                panels.append(go.Contour(
+                    x=surface.xs, y=surface.ys, z=surface.scores.astype(np.float32),
+                    zmin=-DECISION_CLIP, zmax=DECISION_CLIP, colorscale=DECISION_COLORSCALE,
+                    showscale=False, contours=dict(coloring="heatmap", start=0, end=0, size=1),
+                    line=dict(color="#111111", width=1.5), **on))
+            else:
+                panels += [trace.update(**on) for trace in _surface_traces(surface, classes)]
+            panels += [go.Scatter(x=P[:, 0], y=P[:, 1], mode="markers",
+                                  marker=dict(size=3, color=color), **on)
+                       for P, color in points]
+            # Equal scales, as the large boundary figure: a thumbnail shrinks to the data's
+            # shape instead of stretching it to its slot's.
+            axes[f"xaxis{k}"] = dict(range=[surface.xs[0], surface.xs[-1]], constrain="domain")
+            axes[f"yaxis{k}"] = dict(range=[surface.ys[0], surface.ys[-1]], constrain="domain",
+                                     scaleanchor=f"x{k}", scaleratio=1)
+    label = dict(font=dict(size=11), standoff=4)
+    for i, value in enumerate(row_values):
+        k = "" if i == 0 else str(i * n_cols + 1)
+        axes.setdefault(f"yaxis{k}", {})["title"] = dict(
+            text=f"{row_symbol} = {_tick(value)}", **label)
+    for j, value in enumerate(col_values):
+        k = str((n_rows - 1) * n_cols + j + 1) if n_rows * n_cols > 1 else ""
+        axes.setdefault(f"xaxis{k}", {})["title"] = dict(
+            text=f"{col_symbol} = {_tick(value)}", **label)
+    fig.add_traces(panels)
+    fig.update_layout(axes)
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    if best is not None:
+        k = "" if best == (0, 0) else str(best[0] * n_cols + best[1] + 1)
+        fig.add_shape(type="rect", xref=f"x{k} domain", yref=f"y{k} domain",
+                      x0=0, x1=1, y0=0, y1=1, line=dict(color="#ff2b2b", width=3))
+    fig.update_annotations(font_size=11)
+    fig = _layout(fig, None, height or 70 + 100 * n_rows, legend_top=False)
+    fig.update_layout(margin=dict(l=60, r=10, t=30, b=45))
+    return fig
+
+
 # ---------------------------------------------------------------------------- solvers
 
 
@@ -680,10 +836,11 @@ def data_scatter_figure(X, y, *, classes, axis_titles=("x₁", "x₂"), title=No
     return _layout(fig, title, height)
 
 
-def margin_histogram_figure(scores, y, *, classes, height=420):
+def margin_histogram_figure(scores, y, *, classes, height=420, rows="test rows"):
     """Histogram of decision values by true class, with the boundary and margins marked.
 
-    For more than two classes ``scores`` is (n, K) and the predicted class's score is shown.
+    For more than two classes ``scores`` is (n, K) and the predicted class's score is shown;
+    ``rows`` names the rows scored, in the axis title.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim == 2:
@@ -697,6 +854,6 @@ def margin_histogram_figure(scores, y, *, classes, height=420):
     for x, dash in ((0, "solid"), (-1, "dash"), (1, "dash")):
         fig.add_vline(x=x, line=dict(color="#222222", dash=dash, width=1.5 if x else 2))
     fig.update_layout(barmode="overlay")
-    fig.update_xaxes(title="decision value f(x) on the test rows")
+    fig.update_xaxes(title=f"decision value f(x) on the {rows}")
     fig.update_yaxes(title="rows")
     return _layout(fig, None, height)

@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .cancellation import raise_if_stopped
 from .kernels import (
     KERNEL_PARAM_CONSTRAINTS,
     KernelBlocks,
@@ -382,6 +383,9 @@ def _landmark_factor(K_mm, eigen_tol, rank):
         inverse = _inverse_cholesky(K_mm) if rank is None or rank >= m else None
         if inverse is not None and 1.0 / np.sum(inverse * inverse) > eigen_tol * np.trace(K_mm):
             return None, inverse.T, True
+        # Each m × m LAPACK call runs to its end (about 1 s at m = 2000): a cancelled
+        # embedding stops between them (snacks_core.cancellation).
+        raise_if_stopped()
         eigenvalues = _spectrum(K_mm)
         top = eigenvalues[0]
         keep = int(np.sum(eigenvalues > eigen_tol * top)) if top > 0 else 0
@@ -392,6 +396,7 @@ def _landmark_factor(K_mm, eigen_tol, rank):
         if keep == m and inverse is not None:
             return eigenvalues, inverse.T, True
         # The full decomposition: LAPACK's subset driver is slower here.
+        raise_if_stopped()
         values, vectors = scipy.linalg.eigh(K_mm)
         values, vectors = values[::-1][:keep], vectors[:, ::-1][:, :keep]
         return eigenvalues, vectors / np.sqrt(np.maximum(values, 1e-300)), False

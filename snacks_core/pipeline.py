@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
+from .cancellation import carry
 from .nystrom import NystromEmbedding
 
 # Training rows from which early_stopping='auto' holds out a validation set.
@@ -156,7 +157,8 @@ def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=
     if workers <= 1:
         return [solve_one(k) for k in range(len(targets))]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(solve_one, range(len(targets))))
+        # Each subproblem polls the caller's stop check (snacks_core.cancellation).
+        return list(pool.map(carry(solve_one), range(len(targets))))
 
 
 def row_blocks(n_rows, rows):

@@ -25,6 +25,11 @@ def dataset_code(request, dataset) -> str:
         return f"from snacks_core.datasets import load_bundled\ndataset = load_bundled({name!r})"
     if kind == "libsvm":
         return f"from snacks_core.datasets import fetch_libsvm\ndataset = fetch_libsvm({name!r})"
+    if kind == "drawn":
+        # The points themselves, in their text form (the app's link carries the same).
+        return (f"from snacks_core.datasets.drawn import drawn_dataset\n"
+                f"dataset = drawn_dataset({request.points!r}, "
+                f"test_size={_literal(request.test_size)})")
     if kind == "sample":
         path, imports = f"sample_data_dir() / {name!r}", "sample_data_dir, "
     else:

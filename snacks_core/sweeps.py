@@ -56,7 +56,8 @@ from sklearn.model_selection import check_cv, train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from threadpoolctl import threadpool_limits
 
-from .estimator import SnacksClassifier
+from .cancellation import carry
+from .estimator import SnacksClassifier, _stack_histories
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
 from .metrics import TrainingLabels, classification_scores, error_rate
@@ -74,7 +75,7 @@ from .pipeline import (
     solve_subproblems,
 )
 from .solvers import EMBEDDED_SOLVERS, REGISTRY, check_solver_params
-from .threads import effective_n_threads
+from .threads import blas_controller, effective_n_threads
 from .validation import check_data, check_lam
 
 # The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
@@ -268,6 +269,8 @@ class _Problem(NamedTuple):
     keep_scores: bool = False  # rows carry the test rows' scores ('test_scores')
     reference: TrainingLabels | None = None  # the F1 and majority classes of y_train
     class_weight: dict | str | None = None  # weights s_i of the hinge terms by class
+    keep_models: bool | Callable = False  # rows carry their model ('model'), or those it picks
+    fold: int | None = None  # the cross-validation fold these rows are scored on
 
 
 class _Run(NamedTuple):
@@ -306,6 +309,93 @@ class _GroupBlocks(NamedTuple):
     held: tuple | None
 
 
+class _Prefix(NamedTuple):
+    """How the scores of one m come from a group's block of rows (its nested embedding, or
+    its kernel block on all m_max landmarks): the first ``n_landmarks`` columns, times
+    ``components`` when the embedding does not nest (None when it does)."""
+
+    n_landmarks: int
+    components: np.ndarray | None
+
+    def scores(self, block, w):
+        """f = z_m(x)ᵀ w for each row of ``block``, accumulated in float64."""
+        block = block[:, :self.n_landmarks]
+        if self.components is None:
+            return matvec(block, w)
+        return matvec(block, self.components @ w.astype(self.components.dtype))
+
+
+class GridCellModel:
+    """The model a grid cell trained and scored, ready to predict new rows.
+
+    f(x) = ⟨w, z_m(x)⟩ with the cell's coefficients w (one vector per one-vs-rest problem)
+    and z_m the embedding on the first m landmarks of its group, computed as the grid
+    computed it for its test rows: :meth:`decision_function` on the grid's test rows gives
+    the grid's test decision values bit for bit, so its errors are the table's.
+
+    Built by :func:`robustness_grid` with ``keep_models``; it holds a reference to its
+    group's :class:`~snacks_core.nystrom.NystromEmbedding` (shared by the group's cells, not
+    copied), the cell's prefix (landmark count and, when the embedding does not nest, the
+    prefix's factor, shared by its column's cells), coefficients and history.
+
+    Attributes
+    ----------
+    embedding_ : NystromEmbedding
+        The group's embedding on m_max landmarks.
+    nested_ : bool
+        Whether the cell's embedding is the first columns of ``embedding_``'s (else the
+        kernel on the first landmarks times the prefix's own factor).
+    n_landmarks_ : int
+        Distinct landmarks among the first m selected.
+    n_components_ : int
+        The dimension k of the cell's embedding.
+    coef_ : ndarray of shape (n_problems, k)
+        w of each one-vs-rest problem (one for two classes), float64.
+    classes_ : ndarray
+        The class labels, sorted.
+    history_ : dict of ndarray
+        The solver's checkpoints for this cell, as ``SnacksClassifier.history_`` (a
+        ``problem`` column, then :data:`~snacks_core.solvers.base.HISTORY_COLUMNS`): with
+        warm starts, the solve that started from the previous λ's solution.
+    """
+
+    def __init__(self, embedding, nested, prefix, coef, classes, history):
+        self.embedding_ = embedding
+        self.nested_ = nested
+        self._prefix = prefix
+        self.n_landmarks_ = prefix.n_landmarks
+        self.coef_ = np.vstack(coef)
+        self.n_components_ = self.coef_.shape[1]
+        self.classes_ = classes
+        self.history_ = history
+
+    def decision_function(self, X) -> np.ndarray:
+        """f(x): shape (n,) for two classes, (n, n_classes) otherwise.
+
+        X is embedded whole, on all the group's m_max landmarks (n × m_max values), as the
+        grid embedded its test rows: rows are then scored exactly as the grid scored them.
+        """
+        X = check_data(X, name="X")
+        embedding = self.embedding_
+        if X.shape[1] != embedding.landmarks_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features but the grid was trained on "
+                             f"{embedding.landmarks_.shape[1]}.")
+        # One BLAS thread, as the grid's columns: products then sum in the grid's order.
+        with blas_controller().limit(limits=1):
+            if self.nested_:
+                block = embedding.transform(X)
+            else:
+                block = kernel_matrix(X, embedding.landmarks_, embedding.kernel,
+                                      gamma=embedding.gamma_, degree=embedding.degree,
+                                      coef0=embedding.coef0, dtype=embedding.dtype)
+            scores = np.column_stack([self._prefix.scores(block, w) for w in self.coef_])
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels: the sign of f for two classes, the largest score otherwise."""
+        return labels_from_scores(self.decision_function(X), self.classes_)
+
+
 def robustness_grid(
     X: ArrayLike | sp.spmatrix, y: ArrayLike, X_test: ArrayLike | sp.spmatrix | None = None,
     y_test: ArrayLike | None = None, *, m: int | Sequence[int] = 100,
@@ -317,6 +407,7 @@ def robustness_grid(
     test_size: float = 0.25, dtype: str = "float32", early_stopping: bool | str = "auto",
     validation_fraction: float = 0.1, n_iter_no_change: int = 5,
     cv: int | object | None = None, keep_test_scores: bool = False,
+    keep_models: bool | Callable[[dict], bool] = False,
     n_jobs: int | None = None, backend: str = "threads",
     client: object = None, progress: Callable[[int, int, dict], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -388,6 +479,19 @@ def robustness_grid(
     keep_test_scores : bool, default=False
         Add a ``test_scores`` column: each cell's decision values on its test rows (shape
         (n_test,) for two classes, (n_test, n_classes) otherwise).
+    keep_models : bool or callable(row) -> bool, default=False
+        Add a ``model`` column: each row's fitted model, a :class:`GridCellModel` with
+        ``decision_function``, ``predict``, ``classes_`` and ``history_``; its predictions
+        on the row's test rows (with ``cv``, the fold's validation rows) are the ones the
+        row's errors count.  A callable keeps the models of the rows it returns True for
+        (it gets the row as a dict keyed by :data:`GRID_COLUMNS`, and ``fold`` with
+        ``cv``; :func:`cv_splits` gives the folds' rows), the others' are None.
+        Memory: a model refers to its group's embedding (landmarks and an m_max × m_max
+        factor) and, off the nested case, to its column's k × k factor, all shared, not
+        copied (from worker processes, one copy per column); it holds its own k
+        coefficients per one-vs-rest problem and a few numbers per checkpoint of its
+        solve.  Kept models keep their groups' embeddings in memory, about groups × m_max
+        × (m_max + d) values: keep only the rows you need.
     n_jobs : int or None, default=None
         Columns solved at once locally.  None: every core the current limits allow (as
         :class:`~snacks_core.estimator.SnacksClassifier`; see
@@ -413,7 +517,8 @@ def robustness_grid(
     -------
     pandas.DataFrame
         One row per cell and seed (and fold, with ``cv``), columns :data:`GRID_COLUMNS`
-        (and ``fold``, ``test_scores`` when asked for), sorted by seed, γ, m and λ.
+        (and ``fold``, ``test_scores``, ``model`` when asked for), sorted by seed, γ, m
+        and λ.
         ``embedding_time`` is the cell's share of its group's landmark selection and
         kernel blocks plus its share of its column's eigen-decomposition and projection;
         ``training_time`` is its solve.  ``attrs`` holds ``plan`` (a :class:`GridPlan` as a
@@ -440,7 +545,7 @@ def robustness_grid(
     seed_values = _check_seeds(seeds)
     X_train, y_train, X_test, y_test = _check_data(X, y, X_test, y_test, test_size,
                                                    seed_values[0])
-    splits = None if cv is None else _check_cv(cv, X_train, y_train)
+    splits = None if cv is None else cv_splits(cv, X_train, y_train)
     n_fit = X_train.shape[0] if splits is None else min(len(t) for t, _ in splits)
     m_values, lams, gammas = _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit)
     problem = _make_problem(
@@ -452,7 +557,7 @@ def robustness_grid(
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
     run = _Run(dtype, n_jobs, backend, client)
     groups = [_Group(seed, g, draw_seeds(seed)) for seed in seed_values for g in gammas]
-    problem = problem._replace(keep_scores=keep_test_scores)
+    problem = problem._replace(keep_scores=keep_test_scores, keep_models=keep_models)
     if splits is None:
         problem = with_labels(problem._replace(lams=lams), y_train, y_test)
         rows, plan, stopped = _run_grid(X_train, X_test, m_values, sampling, problem, groups,
@@ -464,6 +569,7 @@ def robustness_grid(
                                          should_stop)
         columns = GRID_COLUMNS + ("fold",)
     columns += ("test_scores",) if keep_test_scores else ()
+    columns += ("model",) if keep_models else ()
     table = pd.DataFrame(rows, columns=list(columns))
     table = table.sort_values(["seed", "gamma", "m", "lam"], ignore_index=True)
     table.attrs.update(plan=asdict(plan), stopped=stopped,
@@ -496,9 +602,14 @@ def _make_problem(solver, *, kernel, degree, coef0, max_epochs, tol, solver_opti
         y_test=None, lams=(), class_weight=class_weight)
 
 
-def _check_cv(cv, X_train, y_train):
+def cv_splits(cv, X_train, y_train):
     """The (training rows, validation rows) of each fold: stratified k-fold for an integer,
-    any scikit-learn splitter or iterable of splits otherwise."""
+    any scikit-learn splitter or iterable of splits otherwise.
+
+    For an integer or a splitter without shuffling, these are the folds
+    :func:`robustness_grid` scores on (its ``fold`` column indexes them), given its
+    training part: with them a row's kept model can be checked on its validation rows.
+    """
     if isinstance(cv, numbers.Integral) and not isinstance(cv, bool) and cv < 2:
         raise ValueError(f"cv must be at least 2 folds, got {cv!r}.")
     splitter = check_cv(cv, y_train, classifier=True)
@@ -527,11 +638,11 @@ def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress,
         progress(len(rows) + done, total, row)
 
     for fold, (train, test) in enumerate(splits):
-        fold_problem = with_labels(problem, y[train], y[test])
+        fold_problem = with_labels(problem, y[train], y[test])._replace(fold=fold)
         fold_rows, plan, stopped = _run_grid(
             X[train], X[test], m_values, sampling, fold_problem, groups, run,
             None if progress is None else report, should_stop)
-        rows.extend({**row, "fold": fold} for row in fold_rows)
+        rows.extend(fold_rows)
         plans.append(plan)
         if stopped:
             break
@@ -737,23 +848,21 @@ def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
 
 
 def _prefix_embedding(blocks, m, gamma, problem):
-    """The training rows' embedding Z on the first m selected landmarks and the test
-    rows' scores as a function of w: what :class:`NystromEmbedding` fitted on the same
-    landmarks gives (a slice of the group's nested embedding, or else the k × k kernel of
-    the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w) for the test rows,
-    whose embedding is never formed)."""
+    """The training rows' embedding Z on the first m selected landmarks and how rows are
+    scored from the group's blocks (a :class:`_Prefix`): what :class:`NystromEmbedding`
+    fitted on the same landmarks gives (a slice of the group's nested embedding, or else
+    the k × k kernel of the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w)
+    for the test rows, whose embedding is never formed)."""
     n_landmarks = int(np.searchsorted(blocks.embedding.selected_positions_, m))
-    test = blocks.test[:, :n_landmarks]
     if blocks.nested:
         return (np.ascontiguousarray(blocks.train[:, :n_landmarks]),
-                lambda w: matvec(test, w))
+                _Prefix(n_landmarks, None))
     embedding = NystromEmbedding(
         kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
         dtype=problem.dtype,
     ).fit(blocks.embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
     components = embedding.components_
-    return (blocks.train[:, :n_landmarks] @ components,
-            lambda w: matvec(test, components @ w.astype(components.dtype)))
+    return blocks.train[:, :n_landmarks] @ components, _Prefix(n_landmarks, components)
 
 
 def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
@@ -764,7 +873,7 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
     them one after the other)."""
     with threadpool_limits(limits=1, user_api="blas") if limit_blas else nullcontext():
         start = time.perf_counter()
-        Z, test_scores = _prefix_embedding(blocks, m, group.gamma, problem)
+        Z, prefix = _prefix_embedding(blocks, m, group.gamma, problem)
         embedding_time = ((time.perf_counter() - start) / len(problem.lams)
                           + blocks.seconds / n_group_cells)
         targets = binary_targets(problem.y_train, problem.classes)
@@ -790,9 +899,15 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
                 held=held, w0=coefs if warm else None)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            table_rows.append(_cell_row(group, m, lam, (Z, y_fit, targets, sample_weight),
-                                        test_scores, results, warm, embedding_time,
-                                        training_time, problem))
+            row = _cell_row(group, m, lam, (Z, y_fit, targets, sample_weight),
+                            lambda w: prefix.scores(blocks.test, w), results, warm,
+                            embedding_time, training_time, problem)
+            if problem.keep_models:
+                keep = problem.keep_models is True or problem.keep_models(row)
+                row["model"] = GridCellModel(
+                    blocks.embedding, blocks.nested, prefix, coefs, problem.classes,
+                    _stack_histories([r.history for r in results])) if keep else None
+            table_rows.append(row)
     return table_rows
 
 
@@ -822,6 +937,8 @@ def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time
         "stop_reason": ",".join(dict.fromkeys(r.stop_reason for r in results)),
         "warm_start": warm,
     }
+    if problem.fold is not None:
+        row["fold"] = problem.fold
     if problem.keep_scores:
         row["test_scores"] = test_decision[:, 0] if len(coefs) == 1 else test_decision
     return row
@@ -849,8 +966,10 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs, bac
             blocks = [_group_blocks(X_train, X_test, m_values[-1], sampling, group, problem,
                                       n_jobs)
                        for group in wave]
-            results = pool(delayed(_solve_column)(blocks[g], wave[g], m, n_group_cells,
-                                                  problem, not threads)
+            # On threads, each column polls the caller's stop check (snacks_core.cancellation).
+            solve = carry(_solve_column) if threads else _solve_column
+            results = pool(delayed(solve)(blocks[g], wave[g], m, n_group_cells,
+                                          problem, not threads)
                            for g, m in _wave_columns(wave, m_values))
             try:
                 yield from results

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 import numba
 from threadpoolctl import ThreadpoolController
 
+from .cancellation import carry, raise_if_stopped
+
 
 def effective_n_threads(n_jobs=None) -> int:
     """The number of threads to use for ``n_jobs``, in scikit-learn's sense.
@@ -79,9 +81,12 @@ def for_row_blocks(n_rows, block_rows, n_threads, task, make_scratch=None) -> No
     its blocks (None without it).  Threads run at the same time where the tasks release
     the GIL: BLAS calls and ``nogil`` jitted code.  A single block runs on the calling
     thread with the BLAS threads as they are, which costs nothing on small problems.
-    The first exception of a task is raised once every thread has stopped.
+    The first exception of a task is raised once every thread has stopped.  The caller's
+    stop check (:mod:`snacks_core.cancellation`) is polled before each block: a cancelled
+    computation stops after the blocks in progress.
     """
     starts = range(0, n_rows, block_rows)
+    raise_if_stopped()
     if len(starts) <= 1:
         task(0, n_rows, make_scratch() if make_scratch else None)
         return
@@ -97,6 +102,7 @@ def for_row_blocks(n_rows, block_rows, n_threads, task, make_scratch=None) -> No
             if start is None:
                 return
             try:
+                raise_if_stopped()
                 task(start, min(start + block_rows, n_rows), scratch)
             except BaseException:
                 failed.set()
@@ -110,7 +116,7 @@ def for_row_blocks(n_rows, block_rows, n_threads, task, make_scratch=None) -> No
             work()
             return
         with ThreadPoolExecutor(n_threads, thread_name_prefix="snacks-kernel") as pool:
-            for future in [pool.submit(work) for _ in range(n_threads)]:
+            for future in [pool.submit(carry(work)) for _ in range(n_threads)]:
                 future.result()
 
 

@@ -6,6 +6,7 @@ Each problem carries its optimal value F*, computed by the LIBLINEAR oracle of
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,10 @@ import pytest
 from sklearn.datasets import make_classification, make_moons
 
 from reference import optimal_objective
+
+# The app sets the BLAS threads of its server process once (snacks_core.serving); AppTest
+# runs the app inside this process, where later tests must keep theirs: 0 leaves them.
+os.environ.setdefault("SNACKS_BLAS_THREADS", "0")
 
 
 @dataclass(frozen=True)

@@ -223,3 +223,25 @@ def test_warm_up_trains_every_solver(monkeypatch):
     analysis.warm_up()
     from snacks_core.solvers import SOLVERS
     assert set(SOLVERS) <= set(seen)
+
+
+def test_train_warms_a_new_configuration_up_before_measuring_it(moons, monkeypatch):
+    """The first fit of a configuration in the process is preceded by a fit on a few rows
+    (numba loads its code then), so that the time measured and shown is a warm one; later
+    fits of the same configuration go straight to the measured fit."""
+    calls = []
+    original = analysis._fit_and_measure
+    monkeypatch.setattr(analysis, "_fit_and_measure",
+                        lambda split, params, keep: calls.append(split.X_train.shape[0])
+                        or original(split, params, keep))
+    monkeypatch.setattr(analysis, "_WARM_CONFIGURATIONS", set())
+    params = {**PARAMS, "sampling": "balanced", "kernel": "laplacian"}
+    first = analysis.train(moons, params)
+    n_train = moons.X_train.shape[0]
+    assert calls == [2 * analysis._WARM_ROWS_PER_CLASS, n_train]
+    again = analysis.train(moons, params)
+    assert calls[2:] == [n_train]
+    # The warm-up does not change the model measured.
+    np.testing.assert_array_equal(first.model.coef_, again.model.coef_)
+    analysis.train(moons, {**params, "solver": "pegasos"})
+    assert calls[3:] == [2 * analysis._WARM_ROWS_PER_CLASS, n_train]

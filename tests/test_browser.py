@@ -10,6 +10,7 @@ installs chromium with apt first.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -243,13 +244,16 @@ def test_robustness_sweep_can_be_stopped(server, browser):
         page.close()
 
 
+# The middle cell's centre on screen, its λ and m, and the text the heatmap writes in it.
 CELL_CENTRE = """(gd) => {
     const layout = gd._fullLayout, xa = layout.xaxis, ya = layout.yaxis;
     const cells = gd.data.find(trace => trace.name === 'cells');
     const k = Math.floor(cells.x.length / 2);
     const box = gd.getBoundingClientRect();
+    const map = gd.data[0];
+    const text = map.text[map.y.indexOf(cells.y[k])][map.x.indexOf(cells.x[k])];
     return [box.left + xa._offset + xa.l2p(xa.d2c(cells.x[k])),
-            box.top + ya._offset + ya.l2p(ya.d2c(cells.y[k])), cells.x[k], cells.y[k]];
+            box.top + ya._offset + ya.l2p(ya.d2c(cells.y[k])), cells.x[k], cells.y[k], text];
 }"""
 
 
@@ -261,11 +265,14 @@ CUT_TEXT = """(el) => [el, ...el.querySelectorAll('*')].some(
 @pytest.mark.parametrize("width, height", [(1400, 1000), (1024, 768)])
 def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_factory, width,
                                                  height):
-    """A click on a cell draws that cell's decision boundary and convergence beside the map
-    (below it on a 1024 × 768 projector, at a readable size)."""
+    """A click on a cell draws the model the sweep scored there: its decision boundary and
+    convergence beside the map (below it on a 1024 × 768 projector, at a readable size),
+    with a test error equal to the value the heatmap writes in the cell; the small
+    multiples open below."""
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server}/robustness?n_samples=400&rob_size=3", wait_until="domcontentloaded")
+        page.goto(f"{server}/robustness?n_samples=400&rob_size=3&rob_seeds=1&rob_select=test",
+                  wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
         run = page.get_by_role("button", name="Run sweep", exact=True)
@@ -278,9 +285,9 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         # On a projector the heatmap starts near the bottom of the screen: scroll to it.
         heatmap.scroll_into_view_if_needed()
         page.wait_for_timeout(300)
-        x, y, lam, m = heatmap.evaluate(CELL_CENTRE)
+        x, y, lam, m, value = heatmap.evaluate(CELL_CENTRE)
         page.mouse.click(x, y)
-        page.get_by_text("retrained alone with seed").wait_for(timeout=60_000)
+        page.get_by_text("the model the sweep trained with seed").wait_for(timeout=60_000)
         wait_until_idle(page)
         page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
@@ -288,6 +295,10 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         page.wait_for_timeout(800)
         text = page.inner_text("body")
         assert f"Cell m = {m}, λ = {lam}" in text, text[:3000]
+        said = page.get_by_text("the model the sweep trained with seed").inner_text()
+        shown = re.search(r"test error ([0-9.]+) %", said).group(1)
+        assert shown == value.removeprefix("★ "), (shown, value)
+        assert "retrained" not in text
         assert page.get_by_text("Click a cell of the heatmap").count() == 0
         assert_no_error_shown(page, "heatmap cell")
         boxes = page.locator(".js-plotly-plot").evaluate_all(
@@ -296,6 +307,13 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         assert cell_box["width"] >= 300, boxes
         # Beside the heatmap where the page is wide enough, below it on a projector.
         assert (cell_box["x"] > heatmap_box["x"] + heatmap_box["width"]) == (width >= 1280)
+        page.get_by_text("Decision boundaries of the 9 cells").click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=60_000)
+        wait_until_idle(page)
+        assert_no_error_shown(page, "small multiples")
+        thumbnails = page.locator(".js-plotly-plot").nth(3).bounding_box()
+        assert thumbnails["width"] >= 0.5 * width, thumbnails
         if width != 1400:
             return
         folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"

@@ -8,9 +8,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.datasets import make_moons
 
 from snacks_core import cli
-from snacks_core.datasets import make_a9a_like
+from snacks_core.datasets import make_a9a_like, make_dataset
 
 
 def run(capsys, *argv):
@@ -296,18 +297,24 @@ def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(caps
     assert status == 1 and "it is a folder" in err
 
 
-def test_fit_defaults_are_the_apps():
-    from snacks_core.ui.state import SETTINGS
+def test_fit_defaults_are_the_apps_data_aware_ones(capsys):
+    """Without --m and --lam, `snacks fit` trains with λ = 0.02/n and m = 2√n (within
+    [50, 500]) on its training rows: the rule the app's sidebar starts from (which rounds
+    them to its sliders' steps)."""
+    from snacks_core.ui.widgets import defaults_for
 
-    args = cli.build_parser().parse_args(["fit", "moons"])
-    assert (args.m, args.lam) == (SETTINGS["m"].default, SETTINGS["lam"].default)
-    assert (args.m, args.lam) == (50, 1e-3)
+    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
+    n_train = 1400
+    assert status == 0 and f"{n_train} training rows" in out
+    m = round(2 * n_train ** 0.5)
+    assert f"m = {m}, λ = {0.02 / n_train:g} (C = 25)" in out
+    app = defaults_for(make_dataset(*make_moons(2000, random_state=0), "moons"), 0.3)
+    assert app["m"] == 75 and app["lam"] == 2e-5 and app["C"] == 20.0
 
 
 def test_search_chooses_by_cv_and_tests_the_chosen_model_once(capsys, tmp_path):
     """The test part is looked at once, after the choice: shuffling its labels changes the
     reported test error and nothing else."""
-    from sklearn.datasets import make_moons
 
     from snacks_core.persistence import model_from_npz
 

@@ -220,3 +220,78 @@ def test_solver_bar_labels_fit_in_their_panel():
     fig = figures.solver_bar_figure(rows, majority_error=0.233)
     assert fig.layout.xaxis.range[1] >= 1.3 * 0.233
     assert any("majority class 23.3%" in (a.text or "") for a in fig.layout.annotations)
+
+
+def test_boundary_thumbnails_lay_out_one_model_per_cell():
+    """One thumbnail per cell with a model, in grid order, titled with its error; the best
+    framed and starred; the values label the left column and the bottom row."""
+    xs = np.linspace(-1.0, 1.0, 12)
+    gx, gy = np.meshgrid(xs, xs)
+
+    def surface(shift):
+        return figures.DecisionSurface(xs, xs, gx - shift)
+
+    surfaces = [[surface(-0.5), surface(0.0), None], [surface(0.5), surface(0.2), surface(0.1)]]
+    errors = np.array([[0.1, 0.05, np.nan], [0.2, 0.125, 0.3]])
+    X = np.column_stack([xs, xs])
+    y = np.where(xs > 0, 1, -1)
+    fig = figures.boundary_thumbnails_figure(
+        surfaces, errors, [50, 10], [1e-3, 1e-2, 1e-1], row_symbol="m", col_symbol="λ",
+        X=X, y=y, classes=[-1, 1], best=(1, 1))
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["10.0 %", "5.0 %", "20.0 %", "★ 12.5 %", "30.0 %"]
+    fills = [t for t in fig.data if t.type == "contour"]
+    assert len(fills) == 5
+    # The fill is f in the decision colours (to ±DECISION_CLIP) on the thumbnail of its
+    # cell, with its line f = 0.
+    assert [t.xaxis for t in fills] == ["x", "x2", "x4", "x5", "x6"]
+    np.testing.assert_array_equal(fills[1].z, gx.astype(np.float32))
+    assert (fills[1].zmin, fills[1].zmax) == (-figures.DECISION_CLIP, figures.DECISION_CLIP)
+    assert fills[0].contours.coloring == "heatmap"
+    assert fills[0].contours.start == fills[0].contours.end == 0
+    points = [t for t in fig.data if t.type == "scatter"]
+    assert len(points) == 10 and sum(len(t.x) for t in points[:2]) == len(xs)
+    frame = fig.layout.shapes[0]
+    assert (frame.xref, frame.yref) == ("x5 domain", "y5 domain")
+    assert fig.layout.yaxis.title.text == "m = 50" and fig.layout.yaxis4.title.text == "m = 10"
+    assert [fig.layout[f"xaxis{k}"].title.text for k in (4, 5, 6)] == \
+        ["λ = 0.001", "λ = 0.01", "λ = 0.1"]
+    assert fig.layout.xaxis.range == (-1.0, 1.0)
+
+
+def test_boundary_thumbnails_of_three_classes_show_regions():
+    xs = np.linspace(0.0, 1.0, 8)
+    scores = np.stack([*np.meshgrid(xs, xs), np.full((8, 8), 0.5)], axis=2)
+    surfaces = [[figures.DecisionSurface(xs, xs, scores)]]
+    fig = figures.boundary_thumbnails_figure(
+        surfaces, np.array([[0.25]]), [5], [1e-2], row_symbol="γ", col_symbol="λ",
+        X=np.zeros((3, 2)), y=np.array([0, 1, 2]), classes=[0, 1, 2])
+    regions = next(t for t in fig.data if t.type == "heatmap")
+    np.testing.assert_array_equal(regions.z, np.argmax(scores, axis=2))
+    assert [a.text for a in fig.layout.annotations] == ["25.0 %"]
+    assert not fig.layout.shapes
+    assert fig.layout.xaxis.title.text == "λ = 0.01" and fig.layout.yaxis.title.text == "γ = 5"
+
+
+def test_test_points_renamed_for_a_folds_held_out_rows(moons):
+    split, model = moons
+    surface = figures.decision_surface(model, split.X_train, resolution=10)
+    fig = figures.rename_test_points(figures.decision_boundary_figure(
+        surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=[-1, 1]),
+        "validation")
+    names = [t.name for t in fig.data if t.legendgroup in ("test", "validation")]
+    assert names and all(n.startswith("validation · ") for n in names)
+    assert all("validation" in t.hovertemplate for t in fig.data if t.legendgroup == "validation")
+    assert any(t.name.startswith("train · ") for t in fig.data)
+
+
+def test_convergence_without_errors_has_no_error_panel():
+    """A sweep's solves record no error: two panels, the epochs under the second."""
+    history = {"iteration": np.arange(3.0), "epoch": np.arange(3.0), "time": np.arange(3.0),
+               "objective": np.array([1.0, 0.5, 0.4]), "gap": np.full(3, np.nan),
+               "validation_error": np.full(3, np.nan)}
+    fig = figures.convergence_figure({"snacks": history})
+    assert "yaxis3" not in fig.layout and fig.layout.xaxis2.title.text.startswith("epochs")
+    history["validation_error"] = np.array([np.nan, 0.2, 0.1])
+    fig = figures.convergence_figure({"snacks": history})
+    assert fig.layout.yaxis3.title.text == "test error"

@@ -15,6 +15,7 @@ from snacks_core import memory, sweeps
 from snacks_core.estimator import SnacksClassifier
 from snacks_core.kernels import kernel_matrix
 from snacks_core.landmarks import select_landmarks
+from snacks_core.metrics import error_rate
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
 from snacks_core.pipeline import Seeds, draw_seeds
@@ -55,7 +56,7 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
     assert len(blocks.embedding.selected_positions_) < 60  # the sample holds repeated rows
     w = np.random.default_rng(0).standard_normal(60)
     for m in (1, 5, 30, 60):
-        Z, test_scores = sweeps._prefix_embedding(blocks, m, gamma, problem)
+        Z, prefix = sweeps._prefix_embedding(blocks, m, gamma, problem)
         fresh = NystromEmbedding(gamma=gamma, dtype=dtype).fit(
             X, landmark_indices=selected[:m])
         exact = NystromEmbedding(gamma=gamma).fit(X, landmark_indices=selected[:m])
@@ -63,7 +64,7 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
         assert Z.shape == (X.shape[0], k) and fresh.n_components_ == k
         for computed, expected, reference in (
                 (Z, exact.transform(X), fresh.transform(X)),
-                (test_scores(w[:k]), exact.transform(X_test) @ w[:k],
+                (prefix.scores(blocks.test, w[:k]), exact.transform(X_test) @ w[:k],
                  fresh.transform(X_test) @ w[:k])):
             error = np.linalg.norm(computed - expected)
             if dtype == "float64":
@@ -366,3 +367,93 @@ def test_summarize_grid_means_over_seeds():
     np.testing.assert_allclose(mean, [[0.2, 0.2], [0.5, np.nan]])
     np.testing.assert_allclose(std, [[0.1, 0.0], [0.0, np.nan]])
     np.testing.assert_allclose(seconds, [[2.0, 2.0], [2.0, np.nan]])
+
+
+def _duplicated_moons(moons):
+    """Moons with every other training row twice: the landmark sample repeats rows."""
+    X, y, X_test, y_test = moons
+    return np.vstack([X, X[::2]]), np.concatenate([y, y[::2]]), X_test, y_test
+
+
+@pytest.mark.parametrize("data, grid, nested", [
+    ("moons", dict(kernel="rbf", gamma=2.0, dtype="float64"), True),
+    ("moons", dict(kernel="rbf", gamma=2.0, dtype="float32"), True),
+    # A cubic kernel on 2-D data has rank 10: K_mm is singular beyond 10 landmarks.
+    ("moons", dict(kernel="polynomial", gamma=1.0, degree=3, dtype="float64"), False),
+    ("duplicated", dict(kernel="rbf", gamma=1e-3, dtype="float32"), False),
+    ("blobs", dict(kernel="rbf", gamma=0.3, dtype="float32"), True),
+    ("blobs", dict(kernel="polynomial", gamma=0.1, degree=2, dtype="float64"), False),
+])
+@pytest.mark.parametrize("cv", [None, 3])
+def test_kept_models_predict_exactly_what_each_row_scored(moons, data, grid, nested, cv):
+    """Oracle: the table itself.  Every kept model's predictions on the row's test rows
+    (with cv, its fold's validation rows) give the row's error exactly, and without cv its
+    decision values are the row's test scores bit for bit."""
+    if data == "blobs":
+        X, y = make_blobs(300, centers=3, cluster_std=2.5, random_state=1)
+        X, y, X_test, y_test = X[:220], y[:220], X[220:], y[220:]
+    else:
+        X, y, X_test, y_test = moons if data == "moons" else _duplicated_moons(moons)
+    table = robustness_grid(X, y, X_test, y_test, m=[5, 30], lam=[1e-1, 1e-3],
+                            seeds=[0, 2], max_epochs=10, cv=cv, keep_test_scores=cv is None,
+                            keep_models=True, **grid)
+    assert len(table) == 8 * (cv or 1)
+    for row in table.itertuples():
+        model = row.model
+        assert model.nested_ is nested
+        assert model.n_components_ == row.n_components
+        np.testing.assert_array_equal(model.classes_, np.unique(y))
+        if cv is None:
+            rows_X, rows_y = X_test, y_test
+            np.testing.assert_array_equal(model.decision_function(X_test), row.test_scores)
+        else:
+            validation = sweeps.cv_splits(cv, X, y)[row.fold][1]
+            rows_X, rows_y = X[validation], y[validation]
+        assert error_rate(rows_y, model.predict(rows_X)) == row.test_error
+
+
+def test_kept_models_share_their_group_embedding_and_keep_their_own_solve(moons):
+    """Models of one (seed, γ) refer to one embedding; each has its cell's history: a warm
+    start begins below F(0) = 1 (the hinge at w = 0), a cold one at it, and the last
+    checkpoint is the row's objective."""
+    X, y, X_test, y_test = moons
+    table = robustness_grid(X, y, X_test, y_test, m=[10, 40], lam=[1e-1, 1e-2, 1e-3],
+                            gamma=1.0, seeds=[0, 1], max_epochs=20, keep_models=True)
+    by_seed = {seed: rows.model.tolist() for seed, rows in table.groupby("seed")}
+    assert all(model.embedding_ is by_seed[0][0].embedding_ for model in by_seed[0])
+    assert by_seed[1][0].embedding_ is not by_seed[0][0].embedding_
+    for row in table.itertuples():
+        history = row.model.history_
+        assert set(history["problem"]) == {0}
+        assert (history["objective"][0] < 1.0) == row.warm_start
+        assert history["objective"][0] == pytest.approx(1.0) or row.warm_start
+        assert history["objective"][-1] == pytest.approx(row.objective, rel=1e-6)
+
+
+def test_kept_model_of_a_cold_cell_is_snacks_classifier(moons):
+    """Oracle: with cold starts a cell is SnacksClassifier's fit; its kept model's decision
+    values are the estimator's (to float32 rounding of two embeddings of the same
+    landmarks), and so are its iterations."""
+    X, y, X_test, y_test = moons
+    table = robustness_grid(X, y, X_test, y_test, m=[8, 25], lam=[1e-2, 1e-3], gamma=1.5,
+                            seeds=[3], warm_start=False, max_epochs=20, keep_models=True)
+    for row in table.itertuples():
+        estimator = SnacksClassifier(n_components=row.m, lam=row.lam, gamma=1.5,
+                                     max_epochs=20, random_state=3, dtype=np.float32).fit(X, y)
+        expected = estimator.decision_function(X_test)
+        np.testing.assert_allclose(row.model.decision_function(X_test), expected,
+                                   atol=1e-4 * np.abs(expected).max())
+        np.testing.assert_array_equal(row.model.history_["iteration"],
+                                      estimator.history_["iteration"])
+
+
+def test_keep_models_callable_keeps_the_rows_it_picks(moons):
+    X, y, X_test, y_test = moons
+    table = robustness_grid(X, y, X_test, y_test, m=[10, 20], lam=[1e-2, 1e-3], gamma=1.0,
+                            seeds=[0, 1], max_epochs=5, cv=3,
+                            keep_models=lambda row: row["seed"] == 0 and row["fold"] == 0)
+    kept = table["model"].notna()
+    assert kept.sum() == 4
+    assert ((table["seed"] == 0) & (table["fold"] == 0)).eq(kept).all()
+    assert "model" not in robustness_grid(X, y, X_test, y_test, m=[10], lam=[1e-2],
+                                          max_epochs=5)

@@ -10,6 +10,7 @@ One concept a module; everything public is imported from here:
 - :mod:`.dataset`: the :class:`Dataset` and :class:`Split` types, :func:`make_dataset`;
 - :mod:`.synthetic`: generated problems (toy 2-D shapes, a9a- and SUSY-shaped data);
 - :mod:`.bundled`: scikit-learn's bundled datasets;
+- :mod:`.drawn`: points a user draws on a plane (the app's Playground), their text form;
 - :mod:`.text`: the decompressed text of a file as a stream of line chunks, and the two
   policies of limits (:data:`UPLOAD_LIMITS` for the app's uploads, :data:`LOCAL_FILE_LIMITS`
   for a user's own files: memory only);

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..cancellation import raise_if_stopped
 from ..objective import matvec, primal_objective
 
 # ``validation_error`` is the error on rows the solver does not train on: the
@@ -128,7 +129,10 @@ class HistoryRecorder:
         Pass ``objective`` when the solver has already computed F(w) in this checkpoint,
         and ``held_out_error`` when it measured the error of rows held out for early
         stopping: it is the ``validation_error`` when there is no validation set.
+        Raises :class:`~snacks_core.cancellation.Cancelled` when the caller's stop check
+        (:func:`~snacks_core.cancellation.stop_when`) says so: every solver pauses here.
         """
+        raise_if_stopped()
         now = time.perf_counter()
         elapsed = now - self._start - self._excluded
         if objective is None:

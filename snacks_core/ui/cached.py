@@ -12,9 +12,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import streamlit as st
 
-from .. import analysis, datasets
+from .. import analysis, datasets, serving
+from ..datasets.drawn import drawn_dataset
 from ..figures import decision_surface
 from ..hss import compression_table
+from ..objective import C_to_lam
+from . import server
 from .state import Keys, current
 
 # Widths of the decision surface grid (points per axis).
@@ -34,6 +37,8 @@ class DataRequest:
     test_size: float
     scaling: str
     pca2d: bool
+    # The drawn dataset's points (their text form), None for every other dataset.
+    points: str | None = None
 
     @property
     def kind(self) -> str:
@@ -50,6 +55,7 @@ class DataRequest:
 def dataset_options() -> list[str]:
     """Every dataset the sidebar offers, as ``kind:name`` strings."""
     options = [f"synthetic:{name}" for name in datasets.SYNTHETIC]
+    options.append(DRAWN_OPTION)
     options += [f"bundled:{name}" for name in datasets.BUNDLED]
     options += [f"sample:{name}" for name in datasets.sample_files()]
     options += [f"libsvm:{name}" for name in datasets.cached_libsvm_datasets()]
@@ -57,6 +63,9 @@ def dataset_options() -> list[str]:
                 for key, dataset in st.session_state.get(Keys.UPLOADS, {}).items()]
     return options
 
+
+# The points a user draws on the Playground's plane (snacks_core.datasets.drawn).
+DRAWN_OPTION = "drawn:points"
 
 BUNDLED_LABELS = {"breast_cancer": "breast cancer", "digits7": "digits 7 vs rest (mnist-bin)",
                   "wine": "wine (3 classes)", "iris": "iris (3 classes)"}
@@ -71,6 +80,8 @@ def dataset_label(option) -> str:
         return f"sklearn · {BUNDLED_LABELS[name]}"
     if kind == "upload":
         return f"uploaded · {name.split(':', 1)[-1]}"
+    if option == DRAWN_OPTION:
+        return "draw your own points"
     return f"{kind} · {name}"
 
 
@@ -88,6 +99,7 @@ def data_request() -> DataRequest:
         test_size=float(current("test_size")),
         scaling=current("scaling"),
         pca2d=bool(current("pca2d")),
+        points=current("points") if option == DRAWN_OPTION else None,
     )
 
 
@@ -115,6 +127,9 @@ def load_dataset(request: DataRequest) -> datasets.Dataset:
             raise ValueError("The uploaded file is no longer in this session; upload it again "
                              "on the Data page.")
         return uploads[key]
+    if request.dataset == DRAWN_OPTION:
+        # A few hundred points at most: built afresh, no cache needed.
+        return drawn_dataset(request.points, request.test_size)
     return _load(request.kind, request.name, request.n_samples, request.noise,
                  request.n_features, request.positive_fraction, request.seed)
 
@@ -131,6 +146,14 @@ def load_split(request: DataRequest) -> datasets.Split:
                   request.pca2d)
 
 
+def sidebar_lam() -> float:
+    """The sidebar's λ: the λ slider's, or λ = 1/(2nC) from the C slider's, with n the
+    training rows."""
+    if current("reg_by") != "C":
+        return float(current("lam"))
+    return C_to_lam(float(current("C")), load_split(data_request()).X_train.shape[0])
+
+
 def model_params() -> dict:
     """Estimator parameters from the sidebar, only those that apply to the chosen kernel."""
     kernel = current("kernel")
@@ -142,7 +165,7 @@ def model_params() -> dict:
         params["coef0"] = float(current("coef0"))
     params.update({
         "n_components": int(current("m")),
-        "lam": float(current("lam")),
+        "lam": sidebar_lam(),
         "solver": current("solver"),
         "sampling": current("sampling"),
         "max_epochs": int(current("max_epochs")),
@@ -150,13 +173,6 @@ def model_params() -> dict:
         "random_state": int(current("seed")),
     })
     return params
-
-
-@st.cache_resource(show_spinner="Loading the compiled solvers (once per server)…")
-def warm_up() -> bool:
-    """Every solver trained once in this process (see :func:`analysis.warm_up`)."""
-    analysis.warm_up()
-    return True
 
 
 def params_key(params) -> str:
@@ -168,8 +184,11 @@ def params_key(params) -> str:
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _train(data_key, model_key, _split, _params):
     # Checkpoint weights are cheap for 2-D data and let the Convergence page replay the
-    # boundary from the same cached run the Playground shows.
-    return analysis.train(_split, _params, keep_checkpoints=_split.n_features == 2)
+    # boundary from the same cached run the Playground shows.  A heavy fit takes a slot of
+    # the server's queue here, on a cache miss only.
+    work = serving.fit_work(_split.X_train.shape[0], _params["n_components"], _params["solver"])
+    with server.train_slot(work):
+        return analysis.train(_split, _params, keep_checkpoints=_split.n_features == 2)
 
 
 def train(request: DataRequest, split, params) -> analysis.Run:
@@ -182,11 +201,55 @@ def _surface(data_key, model_key, _model, _X):
     return decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
 
 
+def _plane_points(split):
+    """The training and test points, dense: what a decision surface covers."""
+    return np.vstack([np.asarray(A.todense() if hasattr(A, "todense") else A)
+                      for A in (split.X_train, split.X_test)])
+
+
 def surface(request: DataRequest, split, params, run):
     """The decision function on a grid over the training and test points (cached)."""
-    X = np.vstack([np.asarray(A.todense() if hasattr(A, "todense") else A)
-                   for A in (split.X_train, split.X_test)])
-    return _surface(request.key(), params_key(params), run.model, X)
+    return _surface(request.key(), params_key(params), run.model, _plane_points(split))
+
+
+# Points per axis of a small-multiple thumbnail: 64 of them stay quick to compute and draw.
+THUMBNAIL_RESOLUTION = 40
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _cell_surfaces(sweep_key, cells, resolution, _models, _X):
+    return [decision_surface(_models[cell], _X, resolution=resolution) for cell in cells]
+
+
+def cell_surfaces(result, cells, split, resolution=SURFACE_RESOLUTION):
+    """Decision surfaces of a sweep's kept models (``result['models']``, by cell), over the
+    training and test points (cached by the sweep and the cells)."""
+    return _cell_surfaces(repr(result["key"]), tuple(cells), resolution, result["models"],
+                          _plane_points(split))
+
+
+@st.cache_resource(max_entries=4, show_spinner="Drawing every cell's boundary…")
+def _figure(key, _build):
+    return _build()
+
+
+def figure_once(key, build):
+    """``build()``, a figure slow to lay out (64 small multiples take a second), built once
+    per ``key`` on this server: ``key`` must say everything the figure shows.  Shared by
+    sessions, so it is never changed after it is built."""
+    return _figure(key, build)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _cell_predictions(sweep_key, cell, _model, _X_fit, _X_scored):
+    return _model.predict(_X_fit), _model.predict(_X_scored)
+
+
+def cell_predictions(result, cell, X_fit, X_scored):
+    """A kept model's predictions on the rows it trained on and on those it was scored on
+    (cached by the sweep and the cell: the rows follow from them)."""
+    return _cell_predictions(repr(result["key"]), cell, result["models"][cell], X_fit,
+                             X_scored)
 
 
 def _kernel_key(params) -> str:

@@ -17,6 +17,7 @@ import streamlit as st
 
 from ..analysis import DEFAULT_LAM, DEFAULT_M, GAMMA_RANGE
 from ..datasets import SCALINGS
+from ..datasets.drawn import EXAMPLE_POINTS, decode_points, encode_points
 from ..kernels import KERNELS
 from ..landmarks import SAMPLINGS
 from ..solvers import EMBEDDED_SOLVERS, SOLVERS
@@ -29,7 +30,11 @@ def _one_two_five(low_exponent, high_exponent):
     return tuple(float(f"{v:.0e}") for v in values if v <= 10.0**high_exponent)
 
 
-LAM_OPTIONS = _one_two_five(-7, 0)
+LAM_OPTIONS = _one_two_five(-9, 0)
+# C = 1/(2nλ), for those who think of the textbook parameter (the "reg_by" setting).
+C_OPTIONS = _one_two_five(-3, 5)
+REGULARIZERS = ("lam", "C")
+REGULARIZER_LABELS = {"lam": "λ", "C": "C"}
 GAMMA_OPTIONS = _one_two_five(*(int(math.log10(g)) for g in GAMMA_RANGE))
 M_OPTIONS = (5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
 N_OPTIONS = (100, 200, 400, 700, 1000, 2000, 5000, 10000, 20000, 50000)
@@ -56,7 +61,7 @@ class Setting:
     """A setting's default and what values are valid.
 
     ``kind`` is one of 'choice' (one of ``choices``), 'multi' (a subset of ``choices``),
-    'int' and 'float' (within ``bounds``), 'bool', 'str'.
+    'int' and 'float' (within ``bounds``), 'bool', 'str', 'points' (a drawing's text form).
     """
 
     default: object
@@ -75,6 +80,8 @@ SETTINGS = {
     "test_size": Setting(0.3, "float", bounds=(0.1, 0.5)),
     "scaling": Setting("standard", "choice", SCALINGS),
     "pca2d": Setting(False, "bool"),
+    # The drawn dataset's points, in the text form of snacks_core.datasets.drawn.
+    "points": Setting(EXAMPLE_POINTS, "points"),
     # Model (sidebar)
     "kernel": Setting("rbf", "choice", KERNELS),
     "gamma_scale": Setting(True, "bool"),
@@ -84,6 +91,8 @@ SETTINGS = {
     "m": Setting(DEFAULT_M, "int", bounds=M_BOUNDS),
     "sampling": Setting("balanced", "choice", SAMPLINGS),
     "lam": Setting(DEFAULT_LAM, "choice", LAM_OPTIONS),
+    "reg_by": Setting("lam", "choice", REGULARIZERS),
+    "C": Setting(20.0, "choice", C_OPTIONS),
     "solver": Setting("snacks", "choice", SOLVERS),
     "max_epochs": Setting(50, "choice", EPOCH_OPTIONS),
     "class_weight": Setting("none", "choice", CLASS_WEIGHTS),
@@ -122,11 +131,14 @@ class Keys:
     CONV_REPLAY = "conv_replay"    # solver whose boundary the Convergence page replays
     RUN_STARTED = "_run_started"   # time.time() at the start of this script run
     SWEEP_ROWS = "_sweep_rows"     # finished fits of the sweep in progress (kept by Stop)
-    DATA_DEFAULTS = "_data_defaults"  # dataset whose data-aware defaults were applied
+    DATA_DEFAULTS = "_data_defaults"  # rows the data-aware defaults fit, settings still automatic
     HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
     WATCH_LEARNING = "watch_learning"  # the Playground's replay of training is shown
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
     AUTO_TUNE = "_auto_tune"       # the last Auto-tune: data, chosen values, what it tried
+    DRAW_MODE = "draw_mode"        # what a click on the drawing plane does: add A, add B, erase
+    DRAW_CLICKS = "_draw_clicks"   # clicks handled on the plane (part of its chart's key)
+    CELL_THUMBNAILS = "cell_thumbnails"  # the Robustness page's small multiples (open or not)
 
 
 def _matching_choice(value, choices):
@@ -156,6 +168,8 @@ def _parse_scalar(text, like):
 def parse_setting(name, text):
     """The value of setting ``name`` from its URL text; ValueError saying why it is invalid."""
     setting = SETTINGS[name]
+    if setting.kind == "points":
+        return encode_points(decode_points(text))
     if setting.kind == "multi":
         parts = [p for p in str(text).split(",") if p]
         return tuple(_matching_choice(_parse_scalar(p, setting.choices[0]), setting.choices)
@@ -197,11 +211,21 @@ def init_session(query_params) -> None:
                 problems.append(f"{name}={query_params[name]!r} ({exc})")
         state[name] = list(value) if setting.kind == "multi" else value
     state[Keys.URL_PROBLEMS] = problems
-    if "lam" in query_params or "scaling" in query_params:
-        # The link chose for itself: no data-aware defaults over it.
-        state[Keys.DATA_DEFAULTS] = state["dataset"]
+    state[Keys.DATA_DEFAULTS] = data_defaults_state(query_params)
     state.setdefault(Keys.UPLOADS, {})
     state[Keys.INITIALIZED] = True
+
+
+# The settings that data-aware defaults choose (see widgets.data_aware_defaults).
+DATA_AWARE = ("scaling", "gamma_scale", "lam", "C", "m")
+
+
+def data_defaults_state(query_params=()) -> dict:
+    """The data-aware defaults' record before any data is shown: which rows they were
+    chosen for (none yet) and the settings still automatic, with their values (each at its
+    default, except those a link sets: a link chose for itself)."""
+    return {"rows": None, "auto": {name: SETTINGS[name].default for name in DATA_AWARE
+                                   if name not in query_params}}
 
 
 def keep_settings() -> None:
@@ -281,7 +305,8 @@ def forget_pending(name) -> None:
 
 
 # Settings a lesson leaves to the user: everything else is reset to its default first.
-LESSON_KEEPS = ("live",)
+# A drawing is the user's work, not an exploration setting.
+LESSON_KEEPS = ("live", "points")
 
 
 def lesson_values(settings) -> dict:

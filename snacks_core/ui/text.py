@@ -33,7 +33,15 @@ HELP = {
                 "(the Snacks paper's choice), by approximate ridge leverage scores (favours "
                 "points the kernel sees as unusual), or by k-means++ seeding.",
     "lam": "Regularization λ of F(w) = (1/n) Σ hinge + λ‖w‖²: larger λ, smoother boundary and "
-           "larger margin. LIBSVM's C = 1/(2nλ) is the same knob, inverted.",
+           "larger margin. LIBSVM's C = 1/(2nλ) is the same knob, inverted. Each dataset "
+           "starts at λ ≈ 0.02/n (C ≈ 25): a fixed λ would weigh the hinge terms less and "
+           "less as n grows.",
+    "reg_by": "Set the regularization as λ (the Snacks paper's, on the averaged hinge loss) "
+              "or as C (LIBSVM's and scikit-learn's SVC, on the summed hinge loss); the other "
+              "one is shown as derived, C = 1/(2nλ).",
+    "C": "C of F(w) = ½‖w‖² + C Σ hinge (LIBSVM, scikit-learn's SVC): larger C, fewer "
+         "margin violations, a boundary that follows the data more closely. The model "
+         "trains with λ = 1/(2nC).",
     "solver": "Snacks: accelerated stochastic subgradient (restarts with shrinking steps). "
               "Pegasos: plain stochastic subgradient with step 1/(2λt). LIBLINEAR: dual "
               "coordinate descent. LIBSVM: the exact kernel SVM, no Nyström (the reference).",
@@ -86,6 +94,8 @@ HELP = {
                  "value, with a bias.",
     "live": "Retrain on every change (results are cached, so going back is instant). Turn off "
             "for large data and click Train instead.",
+    "draw_mode": "Add a point of class A (blue) or B (red) where you click, or erase the "
+                 "point nearest to the click.",
 }
 
 SOLVER_LABELS = {"snacks": "Snacks (ASSG)", "pegasos": "Pegasos", "liblinear": "LIBLINEAR",
@@ -171,13 +181,16 @@ LESSONS = {
 }
 
 def try_this(settings, learned_little=False) -> str:
-    """Suggestions for the Playground that make sense from the current settings;
-    ``learned_little``: the model is within a point of the majority class, so the hints
-    that make it simpler (fewer landmarks, a larger λ) are left out."""
+    """Suggestions for the Playground that make sense from the current settings (with
+    ``lam`` the λ trained with, also when the sidebar sets C, and ``n_train`` the training
+    rows, which bound m); ``learned_little``: the
+    model is within a point of the majority class, so the hints that make it simpler (fewer
+    landmarks, a larger λ) are left out."""
     if learned_little:
         hints = ["Click **Auto-tune**: a quick cross-validated search of γ, λ and m on the "
                  "training rows.",
-                 "Lower **λ** (larger C): the model may follow the data more closely.",
+                 ("Raise **C** (smaller λ)" if settings.get("reg_by") == "C" else
+                  "Lower **λ** (larger C)") + ": the model may follow the data more closely.",
                  "Raise **m**: more landmarks, a richer boundary."]
         if settings["class_weight"] == "none":
             hints.append("Set **class weight** to 'balanced': a rare class then weighs as "
@@ -191,14 +204,16 @@ def try_this(settings, learned_little=False) -> str:
     elif settings["m"] > 10:
         hints.append("Slide **m** down to 5: the boundary can only bend around a few "
                      "landmarks.")
-    else:
-        hints.append("Raise **m** to 100: with more landmarks the boundary can follow the data.")
+    elif settings["m"] < settings.get("n_train", 100):
+        hints.append(f"Raise **m** to {min(100, settings.get('n_train', 100))}: with more "
+                     "landmarks the boundary can follow the data.")
+    by_C = settings.get("reg_by") == "C"
     if settings["lam"] < 0.05:
-        hints.append("Raise **λ** (smaller C): wider margins, smoother boundary, more training "
-                     "error.")
+        hints.append(("Lower **C** (larger λ)" if by_C else "Raise **λ** (smaller C)")
+                     + ": wider margins, smoother boundary, more training error.")
     else:
-        hints.append("Lower **λ** (larger C): the margins tighten and the boundary follows the "
-                     "data.")
+        hints.append(("Raise **C** (smaller λ)" if by_C else "Lower **λ** (larger C)")
+                     + ": the margins tighten and the boundary follows the data.")
     if settings["kernel"] != "linear":
         if settings["gamma_scale"]:
             hints.append("Turn off **γ from the data** and raise γ by hand: narrow kernels "
@@ -281,4 +296,22 @@ CAPTIONS = {
                 "are the Nyström landmarks; crosses mark misclassified points.",
     "boundary_multiclass": "Shaded regions show the predicted class (one-vs-rest: the "
                            "largest of the per-class decision functions wins).",
+    "drawing": "Circles train the model; every {period} point you add to a class is held "
+               "out as a test point (diamond). The model learns on the points scaled as the "
+               "sidebar says; the plane shows them where you drew them.",
+    "drawing_boundary": "Colour is the decision function f(x): red where the model predicts "
+                        "class B, blue for class A. The solid line is the boundary f = 0, "
+                        "dashed lines the margins f = ±1: training points inside them pay a "
+                        "hinge loss. Gold stars are the Nyström landmarks; crosses mark "
+                        "misclassified points.",
+}
+
+# Why a solve stopped (snacks_core.solvers.base.STOP_REASONS), completing "it stopped …".
+STOP_REASON_WORDS = {
+    "tol_gap": "when its certified duality gap reached the tolerance",
+    "max_epochs": "when its budget of epochs ran out",
+    "max_iter": "when its budget of iterations ran out",
+    "early_stopping": "when its held-out error stopped improving",
+    "tol_objective": "when its objective stopped decreasing (the stochastic noise floor)",
+    "converged": "when its convergence test held",
 }

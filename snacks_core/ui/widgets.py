@@ -9,31 +9,36 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
-import scipy.sparse as sp
 import streamlit as st
 
 from .. import analysis, figures, persistence, snippets
 from ..datasets import DownloadError
+from ..datasets.drawn import decode_points
 from ..kernels import resolve_gamma
+from ..metrics import error_rate
 from ..nystrom import NystromEmbedding
-from ..objective import lam_to_C
-from ..sweeps import GRID_AXIS_SYMBOLS
-from . import cached
+from ..objective import C_to_lam, lam_to_C
+from ..sweeps import GRID_AXIS_SYMBOLS, cv_splits
+from . import cached, server
 from .state import (
+    C_OPTIONS,
     EPOCH_OPTIONS,
     GAMMA_OPTIONS,
     LAM_OPTIONS,
     M_OPTIONS,
     N_OPTIONS,
+    REGULARIZER_LABELS,
+    REGULARIZERS,
     SETTINGS,
     Keys,
     apply,
     current,
+    data_defaults_state,
     forget_pending,
     lesson_values,
     set_settings_next_run,
 )
-from .text import HELP, LESSONS, solver_label, try_this
+from .text import HELP, LESSONS, STOP_REASON_WORDS, solver_label, try_this
 
 # Errors a user can cause (bad data, bad parameters, no network) and that we show in place.
 USER_ERRORS = (ValueError, DownloadError, MemoryError, OSError)
@@ -64,7 +69,8 @@ def require_entry_point(page_name):
 def _start_lesson(name):
     lesson = LESSONS[name]
     apply(lesson_values(lesson.settings))
-    st.session_state[Keys.DATA_DEFAULTS] = lesson.settings.get("dataset")
+    # The lesson's values stand: none of them is automatic.
+    st.session_state[Keys.DATA_DEFAULTS] = {"rows": None, "auto": {}}
     st.session_state[Keys.LESSON] = name
     st.session_state[Keys.GOTO] = lesson.page
 
@@ -129,38 +135,49 @@ def unavailable_dataset(option, options) -> str:
         return (f"dataset={option!r}: no {kind} dataset is called {name!r}; choose one of "
                 + ", ".join(same_kind))
     return (f"dataset={option!r}: unknown dataset; write it as kind:name with kind one of "
-            "synthetic, bundled, sample, libsvm")
+            "synthetic, bundled, sample, libsvm, drawn")
 
 
 def data_aware_defaults():
-    """Defaults that fit the data, applied when a dataset is first shown.
+    """Settings that learn on the data shown (:func:`analysis.data_aware_defaults`): the
+    scaling, λ (or C) and m, with γ by the 'scale' rule.
 
-    Sparse binary data (one-hot rows such as a9a) are used as they are, without scaling
-    (standardising them inflates rare columns) and with a λ that shrinks with n (≈ 0.02/n,
-    the scale at which such data needs its hinge terms to outweigh the norm); other data
-    get the standard scaling.  A link that sets λ or the scaling keeps its values.
+    A new dataset gets them all.  When the same dataset changes size (its n or its test
+    fraction), only the settings that still hold their automatic values follow; one the
+    user, a link or a lesson set stays as it is.
     """
     option = current("dataset")
-    if st.session_state.get(Keys.DATA_DEFAULTS) == option:
+    stored = st.session_state.get(Keys.DATA_DEFAULTS) or data_defaults_state()
+    size = (current("n_samples") if option.startswith("synthetic:") else
+            len(decode_points(current("points"))) if option.startswith("drawn:") else None)
+    rows = (option, size, current("test_size"))
+    if stored["rows"] == rows:
         return
-    st.session_state[Keys.DATA_DEFAULTS] = option
     try:
         dataset = cached.load_dataset(cached.data_request())
     except USER_ERRORS:
         return
-    apply(defaults_for(dataset, current("test_size")))
+    values = defaults_for(dataset, current("test_size"))
+    if stored["rows"] is None or stored["rows"][0] == option:
+        values = {name: value for name, value in values.items()
+                  if name in stored["auto"] and current(name) == stored["auto"][name]}
+    apply(values)
+    st.session_state[Keys.DATA_DEFAULTS] = {"rows": rows, "auto": values}
 
 
 def defaults_for(dataset, test_size) -> dict:
-    """The data-aware settings of :func:`data_aware_defaults` for a dataset."""
+    """The settings of :func:`data_aware_defaults` for a dataset, on the sidebar's values
+    (λ and m rounded to the sliders' steps; C = 25 is offered as 20)."""
     X = dataset.X
-    binary = sp.issparse(X) and X.nnz > 0 and bool(np.all(X.data == 1))
-    if not binary:
-        return {"scaling": "standard"}
     n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
-    target = 0.02 / max(n_train, 1)
-    lam = min(LAM_OPTIONS, key=lambda v: abs(math.log(v / target)))
-    return {"scaling": "none", "lam": lam}
+    learned = analysis.data_aware_defaults(X, n_train)
+    lam, m = learned["lam"], learned["n_components"]
+    if m >= min(M_OPTIONS):
+        m = min(M_OPTIONS, key=lambda v: abs(math.log(v / m)))
+    return {"scaling": learned["scaling"], "gamma_scale": True,
+            "lam": min(LAM_OPTIONS, key=lambda v: abs(math.log(v / lam))),
+            "C": min(C_OPTIONS, key=lambda v: abs(math.log(v / lam_to_C(lam, n_train)))),
+            "m": int(m)}
 
 
 def _data_controls(options):
@@ -178,7 +195,8 @@ def _data_controls(options):
         st.slider("Test fraction", 0.1, 0.5, step=0.05, key="test_size", help=HELP["test_size"])
         st.selectbox("Feature scaling", SETTINGS["scaling"].choices, key="scaling",
                      help=HELP["scaling"])
-        two_d = option.startswith("synthetic:") and option != "synthetic:classification"
+        two_d = (option.startswith("synthetic:") and option != "synthetic:classification"
+                 or option == cached.DRAWN_OPTION)
         if not two_d:
             st.checkbox("Train on a 2-D PCA projection", key="pca2d", help=HELP["pca2d"])
 
@@ -249,14 +267,45 @@ def _n_train():
         return None
 
 
+def _switch_regularizer():
+    """Carry the regularisation over to the other slider (the nearest of its values)."""
+    n = _n_train()
+    if n is None:
+        return
+    if current("reg_by") == "C":
+        C = lam_to_C(current("lam"), n)
+        st.session_state["C"] = min(C_OPTIONS, key=lambda v: abs(math.log(v / C)))
+    else:
+        lam = C_to_lam(current("C"), n)
+        st.session_state["lam"] = min(LAM_OPTIONS, key=lambda v: abs(math.log(v / lam)))
+
+
+def _automatic(name) -> bool:
+    """Whether a setting holds the value the data-aware defaults gave it."""
+    auto = (st.session_state.get(Keys.DATA_DEFAULTS) or {}).get("auto", {})
+    return name in auto and current(name) == auto[name]
+
+
 def _solver_controls():
     with st.expander("Solver", expanded=True, icon=":material/tune:"):
-        st.select_slider("λ (regularization)", LAM_OPTIONS, key="lam",
-                         format_func=_format_float, help=HELP["lam"])
+        st.segmented_control("Regularize with", REGULARIZERS, key="reg_by",
+                             format_func=REGULARIZER_LABELS.get, on_change=_switch_regularizer,
+                             help=HELP["reg_by"])
         n = _n_train()
-        if n:
-            st.caption(f"C = 1/(2nλ) = **{lam_to_C(current('lam'), n):.4g}** with n = {n:,} "
-                       "training rows")
+        if current("reg_by") == "C":
+            st.select_slider("C (weight of the hinge terms)", C_OPTIONS, key="C",
+                             format_func=_format_float, help=HELP["C"])
+            if n:
+                st.caption(f"λ = 1/(2nC) = **{C_to_lam(current('C'), n):.3g}** with n = {n:,} "
+                           "training rows" + (": C ≈ 25, the default for any data"
+                                              * _automatic("C")))
+        else:
+            st.select_slider("λ (regularization)", LAM_OPTIONS, key="lam",
+                             format_func=_format_float, help=HELP["lam"])
+            if n:
+                st.caption(f"C = 1/(2nλ) = **{lam_to_C(current('lam'), n):.4g}** with n = "
+                           f"{n:,} training rows" + ("; λ ≈ 0.02/n, the default for this data"
+                                                     * _automatic("lam")))
         st.selectbox("Solver", SETTINGS["solver"].choices, key="solver",
                      format_func=solver_label, help=HELP["solver"])
         st.select_slider("Max epochs", EPOCH_OPTIONS, key="max_epochs", help=HELP["max_epochs"])
@@ -326,9 +375,15 @@ def training_gate(key, split, params, solvers=None) -> bool:
 
 
 def train_or_stop(request, split, params):
-    """The cached run, with a spinner while it trains; an error box on bad input."""
-    with stop_on_user_error(), st.spinner("Training…"):
-        return cached.train(request, split, params)
+    """The cached run, with a spinner while it trains; an error box on bad input.  A heavy
+    fit that finds the server's slots taken waits in line first, its place shown."""
+    with stop_on_user_error():
+        try:
+            with st.spinner("Training…"):
+                return cached.train(request, split, params)
+        except server.SlotBusy:
+            with server.heavy_run("This training"), st.spinner("Training…"):
+                return cached.train(request, split, params)
 
 
 def solver_multiselect(setting, container=st):
@@ -371,6 +426,11 @@ CACHE_HELP = (" 'from cache': these settings were trained before and the time is
 MAJORITY_MARGIN = 0.01
 
 
+def _less_regularization() -> str:
+    """The advice to regularise less, in the sidebar's terms."""
+    return "raise C" if current("reg_by") == "C" else "lower λ"
+
+
 def metrics_row(run, split):
     """Errors beside the majority-class baseline, F1, times, objective, epochs; warnings."""
     metrics = run.metrics
@@ -402,13 +462,14 @@ def metrics_row(run, split):
         st.warning(f"The model predicts one class for every test point: its error "
                    f"{_percent(metrics['test_error'])} is the majority-class rate, so it has "
                    "learned nothing. Click **Auto-tune** (a quick cross-validated search of "
-                   "γ, λ and m), or lower λ, change γ, or set class weight 'balanced'.",
+                   f"γ, λ and m), or {_less_regularization()}, change γ, or set class "
+                   "weight 'balanced'.",
                    icon=":material/warning:")
     elif learned_little(metrics):
         st.warning(f"Test error {_percent(metrics['test_error'])} is within a point of always "
                    f"predicting the majority class ({baseline}): the model has learned "
                    "little. Click **Auto-tune** (a quick cross-validated search of γ, λ and "
-                   "m), or lower λ and raise m.", icon=":material/warning:")
+                   f"m), or {_less_regularization()} and raise m.", icon=":material/warning:")
     for note in run.notes:
         st.warning(note, icon=":material/warning:")
 
@@ -461,9 +522,10 @@ def learned_little(metrics) -> bool:
     return metrics["test_error"] > metrics["majority_error"] - MAJORITY_MARGIN
 
 
-def try_this_hints(run):
+def try_this_hints(run, split):
     """The Playground's suggestions for the current settings and the trained model."""
-    st.markdown(try_this({name: current(name) for name in SETTINGS},
+    settings = {name: current(name) for name in SETTINGS}
+    st.markdown(try_this({**settings, "lam": run.model.lam, "n_train": split.X_train.shape[0]},
                          learned_little(run.metrics)))
 
 
@@ -503,7 +565,6 @@ def export_section(request, split, params, run):
 
 
 # The Playground's figure fits under the metrics in a 1280 × 800 window.
-BOUNDARY_HEIGHT = 500
 MARGINS_HEIGHT = 420
 # Heights of the figures beside the robustness heatmap.
 CELL_FIGURE_HEIGHT = 380
@@ -530,7 +591,11 @@ def class_names(split):
 def decision_view(request, split, params, run, *, key_prefix, boundary_height,
                   margins_height):
     """The run's decision boundary for 2-D data, else the histogram of its decision values
-    on the test rows; the charts' keys are ``key_prefix`` + "boundary" or "margins"."""
+    on the test rows; the charts' keys are ``key_prefix`` + "boundary" or "margins".
+
+    ``boundary_height`` None gives the boundary the height app.py's CSS sets for the
+    container ``boundary_figure``: as tall as the column is wide, within the window.
+    """
     classes = class_names(split)
     if split.n_features == 2:
         surface = cached.surface(request, split, params, run)
@@ -538,8 +603,13 @@ def decision_view(request, split, params, run, *, key_prefix, boundary_height,
             surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
             train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
             landmarks=landmarks_of(run), axis_titles=split.feature_names[:2],
-            height=boundary_height, legend_below=True)
-        st.plotly_chart(figure, width="stretch", key=f"{key_prefix}boundary")
+            height=boundary_height, legend_above=True)
+        if boundary_height is None:
+            with st.container(key=f"{key_prefix}boundary_figure"):
+                st.plotly_chart(figure, width="stretch", height="stretch",
+                                key=f"{key_prefix}boundary")
+        else:
+            st.plotly_chart(figure, width="stretch", key=f"{key_prefix}boundary")
     else:
         figure = figures.margin_histogram_figure(
             run.model.decision_function(split.X_test), split.y_test, classes=classes,
@@ -569,52 +639,161 @@ def pick_heatmap_cell():
         st.session_state[Keys.HEATMAP_CELL] = (float(row_value), float(lam))
 
 
-def heatmap_cell_view(request, split, params, axis, seed, table):
-    """The clicked cell's model, retrained alone: its decision boundary (2-D data) or margin
-    histogram, and its convergence curve."""
-    cell = st.session_state.get(Keys.HEATMAP_CELL)
-    rows = table[np.isclose(table[axis], cell[0]) & np.isclose(table["lam"], cell[1])] \
-        if cell is not None else table.iloc[:0]
-    if rows.empty:
-        st.info("Click a cell of the heatmap to see its model here: the decision boundary "
-                "(2-D data) or the margins, and how the solver converged.",
-                icon=":material/ads_click:")
+def sweep_models_to_keep(seed):
+    """Which rows of a sweep keep their model for the page: the first seed's, and with
+    cross-validation its first fold's (those :func:`heatmap_cell_view` and
+    :func:`cell_thumbnails` draw), so that a session holds one model per cell."""
+    return lambda row: row["seed"] == seed and row.get("fold", 0) == 0
+
+
+# The most a session keeps of a sweep's models (their groups' embeddings, shared by the
+# cells of a group): a γ grid at large m has one m × m factor per γ.
+KEPT_MODELS_MAX_BYTES = 64 * 2**20
+
+
+def _kept_cell(models, cell):
+    """The key of ``models`` for a clicked (row value, λ), or None."""
+    if cell is None:
+        return None
+    return next((key for key in models if np.allclose(key, cell)), None)
+
+
+def _scored_rows(split, folds):
+    """(X, y) the kept models trained on and (X, y) their error was measured on: the
+    training and test parts, or with ``folds`` the first fold's two parts of the training
+    rows, as the sweep split them."""
+    if not folds:
+        return (split.X_train, split.y_train), (split.X_test, split.y_test)
+    fit, held = cv_splits(folds, split.X_train, split.y_train)[0]
+    y = np.asarray(split.y_train)
+    return (split.X_train[fit], y[fit]), (split.X_train[held], y[held])
+
+
+def heatmap_cell_view(split, result, folds, solver):
+    """The clicked cell's model, the one the sweep trained and scored (its first seed; with
+    cross-validation, on its first fold): its decision boundary (2-D data) or margin
+    histogram on the rows it was scored on, its error, and its ``solver``'s convergence."""
+    axis, table, models = result["axis"], result["table"], result["models"]
+    cell = _kept_cell(models, st.session_state.get(Keys.HEATMAP_CELL))
+    if cell is None:
+        if result["models_bytes"] > KEPT_MODELS_MAX_BYTES:
+            st.info(f"This sweep's models are not kept: their embeddings would hold "
+                    f"{result['models_bytes'] / 2**20:.0f} MB for this visitor (the limit is "
+                    f"{KEPT_MODELS_MAX_BYTES // 2**20} MB). Lower m to see each cell's model.",
+                    icon=":material/memory:")
+        else:
+            st.info("Click a cell of the heatmap to see its model here: the one the sweep "
+                    "scored, its decision boundary (2-D data) or margins, and how its solver "
+                    "converged.", icon=":material/ads_click:")
         return
     row_value, lam = cell
-    # As in the sweep: its solver and precision, the grid's first seed.
-    cell_params = {**params, "lam": lam, "solver": analysis.grid_solver(params),
-                   "random_state": int(seed), "dtype": "float32"}
-    if axis == "m":
-        cell_params["n_components"] = int(row_value)
+    model, seed = models[cell], result["models_seed"]
+    rows = table[np.isclose(table[axis], row_value) & np.isclose(table["lam"], lam)]
+    mine = rows[rows["seed"] == seed]
+    mine = mine[mine["fold"] == 0] if folds else mine
+    mine = mine.iloc[0]
+    (X_fit, y_fit), (X_scored, y_scored) = _scored_rows(split, folds)
+    fit_pred, scored_pred = cached.cell_predictions(result, cell, X_fit, X_scored)
+    error = error_rate(y_scored, scored_pred)
+    n_seeds = rows["seed"].nunique()
+    cell_value = (f"{_percent(rows['test_error'].mean())} ± "
+                  f"{_percent(float(np.std(rows['test_error'])))}")
+    name = f"**Cell {GRID_AXIS_SYMBOLS[axis]} = {row_value:g}, λ = {lam:g}**"
+    # Early stopping (from 10,000 rows) records the error of rows held out of training.
+    held = (" (less those it held out to decide when to stop)"
+            if np.isfinite(model.history_["validation_error"]).any() else "")
+    if folds:
+        over = f"the {folds} folds" + (f" and {n_seeds} seeds" if n_seeds > 1 else "")
+        st.markdown(f"{name}: the sweep's model for fold 1 of {folds} (seed {seed}), trained "
+                    f"on the fold's {len(y_fit):,} training rows{held}; on the fold's "
+                    f"{len(y_scored):,} validation rows, its **validation error is "
+                    f"{_percent(error)}**. The "
+                    f"heatmap shows the cell's mean over {over}: {cell_value}.")
     else:
-        cell_params["gamma"] = row_value
-    run = train_or_stop(request, split, cell_params)
-    if "fold" in rows:
-        sweep = [f"its {rows['fold'].nunique()}-fold CV error in the sweep: "
-                 f"{_percent(rows['test_error'].mean())}"]
+        value = ("the cell's value in the heatmap" if n_seeds == 1 else
+                 f"the heatmap shows the cell's mean over {n_seeds} seeds, {cell_value}")
+        st.markdown(f"{name}: the model the sweep trained with seed {seed} on the "
+                    f"{len(y_fit):,} training rows{held} and scored: **test error "
+                    f"{_percent(error)}** ({value}).")
+    classes = class_names(split)
+    if split.n_features == 2:
+        surface = cached.cell_surfaces(result, [cell], split)[0]
+        figure = figures.decision_boundary_figure(
+            surface, X_fit, y_fit, X_scored, y_scored, classes=classes, train_pred=fit_pred,
+            test_pred=scored_pred, landmarks=model.embedding_.landmarks_[:model.n_landmarks_],
+            axis_titles=split.feature_names[:2], height=CELL_BOUNDARY_HEIGHT,
+            legend_above=True)
+        if folds:
+            figure = figures.rename_test_points(figure, "validation")
+        st.plotly_chart(figure, width="stretch", key="cell_boundary")
     else:
-        same_seed = rows.loc[rows["seed"] == seed, "test_error"]
-        sweep = [f"in the sweep with seed {seed}: {_percent(same_seed.iloc[0])}"] \
-            if len(same_seed) else []
-        if rows["seed"].nunique() > 1:
-            sweep.append(f"the cell's mean over {rows['seed'].nunique()} seeds: "
-                         f"{_percent(rows['test_error'].mean())}")
-    st.markdown(f"**Cell {GRID_AXIS_SYMBOLS[axis]} = {row_value:g}, λ = {lam:g}**: "
-                f"retrained alone with seed {seed}, test error "
-                f"{_percent(run.metrics['test_error'])} ({'; '.join(sweep)}).")
-    decision_view(request, split, cell_params, run, key_prefix="cell_",
-                  boundary_height=CELL_BOUNDARY_HEIGHT, margins_height=CELL_FIGURE_HEIGHT)
-    solver = cell_params["solver"]
+        figure = figures.margin_histogram_figure(
+            model.decision_function(X_scored), y_scored, classes=classes,
+            height=CELL_FIGURE_HEIGHT, rows="fold's validation rows" if folds else "test rows")
+        st.plotly_chart(figure, width="stretch", key="cell_margins")
+    # Under early stopping the history's errors are on rows held out of training, not on
+    # the rows the figure's error panel names: the panel is left out.
+    history = first_problem(model.history_)
+    history["validation_error"] = np.full_like(history["objective"], np.nan)
     st.plotly_chart(figures.convergence_figure(
-        {solver: first_problem(run.model.history_)}, labels={solver: solver_label(solver)},
+        {solver: history}, labels={solver: solver_label(solver)},
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
-    shared = ("shares landmarks across m (each m takes the first m of one selection) and "
-              if axis == "m" else "")
-    st.caption(f"The sweep {shared}starts each λ from the previous λ's solution, and its "
-               "solver stops within a tolerance of the optimum; this model is fitted from "
-               "scratch (on float32 embeddings, as the sweep's), so its error can differ "
-               "slightly from the sweep's, except at the largest λ"
-               + (" and m" if axis == "m" else "") + ", where both are the same fit.")
+    larger = table.loc[table["lam"] > lam, "lam"]
+    start = (f"warm-started from its solution at λ = {larger.min():g}" if mine["warm_start"]
+             else "started from w = 0")
+    st.caption(f"Its solver {start} (each column of the sweep runs λ from large to small) "
+               f"and stopped {STOP_REASON_WORDS.get(mine['stop_reason'].split(',')[0], '')} "
+               f"after {mine['epochs']:.3g} epochs, on {int(mine['n_components'])} "
+               "dimensions. A sweep's checkpoints record no test error: the figure has no "
+               "error panel.")
+
+
+def cell_thumbnails(split, result, folds, best, row_values, col_values):
+    """Small multiples (2-D data): every cell's kept model as a decision-boundary thumbnail,
+    laid out as the heatmap (largest row value on top, λ across), each titled with the
+    error of the model drawn; in an expander whose content is computed only when open."""
+    models = result["models"]
+    if split.n_features != 2 or not models:
+        return
+    expander = st.expander(f"Decision boundaries of the {len(models)} cells, side by side",
+                           key=Keys.CELL_THUMBNAILS, on_change="rerun",
+                           icon=":material/grid_view:")
+    if not expander.open:
+        return
+    axis, table, seed = result["axis"], result["table"], result["models_seed"]
+    row_values = list(row_values)[::-1]
+    cells = [_kept_cell(models, (row, lam)) for row in row_values for lam in col_values]
+    best = None if best is None else (len(row_values) - 1 - int(best[0]), int(best[1]))
+    # Rows about as tall as a column is wide in a 1400 px window's main area.
+    height = 60 + len(row_values) * min(150, 720 // len(col_values))
+
+    def build():
+        drawn = table[table["seed"] == seed]
+        drawn = drawn[drawn["fold"] == 0] if folds else drawn
+        errors = np.array([[drawn.loc[np.isclose(drawn[axis], row)
+                                      & np.isclose(drawn["lam"], lam), "test_error"].mean()
+                            for lam in col_values] for row in row_values])
+        surfaces = iter(cached.cell_surfaces(result, [c for c in cells if c is not None],
+                                             split, resolution=cached.THUMBNAIL_RESOLUTION))
+        grid = [[None if cells[i * len(col_values) + j] is None else next(surfaces)
+                 for j in range(len(col_values))] for i in range(len(row_values))]
+        return figures.boundary_thumbnails_figure(
+            grid, errors, row_values, col_values, row_symbol=GRID_AXIS_SYMBOLS[axis],
+            col_symbol="λ", X=split.X_train, y=split.y_train, classes=class_names(split),
+            best=best, height=height)
+
+    with expander:
+        what = (f"trained on fold 1's training rows (seed {seed}), titled with its validation "
+                "error on the rows that fold held out; the heatmap shows the mean over folds"
+                if folds else f"trained with seed {seed}, titled with its test error")
+        st.caption(f"Each thumbnail is the model the sweep scored for that cell, {what}. "
+                   f"★ and the red frame: {'the chosen cell' if folds else 'the best cell'}. "
+                   f"Rows: {GRID_AXIS_SYMBOLS[axis]}, largest on top as in the heatmap; "
+                   f"columns: λ. Points: a sample of at most {figures.THUMBNAIL_POINTS}. "
+                   "Drawn only while this section is open.")
+        figure = cached.figure_once(repr((result["key"], cells, folds, best, height)), build)
+        st.plotly_chart(figure, width="stretch", key="cell_thumbnails_chart",
+                        config={"displayModeBar": False})
 
 
 def best_cell(table, axis, row_values, col_values, mean):
@@ -632,14 +811,29 @@ def grid_result(key, table, axis, split, stopped=None) -> dict:
     """What the Robustness page keeps of a sweep in the session: the table without its
     test decision values, which are only needed once, to measure how much choosing on the
     test rows flatters the choice (:func:`analysis.selection_optimism`; None when the
-    cells were scored by cross-validation, or there is one fit to choose from)."""
+    cells were scored by cross-validation, or there is one fit to choose from), and the
+    models kept by :func:`sweep_models_to_keep` apart (``models``: {(row value, λ): model},
+    empty when their embeddings would take more than :data:`KEPT_MODELS_MAX_BYTES`; their
+    size in ``models_bytes``)."""
     optimism = None
     if "test_scores" in table:
         if table["seed"].nunique() * table.groupby([axis, "lam"]).ngroups > 1:
             optimism = analysis.selection_optimism(table, split.y_train, split.y_test)
         table = table.drop(columns="test_scores")
+    models, n_bytes = {}, 0
+    if "model" in table:
+        kept = table[table["model"].notna()]
+        models = {(float(row[axis]), float(row["lam"])): row["model"]
+                  for _, row in kept.iterrows()}
+        # The models' own arrays are small; their groups' embeddings are not, and shared.
+        embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
+        n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
+        if n_bytes > KEPT_MODELS_MAX_BYTES:
+            models = {}
+        table = table.drop(columns="model")
     return {"key": key, "table": table, "axis": axis, "stopped": stopped,
-            "optimism": optimism}
+            "optimism": optimism, "models": models, "models_bytes": n_bytes,
+            "models_seed": int(table["seed"].min()) if len(table) else None}
 
 
 def chosen_cell(table, axis, split, folds, best, summary, optimism):
@@ -684,13 +878,19 @@ def auto_tune(request, split, params):
     what it tried."""
     if st.button("Auto-tune", icon=":material/tune:", key="auto_tune",
                  help=HELP["auto_tune"]):
-        with st.status("Auto-tune: cross-validating on the training rows…") as status:
+        with (server.heavy_run("Auto-tune"),
+              st.status("Auto-tune: cross-validating on the training rows…") as status):
             with stop_on_user_error():
-                result = analysis.auto_tune(split, params)
+                result = analysis.auto_tune(split, params, by_C=current("reg_by") == "C")
             status.update(label=f"Auto-tune done in {result['seconds']:.1f} s",
                           state="complete")
         chosen = result["params"]
         values = {"lam": chosen["lam"], "m": int(chosen["n_components"])}
+        if current("reg_by") == "C":
+            # λ = 1/(2nC) for a C the slider offers: that C, exactly.
+            C = lam_to_C(chosen["lam"], split.X_train.shape[0])
+            values = {"C": min(C_OPTIONS, key=lambda v: abs(math.log(v / C))),
+                      "m": values["m"]}
         if "gamma" in chosen:
             values.update(gamma_scale=False, gamma=chosen["gamma"])
         if analysis.grid_solver(params) != params["solver"]:
@@ -705,7 +905,7 @@ def auto_tune(request, split, params):
         return
     values, results = tuned["values"], tuned["results"]
     now = all(current(name) == value for name, value in values.items())
-    symbols = {"gamma": "γ", "lam": "λ", "m": "m"}
+    symbols = {"gamma": "γ", "lam": "λ", "C": "C", "m": "m"}
     chosen = ", ".join(f"{symbols[name]} = {values[name]:g}" for name in symbols
                        if name in values)
     st.caption(f"Auto-tune tried {len(results)} settings by {analysis.AUTO_TUNE_FOLDS}-fold "
@@ -714,9 +914,12 @@ def auto_tune(request, split, params):
                + ("; the sidebar holds them, and the test error above is theirs, measured "
                   "once." if now else "; the sidebar has changed since."))
     with st.expander("What Auto-tune tried"):
-        shown = results.assign(cv_error=(100 * (1 - results["mean_test_score"])).round(2))
+        n_train = split.X_train.shape[0]
+        shown = results.assign(
+            cv_error=(100 * (1 - results["mean_test_score"])).round(2),
+            C=[float(f"{lam_to_C(lam, n_train):.3g}") for lam in results["param_lam"]])
         shown = shown.sort_values(["n_resources", "cv_error"], ascending=[False, True])
-        columns = {"param_gamma": "γ", "param_lam": "λ", "param_n_components": "m",
+        columns = {"param_gamma": "γ", "param_lam": "λ", "C": "C", "param_n_components": "m",
                    "cv_error": "CV error %", "n_resources": "rows"}
         if shown["n_resources"].nunique() == 1:
             del columns["n_resources"]

@@ -1,0 +1,313 @@
+"""A class on one server (issue 23): 20 browser sessions open the app at once.
+
+Run with ``.venv/bin/python benchmarks/bench_classroom.py`` (``--write`` also writes the
+"classroom" section of BENCHMARKS.md).  One ``streamlit run app.py`` server is started fresh
+(numba's disk cache as ``make run`` leaves it), and one headless Chromium opens 20 pages in
+20 contexts at the same moment: 16 on the Playground at its defaults (moons, 280 training
+rows), 4 with heavier settings (``?n_samples=20000&m=500``: 14,000 × 500, a heavy run that
+takes a slot of the server's queue, ``SNACKS_MAX_HEAVY_RUNS``).  Recorded per session: the
+time from opening the page to its first result (the metrics drawn), whether it saw the
+warming-up message or a queue place, and any error shown; for the server, the resident
+memory of its process tree before, at the peak and after the sessions closed.
+
+Baselines in the same run: one session alone on the same (warm) server with settings not
+cached yet, and the longest of the 20.  Then tab-close measurements: a Playground fit of
+35,000 × 2,000 (n = 50,000, m = 2,000) whose tab closes 0.5, 1.5 and 3 s after Train, and
+a robustness sweep on 50,000 rows closed after 4 s; the server's CPU time (user + system
+of its process tree, through psutil) is sampled every 20 ms to find when its work stops,
+beside the time the same run takes when it is left to finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import machine, write_section  # noqa: E402
+from test_browser import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+
+N_SESSIONS = 20
+HEAVY_QUERY = "n_samples=20000&m=500"
+N_HEAVY = 4
+METRIC = "[data-testid='stMetric']"
+BIG_FIT = "n_samples=50000&m=2000"
+BIG_SWEEP = "n_samples=50000&rob_grid=gamma&m=1000&rob_size=4&rob_seeds=2"
+# CPU use (cores) under which the server counts as idle again.
+IDLE_CORES = 0.1
+
+
+def start_server():
+    port = free_port()
+    environ = {k: v for k, v in os.environ.items() if k != "SNACKS_BLAS_THREADS"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read() == b"ok":
+                    return process, url
+        except OSError:
+            time.sleep(0.3)
+    process.kill()
+    raise RuntimeError("streamlit did not start")
+
+
+def tree(pid):
+    process = psutil.Process(pid)
+    return [process, *process.children(recursive=True)]
+
+
+def rss(pid) -> float:
+    """MiB resident in the server's process tree."""
+    total = 0
+    for process in tree(pid):
+        try:
+            total += process.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total / 2**20
+
+
+def cpu_seconds(pid) -> float:
+    """User + system CPU seconds of the server's process tree so far."""
+    total = 0.0
+    for process in tree(pid):
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+class MemorySampler(threading.Thread):
+    """The server's RSS every 0.25 s; ``peak`` is the largest seen."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.running = pid, 0.0, True
+
+    def run(self):
+        while self.running:
+            self.peak = max(self.peak, rss(self.pid))
+            time.sleep(0.25)
+
+
+# Runs in every page from its first byte: the time (since the page's navigation started)
+# at which all seven metrics are drawn, and whether the warming-up or queue message showed.
+WATCH_PAGE = """
+window.__snacks = {done: null, saw: []};
+const watch = setInterval(() => {
+  const text = document.body ? document.body.textContent : "";
+  for (const [needle, label] of [["Warming up:", "warming up"], ["Queued:", "queued"]]) {
+    if (text.includes(needle) && !window.__snacks.saw.includes(label)) {
+      window.__snacks.saw.push(label);
+    }
+  }
+  if (document.querySelectorAll("[data-testid='stMetric']").length >= 7) {
+    window.__snacks.done = performance.now() / 1000;
+    clearInterval(watch);
+  }
+}, 50);
+"""
+
+
+def open_sessions(browser, url, queries):
+    """Open every page at once; per page the seconds to its first metrics and what it saw."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in queries]
+    pages = []
+    errors = [[] for _ in queries]
+    for context, page_errors in zip(contexts, errors, strict=True):
+        context.add_init_script(WATCH_PAGE)
+        page = context.new_page()
+        page.on("pageerror", lambda exc, found=page_errors: found.append(str(exc)))
+        pages.append(page)
+    for page, query in zip(pages, queries, strict=True):
+        page.goto(f"{url}/?{query}", wait_until="commit")
+    deadline = time.perf_counter() + 600
+    states = [None] * len(pages)
+    while time.perf_counter() < deadline:
+        states = [page.evaluate("() => window.__snacks") for page in pages]
+        if all(state and state["done"] is not None for state in states):
+            break
+        time.sleep(0.5)
+    rows = []
+    for page, query, state, page_errors in zip(pages, queries, states, errors, strict=True):
+        page.wait_for_timeout(200)
+        shown = (page.locator("[data-testid='stException']").count()
+                 + page.locator("[data-testid='stAlertContentError']").count())
+        rows.append({"query": query or "(defaults)", "seconds": state and state["done"],
+                     "saw": ", ".join(state["saw"]) if state and state["saw"] else "-",
+                     "errors": shown + len(page_errors)})
+    for context in contexts:
+        context.close()
+    return rows
+
+
+def first_result(browser, url, query):
+    """Seconds from opening one page alone to its metrics."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    start = time.perf_counter()
+    page.goto(f"{url}/?{query}", wait_until="commit")
+    page.wait_for_selector(METRIC, timeout=300_000)
+    seconds = time.perf_counter() - start
+    page.close()
+    return seconds
+
+
+def wait_idle(pid, window=0.5, timeout=120):
+    """Wait until the server uses under IDLE_CORES over ``window`` seconds."""
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        before = cpu_seconds(pid)
+        time.sleep(window)
+        if (cpu_seconds(pid) - before) / window < IDLE_CORES:
+            return
+
+
+def busy_for(pid, start_action, stop_action=None, work_seconds=3.0):
+    """Start a run in a page (``start_action``), let it work ``work_seconds``, then close the
+    page (``stop_action``): seconds from the close until the server's CPU work stops (the
+    end of the last 100 ms window above IDLE_CORES before 2 s of quiet).  Without a
+    ``stop_action``: the seconds the run takes to finish."""
+    wait_idle(pid)
+    start_action()
+    begin = time.perf_counter()
+    time.sleep(work_seconds)
+    if stop_action is not None:
+        stop_action()
+    closed = time.perf_counter()
+    samples = [(closed, cpu_seconds(pid))]
+    quiet_since, last_busy = None, closed
+    while time.perf_counter() - closed < 600:
+        time.sleep(0.02)
+        samples.append((time.perf_counter(), cpu_seconds(pid)))
+        # CPU rate over the last 100 ms.
+        older = [(t, c) for t, c in samples if samples[-1][0] - t >= 0.1]
+        if not older:
+            continue
+        t0, c0 = older[-1]
+        busy = (samples[-1][1] - c0) / (samples[-1][0] - t0) >= IDLE_CORES
+        if busy:
+            quiet_since = None
+            last_busy = samples[-1][0]
+        elif quiet_since is None:
+            quiet_since = samples[-1][0]
+        elif samples[-1][0] - quiet_since >= 2.0:
+            break
+    return last_busy - closed if stop_action is not None else last_busy - begin
+
+
+def cancellation(browser, url, pid):
+    """(what, [(seconds after the click when its tab closed, seconds its work went on
+    after that)], seconds the run takes when left to finish)."""
+    results = []
+    for what, path, button, closes in (
+            ("Playground fit, n 50k (35k train) × m 2000", f"/?{BIG_FIT}", "Train",
+             (0.5, 1.5, 3.0)),
+            ("Robustness sweep, 50k rows, m 1000, γ × λ 4 × 4, 2 seeds",
+             f"/robustness?{BIG_SWEEP}", "Run sweep", (4.0,))):
+        stops, full = [], None
+        # Each run on its own seed: none is in the cache.
+        for seed, close in enumerate((*closes, None), start=11):
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}{path}&seed={seed}", wait_until="domcontentloaded")
+            page.get_by_role("button", name=button, exact=True).wait_for(timeout=300_000)
+
+            def click(page=page, button=button):
+                page.get_by_role("button", name=button, exact=True).click()
+
+            if close is None:
+                full = busy_for(pid, click)
+                page.close()
+            else:
+                stops.append((close, busy_for(pid, click, page.close, close)))
+        results.append((what, stops, full))
+    return results
+
+
+def main(write=False):
+    path = chromium_path()
+    if path is None:
+        raise SystemExit("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    queries = [""] * (N_SESSIONS - N_HEAVY) + [f"{HEAVY_QUERY}&seed={k}" for k in range(N_HEAVY)]
+    process, url = start_server()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+            before = rss(process.pid)
+            sampler = MemorySampler(process.pid)
+            sampler.start()
+            rows = open_sessions(browser, url, queries)
+            time.sleep(5)
+            sampler.running = False
+            after = rss(process.pid)
+            alone = first_result(browser, url, "seed=99")
+            alone_heavy = first_result(browser, url, f"{HEAVY_QUERY}&seed=99")
+            print(sessions_report(rows, before, sampler.peak, after, alone, alone_heavy),
+                  flush=True)
+            stops = cancellation(browser, url, process.pid)
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    lines = ["", "| run, tab closed while it works | tab closed after (s) | CPU work after "
+             "the close (s) | the run left to finish (s) |", "|---|---|---|---|"]
+    for what, closes, full in stops:
+        for closed_after, after_close in closes:
+            lines.append(f"| {what} | {closed_after:.1f} | {after_close:.2f} | {full:.1f} |")
+    print("\n".join(lines))
+    if write:
+        write_section("classroom", sessions_report(rows, before, sampler.peak, after, alone,
+                                                   alone_heavy) + "\n" + "\n".join(lines))
+
+
+def sessions_report(rows, before, peak, after, alone, alone_heavy) -> str:
+    """The 20 sessions' table and summary."""
+    lines = [f"Machine: {machine()}", "",
+             f"{N_SESSIONS} sessions opened at once on a fresh server (SNACKS_MAX_HEAVY_RUNS "
+             f"default: {max(1, len(os.sched_getaffinity(0)) // 2)} heavy run(s) at once).",
+             "", "| # | settings | first result (s) | saw | errors |", "|---|---|---|---|---|"]
+    for i, row in enumerate(rows, 1):
+        seconds = "never" if row["seconds"] is None else f"{row['seconds']:.1f}"
+        lines.append(f"| {i} | {row['query']} | {seconds} | {row['saw']} | {row['errors']} |")
+    light = [r["seconds"] for r in rows[:N_SESSIONS - N_HEAVY] if r["seconds"] is not None]
+    heavy = [r["seconds"] for r in rows[N_SESSIONS - N_HEAVY:] if r["seconds"] is not None]
+    lines += ["",
+              f"Defaults ({len(light)} sessions): median {statistics.median(light):.1f} s, "
+              f"longest {max(light):.1f} s; alone on the warm server {alone:.2f} s "
+              f"(median / alone = {statistics.median(light) / alone:.1f}×).",
+              f"Heavy ({len(heavy)} sessions, {HEAVY_QUERY}): median "
+              f"{statistics.median(heavy):.1f} s, longest {max(heavy):.1f} s; alone "
+              f"{alone_heavy:.2f} s.",
+              f"Errors shown: {sum(r['errors'] for r in rows)}; sessions without a result: "
+              f"{sum(r['seconds'] is None for r in rows)}.",
+              f"Server memory (RSS of its process tree): before {before:.0f} MiB, peak "
+              f"{peak:.0f} MiB, after the sessions closed {after:.0f} MiB."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true",
+                        help="also write the 'classroom' section of BENCHMARKS.md")
+    main(parser.parse_args().write)
