@@ -85,6 +85,12 @@ def rss(pid) -> float:
     return total / 2**20
 
 
+def machine_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (every core, all processes)."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
 def cpu_seconds(pid) -> float:
     """User + system CPU seconds of the server's process tree so far."""
     total = 0.0
@@ -257,13 +263,18 @@ def main(write=False):
             before = rss(process.pid)
             sampler = MemorySampler(process.pid)
             sampler.start()
+            machine_before, server_before = machine_cpu_seconds(), cpu_seconds(process.pid)
+            start = time.perf_counter()
             rows = open_sessions(browser, url, queries)
+            cpu = {"wall": time.perf_counter() - start,
+                   "server": cpu_seconds(process.pid) - server_before,
+                   "machine": machine_cpu_seconds() - machine_before}
             time.sleep(5)
             sampler.running = False
             after = rss(process.pid)
             alone = first_result(browser, url, "seed=99")
             alone_heavy = first_result(browser, url, f"{HEAVY_QUERY}&seed=99")
-            print(sessions_report(rows, before, sampler.peak, after, alone, alone_heavy),
+            print(sessions_report(rows, before, sampler.peak, after, alone, alone_heavy, cpu),
                   flush=True)
             stops = cancellation(browser, url, process.pid)
             browser.close()
@@ -278,11 +289,12 @@ def main(write=False):
     print("\n".join(lines))
     if write:
         write_section("classroom", sessions_report(rows, before, sampler.peak, after, alone,
-                                                   alone_heavy) + "\n" + "\n".join(lines))
+                                                   alone_heavy, cpu) + "\n" + "\n".join(lines))
 
 
-def sessions_report(rows, before, peak, after, alone, alone_heavy) -> str:
-    """The 20 sessions' table and summary."""
+def sessions_report(rows, before, peak, after, alone, alone_heavy, cpu) -> str:
+    """The 20 sessions' table and summary; ``cpu``: the wall seconds until every session had
+    its result, and the CPU seconds the server and the whole machine used meanwhile."""
     lines = [f"Machine: {machine()}", "",
              f"{N_SESSIONS} sessions opened at once on a fresh server (SNACKS_MAX_HEAVY_RUNS "
              f"default: {max(1, len(os.sched_getaffinity(0)) // 2)} heavy run(s) at once).",
@@ -302,7 +314,12 @@ def sessions_report(rows, before, peak, after, alone, alone_heavy) -> str:
               f"Errors shown: {sum(r['errors'] for r in rows)}; sessions without a result: "
               f"{sum(r['seconds'] is None for r in rows)}.",
               f"Server memory (RSS of its process tree): before {before:.0f} MiB, peak "
-              f"{peak:.0f} MiB, after the sessions closed {after:.0f} MiB."]
+              f"{peak:.0f} MiB, after the sessions closed {after:.0f} MiB.",
+              f"CPU until the last result ({cpu['wall']:.1f} s of wall time, "
+              f"{os.cpu_count()} cores): the server {cpu['server']:.1f} s "
+              f"({cpu['server'] / N_SESSIONS:.2f} s a session), the whole machine "
+              f"{cpu['machine']:.1f} s: the rest is the {N_SESSIONS} Chromium pages, which a "
+              "class runs on its own machines."]
     return "\n".join(lines)
 
 

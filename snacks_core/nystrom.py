@@ -386,7 +386,15 @@ def _landmark_factor(K_mm, eigen_tol, rank):
         # Each m × m LAPACK call runs to its end (about 1 s at m = 2000): a cancelled
         # embedding stops between them (snacks_core.cancellation).
         raise_if_stopped()
-        eigenvalues = _spectrum(K_mm)
+        values = vectors = None
+        if inverse is None:
+            # Not numerically positive definite (or a rank asked for): the full
+            # decomposition is needed, and its values are the spectrum (computing them
+            # first on their own took a third more time).
+            values, vectors = scipy.linalg.eigh(K_mm)
+            eigenvalues = np.maximum(values[::-1], 0.0)
+        else:
+            eigenvalues = _spectrum(K_mm)
         top = eigenvalues[0]
         keep = int(np.sum(eigenvalues > eigen_tol * top)) if top > 0 else 0
         if rank is not None:
@@ -395,9 +403,10 @@ def _landmark_factor(K_mm, eigen_tol, rank):
             raise ValueError("The landmark kernel matrix is zero: check gamma and the data.")
         if keep == m and inverse is not None:
             return eigenvalues, inverse.T, True
-        # The full decomposition: LAPACK's subset driver is slower here.
-        raise_if_stopped()
-        values, vectors = scipy.linalg.eigh(K_mm)
+        if values is None:
+            # The full decomposition: LAPACK's subset driver is slower here.
+            raise_if_stopped()
+            values, vectors = scipy.linalg.eigh(K_mm)
         values, vectors = values[::-1][:keep], vectors[:, ::-1][:, :keep]
         return eigenvalues, vectors / np.sqrt(np.maximum(values, 1e-300)), False
 
