@@ -28,8 +28,8 @@ from threadpoolctl import threadpool_limits
 from .cancellation import Cancelled
 
 # Work (n × m embedding entries of one fit; n² for the exact kernel solvers) from which a
-# fit is heavy: 10,000 rows at m = 500.  The Playground's 2-D examples (a few hundred rows,
-# m ≤ 500) stay far below it and never queue.
+# fit is heavy: 10,000 rows at m = 500.  The Playground's examples of up to a few thousand
+# rows (at their default m ≈ 2√n) stay below it and never queue.
 HEAVY_WORK = 5 * 10**6
 KERNEL_SOLVERS = ("libsvm", "admm")
 

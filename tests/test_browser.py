@@ -43,6 +43,8 @@ PAGES = [
     ("solvers", "dataset=bundled:breast_cancer&m=100", None, 1, "solvers"),
     ("data", "dataset=bundled:wine", None, 2, "data"),
     ("paper", "dataset=bundled:digits7&paper_table=mnist-bin", None, 0, "paper"),
+    # Points drawn by hand (the example drawing; tests/test_browser_drawing.py clicks).
+    ("", "dataset=drawn:points", None, 1, "drawing"),
     # 50,000 rows (35,000 training rows): the plot draws a stratified sample.
     ("", "n_samples=50000", None, 1, "playground_50k"),
 ]
@@ -307,19 +309,24 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         assert cell_box["width"] >= 300, boxes
         # Beside the heatmap where the page is wide enough, below it on a projector.
         assert (cell_box["x"] > heatmap_box["x"] + heatmap_box["width"]) == (width >= 1280)
+        folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
+                  and width == 1400 else tmp_path_factory.getbasetemp() / "screenshots")
+        folder.mkdir(parents=True, exist_ok=True)
+        # The page scrolls inside Streamlit's main container: the heatmap and the cell's
+        # model as they fill the window.
+        heatmap.scroll_into_view_if_needed()
+        page.screenshot(path=str(folder / f"robustness_cell_{width}.png"
+                                 if width != 1400 else folder / "robustness_cell.png"))
         page.get_by_text("Decision boundaries of the 9 cells").click()
         page.wait_for_function(
             "() => document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=60_000)
         wait_until_idle(page)
         assert_no_error_shown(page, "small multiples")
-        thumbnails = page.locator(".js-plotly-plot").nth(3).bounding_box()
-        assert thumbnails["width"] >= 0.5 * width, thumbnails
-        if width != 1400:
-            return
-        folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
-                  else tmp_path_factory.getbasetemp() / "screenshots")
-        folder.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(folder / "robustness_cell.png"), full_page=True)
+        thumbnails = page.locator(".js-plotly-plot").nth(3)
+        box = thumbnails.bounding_box()
+        assert box["width"] >= 0.5 * width, box
+        thumbnails.screenshot(path=str(folder / ("robustness_thumbnails.png" if width == 1400
+                                                 else f"robustness_thumbnails_{width}.png")))
     finally:
         page.close()
 

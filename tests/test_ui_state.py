@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import streamlit
 
-from snacks_core.ui import state
+from snacks_core.ui import state, text
 
 
 @pytest.fixture
@@ -45,3 +45,25 @@ def test_a_pending_setting_gives_up_after_a_few_runs_and_yields_to_the_user(sess
     state.forget_pending("dataset")  # the user picks a dataset in the sidebar
     state.apply_pending()
     assert session["dataset"] == "synthetic:moons"
+
+
+@pytest.mark.parametrize("train, test, expected, absent", [
+    # Underfits (train as high as test): richer model, less regularisation.
+    (0.071, 0.082, ["Raise **m** to 300", "Lower **λ** (larger C): the training error"],
+     ["Slide **m** down", "Raise **λ**"]),
+    # Overfits: more regularisation.
+    (0.0, 0.12, ["Raise **λ** (smaller C): the test error is far above"], ["Lower **λ**"]),
+    # Neither: the experiments.
+    (0.011, 0.033, ["Slide **m** down to 5", "Raise **λ** (smaller C): wider margins"], []),
+])
+def test_try_this_reads_the_fit(train, test, expected, absent):
+    settings = {name: setting.default for name, setting in state.SETTINGS.items()}
+    hints = text.try_this({**settings, "m": 75, "lam": 2e-5, "n_train": 1400,
+                           "train_error": train, "test_error": test})
+    for hint in expected:
+        assert hint in hints, hints
+    for hint in absent:
+        assert hint not in hints, hints
+    by_C = text.try_this({**settings, "reg_by": "C", "m": 75, "lam": 2e-5, "n_train": 1400,
+                          "train_error": train, "test_error": test})
+    assert "**λ** (" not in by_C and "**C** (" in by_C

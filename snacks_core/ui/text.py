@@ -180,17 +180,32 @@ LESSONS = {
     ),
 }
 
+
+# Train and test errors this close (underfitting) or this far apart (overfitting) turn the
+# Playground's hints from experiments into fixes.
+UNDERFIT_GAP = 0.02
+OVERFIT_GAP = 0.05
+
+
 def try_this(settings, learned_little=False) -> str:
     """Suggestions for the Playground that make sense from the current settings (with
-    ``lam`` the λ trained with, also when the sidebar sets C, and ``n_train`` the training
-    rows, which bound m); ``learned_little``: the
-    model is within a point of the majority class, so the hints that make it simpler (fewer
-    landmarks, a larger λ) are left out."""
+    ``lam`` the λ trained with, also when the sidebar sets C, ``n_train`` the training
+    rows, which bound m, and the run's ``train_error`` and ``test_error``).
+
+    ``learned_little``: the model is within a point of the majority class, so only what
+    makes it richer is suggested, with Auto-tune first.  A model whose training error is
+    as high as its test error underfits (regularise less, more landmarks); one whose test
+    error is far above its training error overfits (the reverse); otherwise the hints are
+    experiments that show what each knob does.
+    """
+    by_C = settings.get("reg_by") == "C"
+    less = ("Raise **C** (smaller λ)" if by_C else "Lower **λ** (larger C)")
+    more = ("Lower **C** (larger λ)" if by_C else "Raise **λ** (smaller C)")
+    n_train = settings.get("n_train", 100)
     if learned_little:
         hints = ["Click **Auto-tune**: a quick cross-validated search of γ, λ and m on the "
                  "training rows.",
-                 ("Raise **C** (smaller λ)" if settings.get("reg_by") == "C" else
-                  "Lower **λ** (larger C)") + ": the model may follow the data more closely.",
+                 less + ": the model may follow the data more closely.",
                  "Raise **m**: more landmarks, a richer boundary."]
         if settings["class_weight"] == "none":
             hints.append("Set **class weight** to 'balanced': a rare class then weighs as "
@@ -198,22 +213,31 @@ def try_this(settings, learned_little=False) -> str:
         return "\n".join(f"- {hint}" for hint in hints)
     hints = []
     solver = settings["solver"]
+    gap = settings.get("test_error", 0.0) - settings.get("train_error", 0.0)
+    underfits = settings.get("train_error", 0.0) > UNDERFIT_GAP and gap < UNDERFIT_GAP
+    overfits = gap > OVERFIT_GAP
     if solver in ("libsvm", "admm"):
         hints.append("Switch the **solver** back to Snacks: the Nyström model with m landmarks "
                      "this one is the reference for.")
-    elif settings["m"] > 10:
+    elif underfits and settings["m"] < n_train:
+        hints.append(f"Raise **m** to {min(4 * settings['m'], n_train)}: the training error "
+                     "is as high as the test error, so the model is too simple for the data.")
+    elif settings["m"] > 10 and not underfits:
         hints.append("Slide **m** down to 5: the boundary can only bend around a few "
-                     "landmarks.")
-    elif settings["m"] < settings.get("n_train", 100):
-        hints.append(f"Raise **m** to {min(100, settings.get('n_train', 100))}: with more "
+                      "landmarks.")
+    elif settings["m"] < n_train:
+        hints.append(f"Raise **m** to {min(100, n_train)}: with more "
                      "landmarks the boundary can follow the data.")
-    by_C = settings.get("reg_by") == "C"
-    if settings["lam"] < 0.05:
-        hints.append(("Lower **C** (larger λ)" if by_C else "Raise **λ** (smaller C)")
-                     + ": wider margins, smoother boundary, more training error.")
+    if underfits:
+        hints.append(less + ": the training error is as high as the test error, so the "
+                     "model can afford to follow the data more closely.")
+    elif overfits:
+        hints.append(more + ": the test error is far above the training error, so a "
+                     "smoother boundary may generalise better.")
+    elif settings["lam"] < 0.05:
+        hints.append(more + ": wider margins, smoother boundary, more training error.")
     else:
-        hints.append(("Raise **C** (smaller λ)" if by_C else "Lower **λ** (larger C)")
-                     + ": the margins tighten and the boundary follows the data.")
+        hints.append(less + ": the margins tighten and the boundary follows the data.")
     if settings["kernel"] != "linear":
         if settings["gamma_scale"]:
             hints.append("Turn off **γ from the data** and raise γ by hand: narrow kernels "

@@ -525,7 +525,9 @@ def learned_little(metrics) -> bool:
 def try_this_hints(run, split):
     """The Playground's suggestions for the current settings and the trained model."""
     settings = {name: current(name) for name in SETTINGS}
-    st.markdown(try_this({**settings, "lam": run.model.lam, "n_train": split.X_train.shape[0]},
+    st.markdown(try_this({**settings, "lam": run.model.lam, "n_train": split.X_train.shape[0],
+                          "train_error": run.metrics["train_error"],
+                          "test_error": run.metrics["test_error"]},
                          learned_little(run.metrics)))
 
 
