@@ -27,9 +27,9 @@ from .pipeline import (
     labels_from_scores,
     row_blocks,
     solve_subproblems,
+    stack_histories,
 )
 from .solvers import REGISTRY, admm, check_solver_params
-from .solvers.base import HISTORY_COLUMNS
 from .storage import STORAGES, embed_to_store, plan_storage
 from .threads import effective_n_threads
 from .validation import check_classifier_data, explain_non_numeric
@@ -235,7 +235,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                                  dict(self.solver_options or {}))
         finally:
             del self._progress
-        self.history_ = _stack_histories([r.history for r in results])
+        self.history_ = stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
         self.solver_info_ = [r.info for r in results]
@@ -483,12 +483,3 @@ class SupportVectorMap:
 
     def transform(self, X):
         return kernel_matrix(X, self.landmarks_, **self.params)
-
-
-def _stack_histories(histories):
-    """One tidy table from the subproblems' histories, with a ``problem`` column."""
-    stacked = {"problem": np.concatenate(
-        [np.full(len(h["iteration"]), k, dtype=np.float64) for k, h in enumerate(histories)])}
-    for name in HISTORY_COLUMNS:
-        stacked[name] = np.concatenate([h[name] for h in histories])
-    return stacked

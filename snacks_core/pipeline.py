@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 
 from .cancellation import carry
 from .nystrom import NystromEmbedding
+from .solvers.base import HISTORY_COLUMNS
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
@@ -159,6 +160,15 @@ def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=
     with ThreadPoolExecutor(max_workers=workers) as pool:
         # Each subproblem polls the caller's stop check (snacks_core.cancellation).
         return list(pool.map(carry(solve_one), range(len(targets))))
+
+
+def stack_histories(histories):
+    """One tidy table from the subproblems' histories, with a ``problem`` column."""
+    stacked = {"problem": np.concatenate(
+        [np.full(len(h["iteration"]), k, dtype=np.float64) for k, h in enumerate(histories)])}
+    for name in HISTORY_COLUMNS:
+        stacked[name] = np.concatenate([h[name] for h in histories])
+    return stacked
 
 
 def row_blocks(n_rows, rows):

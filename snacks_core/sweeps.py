@@ -57,7 +57,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from threadpoolctl import threadpool_limits
 
 from .cancellation import carry
-from .estimator import SnacksClassifier, _stack_histories
+from .estimator import SnacksClassifier
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
 from .metrics import TrainingLabels, classification_scores, error_rate
@@ -73,6 +73,7 @@ from .pipeline import (
     held_out_rows,
     labels_from_scores,
     solve_subproblems,
+    stack_histories,
 )
 from .solvers import EMBEDDED_SOLVERS, REGISTRY, check_solver_params
 from .threads import blas_controller, effective_n_threads
@@ -906,7 +907,7 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
                 keep = problem.keep_models is True or problem.keep_models(row)
                 row["model"] = GridCellModel(
                     blocks.embedding, blocks.nested, prefix, coefs, problem.classes,
-                    _stack_histories([r.history for r in results])) if keep else None
+                    stack_histories([r.history for r in results])) if keep else None
             table_rows.append(row)
     return table_rows
 

@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,14 +64,20 @@ def free_port():
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextmanager
+def streamlit_server(log, **env):
+    """`streamlit run app.py` on a free port with these environment variables, its output
+    in the file ``log``; its URL."""
     port = free_port()
+    environ = {**os.environ, **env}
+    # A real server sets its BLAS threads (tests/conftest.py turns that off for pytest).
+    environ.pop("SNACKS_BLAS_THREADS", None)
+    output = log.open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -82,13 +89,22 @@ def server():
             time.sleep(0.3)
     else:
         process.kill()
-        pytest.fail("streamlit did not start: " + (process.stdout.read() or ""))
-    yield url
-    process.terminate()
+        pytest.fail("streamlit did not start: " + log.read_text())
     try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        output.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -4,21 +4,12 @@ heavy runs with its visible places (SNACKS_MAX_HEAVY_RUNS=1), emptied by closing
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-from contextlib import contextmanager
-
 import pytest
 
-from test_browser import (
-    CHROMIUM_ARGS,
-    ROOT,
+from test_browser import (  # noqa: F401 (browser: a fixture)
     assert_no_error_shown,
-    chromium_path,
-    free_port,
+    browser,
+    streamlit_server,
     wait_until_idle,
 )
 
@@ -27,56 +18,7 @@ pytestmark = pytest.mark.slow  # each test starts a server and drives it in Chro
 METRIC = "[data-testid='stMetric']"
 
 
-@contextmanager
-def streamlit_server(log, **env):
-    """`streamlit run app.py` on a free port with these environment variables, its output
-    in the file ``log``; its URL."""
-    port = free_port()
-    environ = {**os.environ, **env}
-    # A real server sets its BLAS threads (tests/conftest.py turns that off for pytest).
-    environ.pop("SNACKS_BLAS_THREADS", None)
-    output = log.open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not start: " + log.read_text())
-    try:
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        output.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    path = chromium_path()
-    if path is None:
-        pytest.skip("chromium is not installed (make test installs it with apt)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def test_a_fresh_server_says_it_is_warming_up(browser, tmp_path, tmp_path_factory):
+def test_a_fresh_server_says_it_is_warming_up(browser, tmp_path, tmp_path_factory):  # noqa: F811
     """Two visitors arrive while the solvers compile: both see the warming-up message, then
     the Playground's metrics, with no error."""
     shots = tmp_path_factory.getbasetemp() / "screenshots"
@@ -104,7 +46,8 @@ def test_a_fresh_server_says_it_is_warming_up(browser, tmp_path, tmp_path_factor
                 page.close()
 
 
-def test_heavy_runs_queue_and_a_closed_tab_frees_its_slot(browser, tmp_path, tmp_path_factory):
+def test_heavy_runs_queue_and_a_closed_tab_frees_its_slot(
+        browser, tmp_path, tmp_path_factory):  # noqa: F811
     """With one slot: a long sweep runs, two heavy Playground fits wait with their places
     shown; closing the sweep's tab cancels it, and both fits then run in order."""
     shots = tmp_path_factory.getbasetemp() / "screenshots"
