@@ -16,12 +16,11 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
-# The solvers are compiled (and kept on disk by numba) before the server starts, so that
-# its first visitor does not wait for the compiler.
+# `streamlit run app.py`, with the solvers' warm-up started with the server (not at the
+# first visit); whoever arrives while it runs sees "Warming up".  ARGS go to Streamlit,
+# e.g. make run ARGS="--server.address 0.0.0.0" for a classroom's network.
 run: $(STAMP)
-	@echo "Compiling the solvers once (numba keeps them on disk for the server)..."
-	$(PY) -c "from snacks_core.analysis import warm_up; warm_up()"
-	$(PY) -m streamlit run app.py
+	$(PY) -m snacks_core.ui.launch $(ARGS)
 
 # Lint first: ruff's rules (pyproject.toml, [tool.ruff]) are part of the test.
 lint: $(STAMP)

@@ -4,9 +4,12 @@ check that a cancelled fit leaves nothing in the app's cache)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -310,3 +313,32 @@ def test_a_rerun_cancels_the_run_exactly_when_streamlit_preempts_it(queue, scope
                                                      is_fragment_scoped_rerun=scoped))
     assert server._preempts(requests) == (
         not _fragment_run_should_not_preempt_script(queue, scoped))
+
+
+@pytest.mark.slow
+def test_make_run_warms_the_solvers_up_before_anyone_visits(tmp_path):
+    """`make run`'s launcher starts the warm-up with the server: its log says the solvers are
+    warm while no page has been opened (`streamlit run app.py` would wait for a visitor)."""
+    from test_browser import free_port
+
+    port = free_port()
+    log = tmp_path / "server.log"
+    environ = {k: v for k, v in os.environ.items() if k != "SNACKS_BLAS_THREADS"}
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "snacks_core.ui.launch", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false"],
+            cwd=tmp_path, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.monotonic() + 180
+            while "the solvers are warm" not in log.read_text():
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health",
+                                        timeout=5) as response:
+                assert response.read() == b"ok"
+        finally:
+            process.terminate()
+            process.wait(timeout=20)

@@ -1,14 +1,17 @@
 """The explorer as a server shared by a class: warm-up at start, cancelled work when a tab
 closes, and a queue for heavy runs, with what each session sees of them.
 
-Importing this module (the app does, at the first visit of a server process) sets the
-process's BLAS threads once and starts the solvers' warm-up on a background thread; the
+Importing this module sets the process's BLAS threads once and starts the solvers' warm-up
+on a background thread: ``make run`` imports it when the server starts
+(:mod:`snacks_core.ui.launch`), ``streamlit run app.py`` at the first visit; the
 logic lives in :mod:`snacks_core.serving` and :mod:`snacks_core.cancellation`.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from contextlib import contextmanager
 
 import streamlit as st
@@ -27,7 +30,18 @@ try:
     serving.limit_blas_threads_once()
 except ValueError as exc:
     SETTING_PROBLEMS.append(f"{exc} The BLAS threads were left as they were.")
-WARM_UP = serving.BackgroundTask(analysis.warm_up, name="snacks-warm-up")
+
+
+def _warm_up():
+    """The solvers' warm-up, said in the server's log when it is over (the log tells a
+    teacher the server is ready before anyone visits)."""
+    start = time.perf_counter()
+    analysis.warm_up()
+    print(f"Snacks Explorer: the solvers are warm ({time.perf_counter() - start:.1f} s).",
+          file=sys.stderr, flush=True)
+
+
+WARM_UP = serving.BackgroundTask(_warm_up, name="snacks-warm-up")
 WARM_UP.start()
 try:
     HEAVY_RUNS = serving.RunQueue(serving.max_heavy_runs())
