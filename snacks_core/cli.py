@@ -249,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_arguments(fit)
     _add_model_arguments(fit, grid=False)
     fit.add_argument("--m", type=int, default=None,
-                     help="landmarks m (default 2√n within [50, 500] for n training rows, as "
-                          "in the app)")
+                     help="landmarks m (default 2√n within [50, 500] for n training rows, "
+                          "100 at most on two features, as in the app)")
     fit.add_argument("--lam", type=float, default=None,
                      help="regularisation λ > 0 (default 0.02/n for n training rows, that is "
                           "C = 25, as in the app)")

@@ -49,7 +49,7 @@ def test_a_pending_setting_gives_up_after_a_few_runs_and_yields_to_the_user(sess
 
 @pytest.mark.parametrize("train, test, expected, absent", [
     # Underfits (train as high as test): richer model, less regularisation.
-    (0.071, 0.082, ["Raise **m** to 300", "Lower **λ** (larger C): the training error"],
+    (0.071, 0.082, ["Raise **m** to 300", "Lower **λ** (larger C): with the training error"],
      ["Slide **m** down", "Raise **λ**"]),
     # Overfits: more regularisation.
     (0.0, 0.12, ["Raise **λ** (smaller C): the test error is far above"], ["Lower **λ**"]),

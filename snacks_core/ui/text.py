@@ -221,7 +221,8 @@ def try_this(settings, learned_little=False) -> str:
                      "this one is the reference for.")
     elif underfits and settings["m"] < n_train:
         hints.append(f"Raise **m** to {min(4 * settings['m'], n_train)}: the training error "
-                     "is as high as the test error, so the model is too simple for the data.")
+                     "is as high as the test error, so either the model is too simple or the "
+                     "classes overlap (an error no model removes); more landmarks tell which.")
     elif settings["m"] > 10 and not underfits:
         hints.append("Slide **m** down to 5: the boundary can only bend around a few "
                       "landmarks.")
@@ -229,7 +230,7 @@ def try_this(settings, learned_little=False) -> str:
         hints.append(f"Raise **m** to {min(100, n_train)}: with more "
                      "landmarks the boundary can follow the data.")
     if underfits:
-        hints.append(less + ": the training error is as high as the test error, so the "
+        hints.append(less + ": with the training error as high as the test error, the "
                      "model can afford to follow the data more closely.")
     elif overfits:
         hints.append(more + ": the test error is far above the training error, so a "

@@ -48,10 +48,6 @@ LIVE_MAX_ENTRIES = 2 * 10**7
 LIVE_MAX_EXACT_ROWS = 5000
 
 
-def _choice_index(name):
-    return list(SETTINGS[name].choices).index(current(name))
-
-
 def require_entry_point(page_name):
     """Send a run that skipped ``app.py`` through it, then back to ``page_name``.
 
