@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import streamlit
 
@@ -67,3 +68,27 @@ def test_try_this_reads_the_fit(train, test, expected, absent):
     by_C = text.try_this({**settings, "reg_by": "C", "m": 75, "lam": 2e-5, "n_train": 1400,
                           "train_error": train, "test_error": test})
     assert "**λ** (" not in by_C and "**C** (" in by_C
+
+
+@pytest.mark.parametrize("n, d, sparse, expected", [
+    (400, 2, False, {"m": 50, "lam": 1e-4, "scaling": "standard"}),
+    # ijcnn1's shape: 2√n = 447 landmarks would pause live training (n·m > 2e7).
+    (49_990, 22, False, {"m": 300, "lam": 5e-7, "scaling": "standard"}),
+    # Two features: at most 100 landmarks.
+    (50_000, 2, False, {"m": 100, "lam": 5e-7}),
+    # One-hot rows: no scaling.
+    (3_000, 123, True, {"m": 75, "lam": 1e-5, "scaling": "none"}),
+])
+def test_sidebar_defaults_follow_the_data(n, d, sparse, expected):
+    import scipy.sparse as sp
+
+    from snacks_core.datasets import make_dataset
+    from snacks_core.ui.widgets import LIVE_MAX_ENTRIES, defaults_for
+
+    rng = np.random.default_rng(0)
+    X = (sp.random(n, d, density=0.1, random_state=0, format="csr", data_rvs=np.ones)
+         if sparse else rng.normal(size=(n, d)))
+    values = defaults_for(make_dataset(X, np.arange(n) % 2, "data"), test_size=0.3)
+    assert {k: values[k] for k in expected} == expected
+    assert values["C"] == 20.0 and values["gamma_scale"] is True
+    assert round(0.7 * n) * values["m"] <= LIVE_MAX_ENTRIES

@@ -162,14 +162,18 @@ def data_aware_defaults():
 
 
 def defaults_for(dataset, test_size) -> dict:
-    """The settings of :func:`data_aware_defaults` for a dataset, on the sidebar's values
-    (λ and m rounded to the sliders' steps; C = 25 is offered as 20)."""
+    """The settings of :func:`data_aware_defaults` for a dataset, on the sidebar's values:
+    λ rounded to the slider's steps (C = 25 is offered as 20), m down to the slider's
+    steps and, from about 40,000 training rows, to what trains live (n·m ≤
+    LIVE_MAX_ENTRIES, at least 50): the first picture comes without a click, and m can
+    be raised from there."""
     X = dataset.X
     n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
     learned = analysis.data_aware_defaults(X, n_train)
     lam, m = learned["lam"], learned["n_components"]
     if m >= min(M_OPTIONS):
-        m = min(M_OPTIONS, key=lambda v: abs(math.log(v / m)))
+        live = max(analysis.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
+        m = max(v for v in M_OPTIONS if v <= min(m, live))
     return {"scaling": learned["scaling"], "gamma_scale": True,
             "lam": min(LAM_OPTIONS, key=lambda v: abs(math.log(v / lam))),
             "C": min(C_OPTIONS, key=lambda v: abs(math.log(v / lam_to_C(lam, n_train)))),
