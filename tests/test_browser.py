@@ -50,6 +50,9 @@ PAGES = [
     ("", "n_samples=50000", None, 1, "playground_50k"),
 ]
 
+# The issue's two screens: a laptop window and a 1024 × 768 projector.
+SCREENS = [(1400, 1000), (1024, 768)]
+
 
 def chromium_path():
     for candidate in ("/usr/bin/chromium", shutil.which("chromium")):
@@ -280,7 +283,7 @@ CUT_TEXT = """(el) => [el, ...el.querySelectorAll('*')].some(
     node => node.scrollWidth > node.clientWidth + 1)"""
 
 
-@pytest.mark.parametrize("width, height", [(1400, 1000), (1024, 768)])
+@pytest.mark.parametrize("width, height", SCREENS)
 def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_factory, width,
                                                  height):
     """A click on a cell draws the model the sweep scored there: its decision boundary and
@@ -404,10 +407,11 @@ def choose_upload(page, server, path, n_rows):
     wait_until_idle(page)
 
 
-def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_uploading_a_trn_libsvm_file(server, browser, tmp_path, width, height):
     """LIBSVM files often end in .trn or .t: the uploader takes any name and the content
     decides how it is read."""
-    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page = browser.new_page(viewport={"width": width, "height": height})
     try:
         choose_upload(page, server, tmp_path / "ijcnn1.trn", 80)
         assert "Read as LIBSVM" in page.inner_text("body")
@@ -419,9 +423,11 @@ def test_uploading_a_trn_libsvm_file(server, browser, tmp_path):
         page.close()
 
 
-def test_a_quick_page_change_after_use_this_file_keeps_the_upload(server, browser, tmp_path):
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_a_quick_page_change_after_use_this_file_keeps_the_upload(server, browser, tmp_path,
+                                                                  width, height):
     """Playground clicked at once after "Use this file": the uploaded data is trained on."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = browser.new_page(viewport={"width": width, "height": height})
     try:
         choose_upload(page, server, tmp_path / "quick.trn", 120)
         page.get_by_role("button", name="Use this file").click()

@@ -272,7 +272,10 @@ def select_dataset_next_run(option) -> None:
 def set_settings_next_run(values) -> None:
     """Ask for settings to change; applied by :func:`apply_pending` before the widgets of
     the next runs exist."""
-    pending = st.session_state.setdefault(Keys.PENDING, {"values": {}, "runs": PENDING_RUNS})
+    pending = st.session_state.setdefault(Keys.PENDING,
+                                          {"values": {}, "before": {}, "runs": PENDING_RUNS})
+    for name in values:
+        pending["before"].setdefault(name, st.session_state.get(name))
     pending["values"].update(values)
     pending["runs"] = PENDING_RUNS
 
@@ -298,9 +301,13 @@ def apply_pending() -> None:
 
 
 def forget_pending(name) -> None:
-    """The user chose ``name``'s value: a pending one must not replace it."""
+    """The user chose ``name``'s value: a pending one must not replace it.
+
+    A widget's callback also fires when the browser sends back the value it showed before
+    the pending one was applied (the run that would have shown it was interrupted): that
+    stale value is not a choice, and the pending one stays."""
     pending = st.session_state.get(Keys.PENDING)
-    if pending:
+    if pending and st.session_state.get(name) != pending["before"].get(name):
         pending["values"].pop(name, None)
 
 
