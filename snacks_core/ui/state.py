@@ -141,6 +141,11 @@ class Keys:
     CELL_THUMBNAILS = "cell_thumbnails"  # the Robustness page's small multiples (open or not)
 
 
+def nearest_option(options, value):
+    """The option nearest to ``value`` on a log scale (the sliders' steps are 1-2-5)."""
+    return min(options, key=lambda option: abs(math.log(option / value)))
+
+
 def _matching_choice(value, choices):
     for choice in choices:
         if isinstance(choice, float) and isinstance(value, (int, float)):

@@ -36,6 +36,7 @@ from .state import (
     data_defaults_state,
     forget_pending,
     lesson_values,
+    nearest_option,
     set_settings_next_run,
 )
 from .text import HELP, LESSONS, STOP_REASON_WORDS, solver_label, try_this
@@ -175,8 +176,8 @@ def defaults_for(dataset, test_size) -> dict:
         live = max(analysis.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
         m = max(v for v in M_OPTIONS if v <= min(m, live))
     return {"scaling": learned["scaling"], "gamma_scale": True,
-            "lam": min(LAM_OPTIONS, key=lambda v: abs(math.log(v / lam))),
-            "C": min(C_OPTIONS, key=lambda v: abs(math.log(v / lam_to_C(lam, n_train)))),
+            "lam": nearest_option(LAM_OPTIONS, lam),
+            "C": nearest_option(C_OPTIONS, lam_to_C(lam, n_train)),
             "m": int(m)}
 
 
@@ -274,10 +275,10 @@ def _switch_regularizer():
         return
     if current("reg_by") == "C":
         C = lam_to_C(current("lam"), n)
-        st.session_state["C"] = min(C_OPTIONS, key=lambda v: abs(math.log(v / C)))
+        st.session_state["C"] = nearest_option(C_OPTIONS, C)
     else:
         lam = C_to_lam(current("C"), n)
-        st.session_state["lam"] = min(LAM_OPTIONS, key=lambda v: abs(math.log(v / lam)))
+        st.session_state["lam"] = nearest_option(LAM_OPTIONS, lam)
 
 
 def _automatic(name) -> bool:
@@ -891,7 +892,7 @@ def auto_tune(request, split, params):
         if current("reg_by") == "C":
             # λ = 1/(2nC) for a C the slider offers: that C, exactly.
             C = lam_to_C(chosen["lam"], split.X_train.shape[0])
-            values = {"C": min(C_OPTIONS, key=lambda v: abs(math.log(v / C))),
+            values = {"C": nearest_option(C_OPTIONS, C),
                       "m": values["m"]}
         if "gamma" in chosen:
             values.update(gamma_scale=False, gamma=chosen["gamma"])
