@@ -11,7 +11,7 @@ One concept a module; everything public is imported from here:
 - :mod:`.synthetic`: generated problems (toy 2-D shapes, a9a- and SUSY-shaped data);
 - :mod:`.bundled`: scikit-learn's bundled datasets;
 - :mod:`.drawn`: points a user draws on a plane (the app's Playground), their text form;
-- :mod:`.text`: the decompressed text of a file as a stream of line chunks, and the two
+- :mod:`.streams`: the decompressed text of a file as a stream of line chunks, and the two
   policies of limits (:data:`UPLOAD_LIMITS` for the app's uploads, :data:`LOCAL_FILE_LIMITS`
   for a user's own files: memory only);
 - :mod:`.labels`: class labels read from a file;
@@ -43,15 +43,7 @@ from .libsvm_reader import load_libsvm
 from .npy_reader import load_npy
 from .sample_data import sample_data_dir, sample_files, write_sample_data
 from .split import SCALINGS, split_dataset
-from .synthetic import (
-    A9A_GROUP_SIZES,
-    MAX_SYNTHETIC_SAMPLES,
-    SYNTHETIC,
-    make_a9a_like,
-    make_susy_like,
-    make_synthetic,
-)
-from .text import (
+from .streams import (
     LOCAL_FILE_LIMITS,
     MAX_CLASSES,
     MAX_FEATURES,
@@ -59,6 +51,14 @@ from .text import (
     MAX_TEXT_BYTES,
     UPLOAD_LIMITS,
     ReadLimits,
+)
+from .synthetic import (
+    A9A_GROUP_SIZES,
+    MAX_SYNTHETIC_SAMPLES,
+    SYNTHETIC,
+    make_a9a_like,
+    make_susy_like,
+    make_synthetic,
 )
 
 __all__ = [

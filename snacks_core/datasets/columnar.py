@@ -15,7 +15,7 @@ import numpy as np
 
 from .dataset import Dataset, make_dataset
 from .labels import MAX_LABEL_CHARS, parse_labels
-from .text import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
+from .streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
 
 
 def arrow_available() -> bool:

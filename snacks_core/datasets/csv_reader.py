@@ -16,7 +16,7 @@ import numpy as np
 from .columnar import ArrowTable, NeedsLineNumbers, arrow_available, label_index
 from .dataset import Dataset, make_dataset
 from .labels import LabelCodes
-from .text import (
+from .streams import (
     LOCAL_FILE_LIMITS,
     PLAN_EVERY,
     ReadLimits,

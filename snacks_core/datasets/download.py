@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .dataset import Dataset, make_dataset
 from .libsvm_reader import read_libsvm
-from .text import UPLOAD_LIMITS
+from .streams import UPLOAD_LIMITS
 
 LIBSVM_BASE_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 

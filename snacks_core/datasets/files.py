@@ -13,7 +13,7 @@ from .csv_reader import load_csv
 from .dataset import Dataset
 from .libsvm_reader import load_libsvm
 from .npy_reader import load_npy
-from .text import LOCAL_FILE_LIMITS, SUFFIX_COMPRESSION, ReadLimits, TextStream
+from .streams import LOCAL_FILE_LIMITS, SUFFIX_COMPRESSION, ReadLimits, TextStream
 
 # What sniff_format reads: the first bytes of text, and of them the first lines.
 SNIFF_BYTES = 1 << 16

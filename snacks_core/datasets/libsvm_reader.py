@@ -1,6 +1,6 @@
 """LIBSVM/svmlight files: ``label index:value …`` per line, read into CSR matrices.
 
-The text streams in chunks of whole lines (:class:`~.text.TextStream`); each chunk is cut
+The text streams in chunks of whole lines (:class:`~.streams.TextStream`); each chunk is cut
 into pieces parsed at once by jitted code in threads (:mod:`._libsvm_kernels`), which
 hands every line it is not certain of (an exotic number, a malformed field) to the Python
 line parser below: that one gives the line-numbered errors.  Sizes are bounded by the
@@ -19,10 +19,10 @@ import scipy.sparse as sp
 
 from ..memory import check_fits_in_memory
 from ..threads import effective_n_threads
-from . import _libsvm_kernels as kernels
+from ._libsvm_kernels import count_newlines_and_colons, parse_lines
 from .dataset import Dataset, make_dataset
 from .labels import parse_labels
-from .text import LOCAL_FILE_LIMITS, ReadLimits, Source, TextStream, check_growth, check_rows
+from .streams import LOCAL_FILE_LIMITS, ReadLimits, Source, TextStream, check_growth, check_rows
 
 # Lines longer than this are split into tokens lazily, not into one list of strings.
 _LONG_LINE = 1 << 20
@@ -161,7 +161,7 @@ class _Reader:
 
     def _parse_piece(self, start, stop, chunk, buf, first_line):
         """Rows of ``buf[start:stop]``: (labels, label offsets, indptr, indices, values)."""
-        n_lines, n_colons = kernels.count_newlines_and_colons(buf[start:stop])
+        n_lines, n_colons = count_newlines_and_colons(buf[start:stop])
         rows_cap = n_lines + 1
         labels = np.empty(rows_cap)
         starts = np.empty(rows_cap, np.int64)
@@ -170,8 +170,8 @@ class _Reader:
         values = np.empty(n_colons)
         pos, row, nnz = start, 0, 0
         while True:
-            pos, row, nnz, status = kernels.parse_lines(buf, pos, stop, row, nnz, labels, starts,
-                                                        indptr, indices, values, self.limit)
+            pos, row, nnz, status = parse_lines(buf, pos, stop, row, nnz, labels, starts,
+                                                 indptr, indices, values, self.limit)
             if status == 0:
                 break
             pos, row, nnz = self._python_line(chunk, first_line, pos, stop, row, nnz, labels,

@@ -11,7 +11,7 @@ import numpy as np
 from .columnar import label_index
 from .dataset import Dataset, make_dataset
 from .labels import parse_labels
-from .text import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
+from .streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
 
 # Rows copied from the mapped file at once.
 _BLOCK_ROWS = 1 << 16
