@@ -5,31 +5,32 @@ from __future__ import annotations
 import time
 import warnings
 from numbers import Integral, Real
+from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import DTypeLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import KERNEL_PARAM_CONSTRAINTS, kernel_matrix, resolve_gamma
+from .kernels import KERNEL_PARAM_CONSTRAINTS
 from .landmarks import SAMPLINGS
 from .operators import build_operator
 from .pipeline import (
     binary_targets,
     class_labels,
+    cut_training_rows,
     draw_seeds,
-    early_stopping_options,
     embedded_row_blocks,
     fit_embedding,
-    held_out_rows,
+    hinge_weights,
     labels_from_scores,
     row_blocks,
     solve_subproblems,
     stack_histories,
 )
 from .solvers import REGISTRY, admm, check_solver_params
+from .specs import FitSpecs, Kernel, Resources, SolverSpec
 from .storage import STORAGES, embed_to_store, plan_storage
 from .threads import effective_n_threads
 from .validation import check_classifier_data, explain_non_numeric
@@ -221,45 +222,51 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
+        specs = self.fit_specs(progress)
         seeds = draw_seeds(self.random_state)
         targets = binary_targets(y, self.classes_)
-        X_val, validation_targets = self._check_eval_set(eval_set)
-        solver = REGISTRY[self.solver]
+        evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
-        self._progress = progress
-        try:
-            results = fit_by_input[solver.input](solver, X, targets, float(self.lam),
-                                                 sample_weight, seeds, X_val,
-                                                 validation_targets,
-                                                 dict(self.solver_options or {}))
-        finally:
-            del self._progress
+        results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
+                                                         evaluation, specs)
         self.history_ = stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
         self.solver_info_ = [r.info for r in results]
         return self
 
+    def fit_specs(self, progress=None) -> FitSpecs:
+        """The estimator's parameters as the fit engine takes them: its
+        :class:`~snacks_core.specs.Kernel`, :class:`~snacks_core.specs.SolverSpec` and
+        :class:`~snacks_core.specs.Resources` (with ``progress``)."""
+        return FitSpecs(
+            Kernel(self.kernel, self.gamma, self.degree, self.coef0),
+            SolverSpec(self.solver, float(self.lam), max_epochs=self.max_epochs, tol=self.tol,
+                       early_stopping=self.early_stopping,
+                       validation_fraction=self.validation_fraction,
+                       n_iter_no_change=self.n_iter_no_change, class_weight=self.class_weight,
+                       options=MappingProxyType(dict(self.solver_options or {}))),
+            Resources(dtype=self.dtype, n_jobs=self.n_jobs, memory_budget=self.memory_budget,
+                      storage=self.storage, progress=progress))
+
     def _check_training_data(self, X, y, sample_weight):
         """X and y validated (``classes_`` and ``n_features_in_`` set) and the weights s_i of
         the hinge terms (class weights times sample weights; None when all are 1)."""
         X, y, self.classes_ = check_classifier_data(self, X, y)
-        by_class = compute_sample_weight(self.class_weight, y) if self.class_weight else None
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
-        if by_class is not None:
-            sample_weight = by_class if sample_weight is None else by_class * sample_weight
+        sample_weight = hinge_weights(self.class_weight, y, sample_weight)
         if sample_weight is not None and not np.any(sample_weight > 0):
             raise ValueError("All sample weights are zero (after class weights): at least "
                              "one sample needs a positive weight.")
         return X, y, sample_weight
 
     def _check_eval_set(self, eval_set):
-        """``(X_val, its one-vs-rest targets)`` of an ``eval_set``, or (None, None)."""
+        """``(X_val, its one-vs-rest targets)`` of an ``eval_set``, or None."""
         if eval_set is None:
-            return None, None
+            return None
         X_val, y_val = eval_set
         with explain_non_numeric("eval_set's X"):
             X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
@@ -271,46 +278,40 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _fit_embedded(self, solver, X, targets, lam, sample_weight, seeds, X_val,
-                      validation_targets, options):
+    def _fit_embedded(self, X, targets, sample_weight, seeds, evaluation, specs):
         """An embedded solver on the Nyström embedding of X, one-vs-rest in threads."""
-        n_jobs = effective_n_threads(self.n_jobs)
+        spec, resources = specs.solver, specs.resources
+        n_jobs = effective_n_threads(resources.n_jobs)
         start = time.perf_counter()
         labels = class_labels(targets)
-        self._fit_embedding(X, labels, seeds.embedding)
+        self._fit_embedding(X, labels, seeds.embedding, specs)
         # Held out of the training rows: a test set passed as eval_set is recorded, never
         # used to decide when to stop.  The rows trained on are embedded from X block by
         # block, never copied out of it whole.
-        split = held_out_rows(solver, self.early_stopping, labels, self.validation_fraction,
-                              seeds.solver)
-        train = X_stop = held = None
-        if split is not None:
-            train, rows = split
-            X_stop = X[rows]
-            held = [t[rows] for t in targets]
-            targets = [t[train] for t in targets]
-            sample_weight = None if sample_weight is None else sample_weight[train]
-        Z, Z_val, Z_stop = self._embed_for_training(X, train, X_val, X_stop, solver.streaming)
+        split = spec.held_out_rows(labels, seeds.solver)
+        targets, held, sample_weight = cut_training_rows(targets, sample_weight, split)
+        X_stop = None if split is None else X[split[1]]
+        X_val = None if evaluation is None else evaluation[0]
+        Z, Z_val, Z_stop = self._embed_for_training(
+            X, None if split is None else split[0], (X_val, X_stop), resources)
         self.embedding_time_ = time.perf_counter() - start
-        options = {**early_stopping_options(solver, split, self.n_iter_no_change), **options,
-                   "sample_weight": sample_weight, "max_epochs": self.max_epochs, "tol": self.tol,
-                   "random_state": seeds.solver}
-        if self._progress is not None and "callback" not in options:
-            max_epochs = float(self.max_epochs)
-            options["callback"] = lambda record, w: self._progress(
+        options = spec.solve_options(split is not None, seeds.solver, sample_weight)
+        if resources.progress is not None and "callback" not in options:
+            max_epochs = float(spec.max_epochs)
+            options["callback"] = lambda record, w: resources.progress(
                 "training", record["epoch"], max_epochs)
         # One-vs-rest subproblems share Z and run in threads; each gets its share of the
         # threads for its checkpoint passes.  A store read in blocks holds one buffer, so
         # its subproblems run one after the other.
         workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
-        if solver.streaming:
+        if spec.entry.streaming:
             options["n_jobs"] = max(1, n_jobs // workers)
         start = time.perf_counter()
         try:
             results = solve_subproblems(
-                solver.solve, Z, targets, lam, options, workers=workers,
+                spec.entry.solve, Z, targets, spec.lam, options, workers=workers,
                 held=None if split is None else (Z_stop, held),
-                validation=None if Z_val is None else (Z_val, validation_targets))
+                validation=None if evaluation is None else (Z_val, evaluation[1]))
         finally:
             if not isinstance(Z, np.ndarray):
                 Z.close()
@@ -319,24 +320,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(len(results))
         return results
 
-    def _embed_for_training(self, X, train, X_val, X_stop, streaming):
+    def _embed_for_training(self, X, train, extra, resources):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory
-        budget allows (an ndarray or a store; a store only for a ``streaming`` solver), and
-        the embeddings of X_val and X_stop (None when they are) in memory, float16 unless Z
-        is in memory."""
+        budget allows (an ndarray or a store; a store only for a streaming solver), and
+        the embeddings of the ``extra`` rows (each an X or None) in memory, float16 unless
+        Z is in memory."""
         k = self.embedding_.n_components_
         n = X.shape[0] if train is None else train.shape[0]
-        extra = [rows for rows in (X_val, X_stop) if rows is not None]
-        plan = plan_storage(n + sum(rows.shape[0] for rows in extra), k,
-                            dtype=self.dtype, memory_budget=self.memory_budget,
-                            storage=self.storage)
+        plan = plan_storage(n + sum(rows.shape[0] for rows in extra if rows is not None), k,
+                            dtype=resources.dtype, memory_budget=resources.memory_budget,
+                            storage=resources.storage)
         self.storage_ = plan.kind
-        if plan.kind != "memory" and not streaming:
+        if plan.kind != "memory" and not REGISTRY[self.solver].streaming:
             streamers = [name for name, entry in REGISTRY.items() if entry.streaming]
             raise ValueError(f"{plan.message} Only solver={' or '.join(map(repr, streamers))} "
                              "streams an embedding from compact or disk storage; use it, fewer "
                              "landmarks or a larger memory_budget.")
-        if plan.kind != "memory" or plan.storage_dtype != np.dtype(self.dtype):
+        if plan.kind != "memory" or plan.storage_dtype != np.dtype(resources.dtype):
             warnings.warn(plan.message, UserWarning, stacklevel=3)
         # Rows are embedded in the compute precision of the storage.
         self.embedding_.set_params(dtype=np.float32 if plan.kind != "memory"
@@ -351,8 +351,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             return self.embedding_.transform(rows, out=out)
 
         report = None
-        if self._progress is not None:
-            report = lambda rows: self._progress("embedding", rows, n)  # noqa: E731
+        if resources.progress is not None:
+            report = lambda rows: resources.progress("embedding", rows, n)  # noqa: E731
         if plan.kind == "memory" and report is None and train is None:
             Z = self.embedding_.transform(X)
         elif plan.kind == "memory":
@@ -366,66 +366,63 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             Z = embed_to_store(self.embedding_.transform, X, k, kind=plan.kind,
                                storage_dtype=plan.storage_dtype, block_rows=plan.block_rows,
                                progress=report, rows=train)
-        return Z, embed_in_memory(X_val), embed_in_memory(X_stop)
+        return (Z, *(embed_in_memory(rows) for rows in extra))
 
-    def _fit_data(self, solver, X, targets, lam, sample_weight, seeds, X_val, validation_targets,
-                  options):
+    def _fit_data(self, X, targets, sample_weight, seeds, evaluation, specs):
         """A solver of the exact kernel problem on the raw rows (LIBSVM), one-vs-rest."""
+        spec = specs.solver
         self.embedding_time_ = 0.0
         start = time.perf_counter()
         results = [
-            solver.solve(X, target, lam, kernel=self.kernel, gamma=self.gamma,
-                         degree=self.degree, coef0=self.coef0, sample_weight=sample_weight,
-                         validation=None if X_val is None else (X_val, validation_targets[k]),
-                         **options)
+            spec.entry.solve(X, target, spec.lam, **specs.kernel.params(),
+                             sample_weight=sample_weight,
+                             validation=_subproblem_rows(evaluation, k), **spec.options)
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
-        self._set_support_vector_model(X, results)
+        self._set_support_vector_model(X, results, specs.kernel)
         return results
 
-    def _fit_embedding(self, X, labels, seed):
+    def _fit_embedding(self, X, labels, seed, specs):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
         self.embedding_ = fit_embedding(
-            X, labels, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-            coef0=self.coef0, n_components=self.n_components, sampling=self.sampling,
-            dtype=self.dtype, n_jobs=self.n_jobs, seed=seed)
+            X, labels, specs.kernel, n_components=self.n_components, sampling=self.sampling,
+            dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
 
-    def _fit_operator(self, solver, X, targets, lam, sample_weight, seeds, X_val,
-                      validation_targets, options):
+    def _fit_operator(self, X, targets, sample_weight, seeds, evaluation, specs):
         """A solver on one factorised kernel operator K̃ + βI (ADMM), shared by every
         one-vs-rest subproblem.
 
-        ``options`` may hold ``representation`` ('hss' by default), ``beta`` and
+        The solver options may hold ``representation`` ('hss' by default), ``beta`` and
         ``hss_options`` (for :func:`snacks_core.operators.build_operator`) and the options
         of the solver.
         """
+        spec = specs.solver
+        options = dict(spec.options)
         representation = options.pop("representation", "hss")
         operator_options = {name: options.pop(name) for name in ("beta", "hss_options")
                             if name in options}
         start = time.perf_counter()
         if representation == "nystrom":
-            self._fit_embedding(X, class_labels(targets), seeds.embedding)
+            self._fit_embedding(X, class_labels(targets), seeds.embedding, specs)
             operator_options.update(embedding=self.embedding_, Z=self.embedding_.transform(X))
         operator = build_operator(
-            X, representation=representation, kernel=self.kernel, gamma=self.gamma,
-            degree=self.degree, coef0=self.coef0, random_state=seeds.embedding,
-            **operator_options)
+            X, representation=representation, **specs.kernel.params(),
+            random_state=seeds.embedding, **operator_options)
         precomputed = admm.precompute(operator)
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
         results = [
-            solver.solve(operator, target, lam, sample_weight=sample_weight,
-                         precomputed=precomputed,
-                         validation=None if X_val is None else (X_val, validation_targets[k]),
-                         **options)
+            spec.entry.solve(operator, target, spec.lam, sample_weight=sample_weight,
+                             precomputed=precomputed,
+                             validation=_subproblem_rows(evaluation, k), **options)
             for k, target in enumerate(targets)
         ]
         self.training_time_ = time.perf_counter() - start
         self.intercept_ = np.array([r.intercept for r in results], dtype=np.float64)
         if representation == "dense":
-            self._set_support_vector_model(X, results)
+            self._set_support_vector_model(X, results, specs.kernel)
             return results
         dual_coefs = np.zeros((len(results), X.shape[0]))
         for k, result in enumerate(results):
@@ -440,16 +437,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = np.vstack([operator.primal_weights(c) for c in dual_coefs])
         return results
 
-    def _set_support_vector_model(self, X, results):
+    def _set_support_vector_model(self, X, results, kernel):
         """coef_ over the union of the subproblems' support vectors, with their kernel map."""
         support = np.unique(np.concatenate([r.support for r in results]))
         self.coef_ = np.zeros((len(results), support.shape[0]))
         for k, result in enumerate(results):
             self.coef_[k, np.searchsorted(support, result.support)] = result.coef
         self.intercept_ = np.array([r.intercept for r in results], dtype=np.float64)
-        self.embedding_ = SupportVectorMap(
-            X[support], support, kernel=self.kernel, gamma=resolve_gamma(self.gamma, X),
-            degree=self.degree, coef0=self.coef0)
+        self.embedding_ = SupportVectorMap(X[support], support, kernel.resolved(X))
 
     def decision_function(self, X) -> np.ndarray:
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
@@ -473,13 +468,19 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         return self.embedding_.landmark_indices_
 
 
-class SupportVectorMap:
-    """z(x) = (k(sv_j, x))_j: the exact kernel model's feature map on its support vectors."""
+def _subproblem_rows(evaluation, k):
+    """Subproblem ``k``'s ``(rows, targets)`` of an evaluation set, or None."""
+    return None if evaluation is None else (evaluation[0], evaluation[1][k])
 
-    def __init__(self, support_vectors, indices, *, kernel, gamma, degree, coef0):
+
+class SupportVectorMap:
+    """z(x) = (k(sv_j, x))_j: the exact kernel model's feature map on its support vectors
+    (``kernel``: a :class:`~snacks_core.specs.Kernel` with γ resolved)."""
+
+    def __init__(self, support_vectors, indices, kernel):
         self.landmarks_ = support_vectors
         self.landmark_indices_ = indices
-        self.params = {"kernel": kernel, "gamma": gamma, "degree": degree, "coef0": coef0}
+        self.kernel = kernel
 
     def transform(self, X):
-        return kernel_matrix(X, self.landmarks_, **self.params)
+        return self.kernel.matrix(X, self.landmarks_)

@@ -32,6 +32,7 @@ from .kernels import KERNELS, check_kernel_params
 from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
 from .solvers import SOLVERS
+from .specs import Kernel
 
 FORMAT_VERSION = 2
 # Largest model file accepted, counted as the arrays it declares (after decompression).
@@ -153,7 +154,7 @@ def model_to_npz(model, preprocessing=()) -> bytes:
                        "landmark_indices": embedding.landmark_indices_,
                        "eigenvalues": embedding.eigenvalues_})
     elif isinstance(embedding, SupportVectorMap):
-        arrays.update({"map": np.array("exact"), "gamma": np.array(embedding.params["gamma"]),
+        arrays.update({"map": np.array("exact"), "gamma": np.array(embedding.kernel.gamma),
                        "landmark_indices": embedding.landmark_indices_})
     else:
         raise ValueError(f"models whose feature map is a {type(embedding).__name__} cannot be "
@@ -331,8 +332,8 @@ def _build(arrays):
         embedding = _nystrom_map(arrays, model, gamma, landmarks, indices, int(n_features))
         width = embedding.n_components_
     else:
-        embedding = SupportVectorMap(landmarks, indices, kernel=model.kernel, gamma=gamma,
-                                     degree=model.degree, coef0=model.coef0)
+        embedding = SupportVectorMap(landmarks, indices, Kernel(model.kernel, gamma,
+                                                                model.degree, model.coef0))
         width = m
     coef = _array(arrays, "coef", 2, "f", (n_problems, width))
     intercept = _array(arrays, "intercept", 1, "f", (n_problems,))

@@ -10,8 +10,11 @@ estimator's fit):
    classes), and :func:`class_labels`, each row's class for stratifying;
 3. :func:`held_out_rows`: the rows early stopping holds out of training, if it is on;
 4. :func:`fit_embedding`: the landmarks and the Nyström factor;
-5. :func:`solve_subproblems`: the one-vs-rest solves on one shared embedding;
-6. :func:`labels_from_scores`: labels from the subproblems' scores.
+5. :func:`hinge_weights` and :func:`cut_training_rows`: the weights s_i, and the targets
+   and weights of the rows trained on;
+6. :func:`solve_subproblems`: the one-vs-rest solves on one shared embedding, with the
+   options of :meth:`SolverSpec.solve_options <snacks_core.specs.SolverSpec.solve_options>`;
+7. :func:`labels_from_scores`: labels from the subproblems' scores.
 
 :func:`row_blocks` and :func:`embedded_row_blocks` cut rows into blocks, so that the
 embedding of a large X is never held whole when it is scored.
@@ -25,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 
 from .cancellation import carry
 from .nystrom import NystromEmbedding
@@ -103,20 +107,41 @@ def held_out_rows(solver, early_stopping, labels, fraction, seed):
     return validation_split(labels, fraction, seed)
 
 
-def early_stopping_options(solver, held, n_iter_no_change) -> dict:
-    """The solver options that turn its early stopping on (rows ``held`` out) or off."""
+def early_stopping_options(solver, on, n_iter_no_change) -> dict:
+    """The solver options that turn the registry entry ``solver``'s early stopping on (rows
+    held out) or off."""
     if not solver.early_stopping:
         return {}
-    return {"n_iter_no_change": None if held is None else n_iter_no_change}
+    return {"n_iter_no_change": n_iter_no_change if on else None}
 
 
-def fit_embedding(X, labels, *, kernel, gamma, degree, coef0, n_components, sampling, dtype,
-                  n_jobs, seed) -> NystromEmbedding:
+def fit_embedding(X, labels, kernel, *, n_components, sampling, dtype, n_jobs,
+                  seed) -> NystromEmbedding:
     """The Nyström embedding of a fit: ``n_components`` landmarks drawn from X with
-    ``seed`` (``labels``, each row's class, for class-balanced sampling) and the factor."""
+    ``seed`` (``labels``, each row's class, for class-balanced sampling) and the factor, for
+    a :class:`~snacks_core.specs.Kernel`."""
     return NystromEmbedding(
-        kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, n_components=n_components,
-        sampling=sampling, dtype=dtype, n_jobs=n_jobs, random_state=int(seed)).fit(X, labels)
+        **kernel.params(), n_components=n_components, sampling=sampling, dtype=dtype,
+        n_jobs=n_jobs, random_state=int(seed)).fit(X, labels)
+
+
+def hinge_weights(class_weight, y, sample_weight=None):
+    """The weights s_i of the hinge terms: class weights (for the labels ``y``) times
+    ``sample_weight``; None when every weight is 1."""
+    by_class = compute_sample_weight(class_weight, y) if class_weight else None
+    if by_class is None:
+        return sample_weight
+    return by_class if sample_weight is None else by_class * sample_weight
+
+
+def cut_training_rows(targets, sample_weight, split):
+    """The one-vs-rest ``targets`` and ``sample_weight`` of the rows trained on, and the
+    held-out rows' targets (None without a ``split`` from :func:`held_out_rows`)."""
+    if split is None:
+        return targets, None, sample_weight
+    train, held = split
+    return ([t[train] for t in targets], [t[held] for t in targets],
+            None if sample_weight is None else sample_weight[train])
 
 
 def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=None,
