@@ -157,12 +157,12 @@ def _auto_tune():
     if not W8A.exists():
         print(f"auto-tune skipped: {W8A} not found.")
         return
-    from snacks_core import analysis, datasets
+    from snacks_core import analysis, datasets, defaults
 
     X, y = load_svmlight_file(str(W8A), n_features=300)
     split = datasets.split_dataset(datasets.make_dataset(X.tocsr(), y, "w8a"), random_state=0)
-    params = {"kernel": "rbf", "gamma": "scale", "n_components": analysis.DEFAULT_M,
-              "lam": analysis.DEFAULT_LAM, "solver": "snacks", "sampling": "balanced",
+    params = {"kernel": "rbf", "gamma": "scale", "n_components": defaults.DEFAULT_M,
+              "lam": defaults.DEFAULT_LAM, "solver": "snacks", "sampling": "balanced",
               "max_epochs": 50, "class_weight": None, "random_state": 0}
     default = analysis.train(split, params).metrics
     tuned, seconds = _timed(lambda: analysis.auto_tune(split, params))
@@ -179,7 +179,7 @@ def _auto_tune():
           f"{100 * default['majority_error']:.2f} %)\n")
     print("| model | test error % | F1 | seconds |")
     print("|---|---|---|---|")
-    print(f"| app defaults (m = {analysis.DEFAULT_M}, λ = {analysis.DEFAULT_LAM:g}, γ 'scale') "
+    print(f"| app defaults (m = {defaults.DEFAULT_M}, λ = {defaults.DEFAULT_LAM:g}, γ 'scale') "
           f"| {100 * default['test_error']:.2f} | {default['f1']:.3f} | - |")
     print(f"| Auto-tune's choice {tuned['params']} | {100 * after['test_error']:.2f} | "
           f"{after['f1']:.3f} | {seconds:.1f} (search) |")

@@ -24,6 +24,16 @@ import scipy.sparse as sp
 from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
+
+# DEFAULT_M and data_aware_defaults are imported for the command line only, until it
+# imports them from snacks_core.defaults itself.
+from .defaults import (  # noqa: F401
+    DEFAULT_M,
+    C_values_around_default,
+    data_aware_defaults,
+    gamma_values_around,
+    round_125,
+)
 from .estimator import SnacksClassifier
 from .kernels import kernel_matrix, resolve_gamma
 from .landmarks import select_landmarks
@@ -33,65 +43,9 @@ from .objective import C_to_lam, hinge_loss, lam_to_C
 from .pipeline import binary_targets, embedded_row_blocks, labels_from_scores
 from .random_features import RFF_KERNELS, RandomFourierFeatures
 from .search import SnacksSearchCV
+from .settings import estimator_from_settings
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 from .sweeps import GRID_AXIS_SYMBOLS, robustness_grid
-
-# The number of landmarks m and the regularisation λ of a setting that names no data (the
-# app's settings before a dataset is loaded); a dataset's own defaults are
-# :func:`data_aware_defaults`.
-DEFAULT_M = 50
-DEFAULT_LAM = 1e-3
-# λ = DEFAULT_LAM_TIMES_N / n (C = 1/(2nλ) = 25 on any n), and m = 2√n within
-# DEFAULT_M_RANGE: measured on 17 real and synthetic sets (BENCHMARKS.md, "Defaults that
-# learn"), where a fixed λ lets the hinge terms fade as n grows until the model predicts the
-# majority class.
-DEFAULT_LAM_TIMES_N = 0.02
-DEFAULT_M_RANGE = (50, 500)
-# On two features a Gaussian K_mm has numerical rank under 100 at any m (moons, spirals,
-# circles, checkerboard at 50,000 rows: 88–99 dimensions kept at m = 300, the same test
-# error from m = 50): more landmarks only cost time and hide the picture under stars.
-DEFAULT_M_MAX_2D = 100
-
-
-def default_lam(n_train) -> float:
-    """The regularisation λ = 0.02/n that :func:`data_aware_defaults` starts from."""
-    return DEFAULT_LAM_TIMES_N / max(int(n_train), 1)
-
-
-def default_m(n_train, n_features=None) -> int:
-    """m = 2√n landmarks, at least 50 and at most 500 (100 on two features or fewer), and
-    at most n."""
-    low, high = DEFAULT_M_RANGE
-    if n_features is not None and n_features <= 2:
-        high = DEFAULT_M_MAX_2D
-    return int(min(n_train, max(low, min(high, round(2 * np.sqrt(n_train))))))
-
-
-def sparse_binary(X) -> bool:
-    """Whether X is sparse with every stored value 1 (one-hot rows such as a9a or w8a)."""
-    return sp.issparse(X) and X.nnz > 0 and bool(np.all(X.data == 1))
-
-
-def data_aware_defaults(X, n_train) -> dict:
-    """Settings that learn on this data: the feature scaling, λ and m for ``n_train``
-    training rows (γ stays the 'scale' rule, which adapts by itself).
-
-    Sparse binary data are used as they are (standardising one-hot columns inflates the
-    rare ones); anything else is standardised.  λ = 0.02/n keeps the hinge terms' weight
-    C = 1/(2nλ) = 25 whatever n, and m = 2√n grows the model with the data at a cost that
-    stays interactive (m ≤ 500; ≤ 100 on two features, where more adds nothing).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> d = data_aware_defaults(np.zeros((10, 20)), 35_000)
-    >>> d["scaling"], d["n_components"], float(f"{d['lam']:.3g}")
-    ('standard', 374, 5.71e-07)
-    >>> data_aware_defaults(np.zeros((10, 2)), 35_000)["n_components"]
-    100
-    """
-    return {"scaling": "none" if sparse_binary(X) else "standard",
-            "lam": default_lam(n_train), "n_components": default_m(n_train, X.shape[1])}
 
 
 def solver_objective(model):
@@ -189,11 +143,6 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
     }
 
 
-# Estimator parameters the explorer sets; everything else keeps the estimator's default.
-MODEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_components", "lam", "solver",
-                "sampling", "max_epochs", "class_weight", "random_state", "dtype")
-
-
 @dataclass(frozen=True)
 class Run:
     """A trained model with its metrics, the warnings it raised and optional checkpoints.
@@ -219,14 +168,6 @@ class CheckpointRecorder:
 
     def __call__(self, record, w):
         self.checkpoints.append((dict(record), np.array(w)))
-
-
-def make_model(params, solver_options=None) -> SnacksClassifier:
-    """A SnacksClassifier from the explorer's parameter dict (unknown keys rejected)."""
-    unknown = set(params) - set(MODEL_PARAMS)
-    if unknown:
-        raise ValueError(f"unknown model parameters {sorted(unknown)}; known: {MODEL_PARAMS}.")
-    return SnacksClassifier(**params, solver_options=solver_options)
 
 
 def train(split, params, *, keep_checkpoints=False) -> Run:
@@ -275,7 +216,8 @@ def _fit_and_measure(split, params, keep_checkpoints):
     recorder = None
     if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
         recorder = CheckpointRecorder()
-    model = make_model(params, None if recorder is None else {"callback": recorder})
+    model = estimator_from_settings(
+        params, solver_options=None if recorder is None else {"callback": recorder})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
@@ -407,13 +349,10 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dic
             "n_test": y_test.shape[0], "n_halvings": n_halvings}
 
 
-# What Auto-tune tries: γ around the 'scale' rule (within the sidebar's range), λ in powers
-# of ten, m as set and 4×.
+# What Auto-tune tries: γ around the 'scale' rule, C in decades around the default C ≈ 25
+# (λ ≈ 0.02/n, so that the grid moves with n as the default does), m as set and 4×.
 AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
-GAMMA_RANGE = (1e-5, 1e3)
-# C = 1/(2nλ) values Auto-tune tries: decades around the default C ≈ 25 (λ ≈ 0.02/n),
-# so that the grid moves with n as the default does.
-AUTO_TUNE_CS = (0.02, 0.2, 2.0, 20.0, 200.0, 2000.0, 20000.0)
+AUTO_TUNE_CS = C_values_around_default(3)
 AUTO_TUNE_FOLDS = 3
 
 
@@ -421,7 +360,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
     """A quick cross-validated search on the training part for the explorer's sidebar.
 
     Tries γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5
-    times a power of ten, within :data:`GAMMA_RANGE`), λ = 1/(2nC) for C in
+    times a power of ten, within :data:`snacks_core.defaults.GAMMA_RANGE`), λ = 1/(2nC) for C in
     :data:`AUTO_TUNE_CS` (n the training rows; rounded to 1, 2 or 5 times a power of ten
     unless ``by_C``, for a sidebar that sets λ) and m as set and four times that (at most
     half the training rows), by
@@ -437,9 +376,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
             "n_components": sorted({min(m, n_train // 2), min(4 * m, n_train // 2, 2000)})}
     if params["kernel"] != "linear":
         scale = resolve_gamma("scale", split.X_train)
-        grid["gamma"] = sorted({min(max(round_125(scale * f), GAMMA_RANGE[0]), GAMMA_RANGE[1])
-                                for f in AUTO_TUNE_GAMMA_FACTORS})
-    base = make_model({**params, "solver": grid_solver(params)})
+        grid["gamma"] = gamma_values_around(scale, AUTO_TUNE_GAMMA_FACTORS)
+    base = estimator_from_settings({**params, "solver": grid_solver(params)})
     search = SnacksSearchCV(base, grid, cv=AUTO_TUNE_FOLDS, halving=True, n_jobs=n_jobs,
                             random_state=params.get("random_state"))
     start = time.perf_counter()
@@ -449,13 +387,6 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
     return {"params": dict(search.best_params_), "cv_error": 1.0 - search.best_score_,
             "results": pd.DataFrame(search.cv_results_),
             "seconds": time.perf_counter() - start}
-
-
-def round_125(value) -> float:
-    """The nearest (in log scale) of 1, 2 or 5 times a power of ten."""
-    exponent = np.floor(np.log10(value))
-    candidates = np.array([1.0, 2.0, 5.0, 10.0]) * 10.0**exponent
-    return float(f"{candidates[np.argmin(np.abs(np.log(candidates / value)))]:.0e}")
 
 
 def progress_text(done, total, axis, row) -> str:

@@ -16,6 +16,7 @@ from snacks_core.estimator import SnacksClassifier
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
 from snacks_core.persistence import model_from_npz, model_to_npz
+from snacks_core.settings import estimator_from_settings
 
 PARAMS = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "lam": 1e-3, "solver": "snacks",
           "sampling": "uniform", "max_epochs": 20, "class_weight": None, "random_state": 0}
@@ -103,7 +104,7 @@ def test_approximation_errors_fall_with_m(moons):
 ])
 def test_npz_export_round_trip(moons, params, data):
     split = moons if data == "moons" else split_dataset(load_bundled("iris"), random_state=0)
-    model = analysis.make_model(params).fit(split.X_train, split.y_train)
+    model = estimator_from_settings(params).fit(split.X_train, split.y_train)
     payload = model_to_npz(model)
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
         assert all(name.endswith(".npy") for name in archive.namelist())
@@ -121,7 +122,7 @@ def test_npz_export_round_trip(moons, params, data):
 def test_npz_export_of_sparse_landmarks():
     X = sp.random(60, 12, density=0.3, random_state=0, format="csr")
     y = np.where(np.asarray(X.sum(axis=1)).ravel() > 0.6, 1, -1)
-    model = analysis.make_model({**PARAMS, "gamma": 0.5}).fit(X, y)
+    model = estimator_from_settings({**PARAMS, "gamma": 0.5}).fit(X, y)
     assert sp.issparse(model.embedding_.landmarks_)
     loaded = model_from_npz(model_to_npz(model))
     assert isinstance(loaded.embedding_, NystromEmbedding)
@@ -129,7 +130,7 @@ def test_npz_export_of_sparse_landmarks():
 
 
 def test_npz_export_refuses_unknown_feature_maps(moons):
-    model = analysis.make_model(PARAMS).fit(moons.X_train, moons.y_train)
+    model = estimator_from_settings(PARAMS).fit(moons.X_train, moons.y_train)
     model.embedding_ = object()
     with pytest.raises(ValueError, match="cannot be exported"):
         model_to_npz(model)

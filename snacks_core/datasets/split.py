@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..defaults import resolve_scaling
 from .dataset import Dataset, Split
 
-SCALINGS = ("standard", "minmax", "none")
+# 'auto': the scaling for the kind of data (snacks_core.defaults.default_scaling).
+SCALINGS = ("standard", "minmax", "none", "auto")
 
 
 def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "standard",
@@ -29,6 +31,7 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
 
     if scaling not in SCALINGS:
         raise ValueError(f"unknown scaling {scaling!r}; choose one of {SCALINGS}.")
+    scaling = resolve_scaling(scaling, dataset.X)
     if dataset.X_test is not None:
         X_train, y_train, X_test, y_test = dataset.X, dataset.y, dataset.X_test, dataset.y_test
     else:

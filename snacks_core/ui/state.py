@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..analysis import DEFAULT_LAM, DEFAULT_M, GAMMA_RANGE
 from ..datasets import SCALINGS
 from ..datasets.drawn import EXAMPLE_POINTS, decode_points, encode_points
+from ..defaults import DEFAULT_LAM, DEFAULT_M, GAMMA_RANGE
 from ..kernels import KERNELS
 from ..landmarks import SAMPLINGS
 from ..solvers import EMBEDDED_SOLVERS, SOLVERS

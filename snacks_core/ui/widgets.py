@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from .. import analysis, figures, persistence, snippets
+from .. import analysis, defaults, figures, persistence, snippets
 from ..datasets import DownloadError
 from ..datasets.drawn import decode_points
 from ..kernels import resolve_gamma
@@ -136,7 +136,7 @@ def unavailable_dataset(option, options) -> str:
 
 
 def data_aware_defaults():
-    """Settings that learn on the data shown (:func:`analysis.data_aware_defaults`): the
+    """Settings that learn on the data shown (:func:`snacks_core.defaults.data_aware_defaults`): the
     scaling, λ (or C) and m, with γ by the 'scale' rule.
 
     A new dataset gets them all.  When the same dataset changes size (its n or its test
@@ -170,10 +170,10 @@ def defaults_for(dataset, test_size) -> dict:
     be raised from there."""
     X = dataset.X
     n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
-    learned = analysis.data_aware_defaults(X, n_train)
+    learned = defaults.data_aware_defaults(X, n_train)
     lam, m = learned["lam"], learned["n_components"]
     if m >= min(M_OPTIONS):
-        live = max(analysis.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
+        live = max(defaults.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
         m = max(v for v in M_OPTIONS if v <= min(m, live))
     return {"scaling": learned["scaling"], "gamma_scale": True,
             "lam": nearest_option(LAM_OPTIONS, lam),

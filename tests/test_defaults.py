@@ -1,0 +1,78 @@
+"""The one defaults rule (snacks_core.defaults) and the one settings → estimator translation
+(snacks_core.settings)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from snacks_core import defaults
+from snacks_core.datasets import make_dataset, split_dataset
+from snacks_core.objective import lam_to_C
+from snacks_core.settings import estimator_from_settings
+
+
+def _tfidf_like(n=60, d=40, seed=0):
+    X = sp.random(n, d, density=0.2, random_state=seed, format="csr")
+    X.data = 0.1 + X.data
+    return X
+
+
+@pytest.mark.parametrize("X, expected", [
+    (np.ones((5, 3)), "standard"),
+    (sp.csr_matrix(np.eye(5)), "none"),        # sparse binary (one-hot)
+    (_tfidf_like(), "none"),                   # sparse non-binary (tf-idf)
+])
+def test_scaling_follows_the_kind_of_data(X, expected):
+    assert defaults.default_scaling(X) == expected
+    assert defaults.data_aware_defaults(X, 1000)["scaling"] == expected
+    assert defaults.resolve_scaling("auto", X) == expected
+    assert defaults.resolve_scaling("minmax", X) == "minmax"
+
+
+def test_sparse_binary():
+    assert defaults.sparse_binary(sp.csr_matrix(np.eye(3)))
+    assert not defaults.sparse_binary(_tfidf_like())
+    assert not defaults.sparse_binary(np.eye(3))
+    assert not defaults.sparse_binary(sp.csr_matrix((3, 3)))
+
+
+@pytest.mark.parametrize("n", [1, 100, 35_000, 10**7])
+def test_lam_keeps_C_at_25(n):
+    assert lam_to_C(defaults.default_lam(n), n) == pytest.approx(25.0)
+
+
+@pytest.mark.parametrize("n, d, m", [(10, 5, 10), (400, 5, 50), (10_000, 5, 200),
+                                     (10**6, 5, 500), (10**6, 2, 100)])
+def test_m_is_two_root_n_within_bounds(n, d, m):
+    assert defaults.default_m(n, d) == m
+
+
+def test_grids_centre_on_the_defaults():
+    Cs = defaults.C_values_around_default(3)
+    assert Cs[3] == defaults.DEFAULT_C_ON_STEPS == defaults.round_125(25.0)
+    assert np.allclose(np.diff(np.log10(Cs)), 1.0)
+    gammas = defaults.gamma_values_around(0.37, (0.1, 1.0, 10.0, 1e9))
+    assert gammas == [0.05, 0.5, 5.0, defaults.GAMMA_RANGE[1]]
+    assert [defaults.round_125(v) for v in (0.013, 0.3, 4.0, 7.5)] == [0.01, 0.2, 5.0, 10.0]
+
+
+def test_split_resolves_auto_scaling():
+    y = np.arange(60) % 2
+    sparse = split_dataset(make_dataset(_tfidf_like(), y, "text"), scaling="auto")
+    assert sparse.preprocessing == ()
+    dense = split_dataset(make_dataset(np.random.default_rng(0).normal(size=(60, 3)), y, "d"),
+                          scaling="auto")
+    assert [type(step).__name__ for step in dense.preprocessing] == ["StandardScaler"]
+
+
+def test_estimator_from_settings():
+    model = estimator_from_settings({"kernel": "linear", "n_components": 7, "tol": 1e-4},
+                                    solver_options={"polish": False})
+    assert (model.kernel, model.n_components, model.tol) == ("linear", 7, 1e-4)
+    assert model.solver_options == {"polish": False}
+    with pytest.raises(ValueError, match="unknown model parameters \\['bogus'\\]"):
+        estimator_from_settings({"bogus": 1})
+    with pytest.raises(ValueError, match="solver_options"):
+        estimator_from_settings({"solver_options": {}})
