@@ -46,7 +46,8 @@ from .kernels import resolve_gamma
 from .objective import C_to_lam
 from .pipeline import draw_seeds, labels_from_scores
 from .solvers import EMBEDDED_SOLVERS
-from .sweeps import _Group, _make_problem, _Run, _run_grid, with_labels
+from .specs import Resources
+from .sweeps import GridGroup, GridSchedule, grid_problem, run_grid, with_labels
 from .validation import check_classifier_data
 
 # The parameters one grid shares work across; the others split candidates into groups.
@@ -240,20 +241,13 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         cells = [(gamma_of[model.gamma], int(model.n_components), float(model.lam))
                  for model in models]
         gammas = sorted({c[0] for c in cells})
-        problem = _make_problem(
-            base.solver, kernel=base.kernel, degree=base.degree, coef0=base.coef0,
-            max_epochs=base.max_epochs, tol=base.tol, solver_options=base.solver_options,
-            warm_start=self.warm_start, early_stopping=base.early_stopping,
-            validation_fraction=base.validation_fraction,
-            n_iter_no_change=base.n_iter_no_change, class_weight=base.class_weight)
-        problem = with_labels(problem, y[train], y[test])._replace(
-            lams=tuple(sorted({c[2] for c in cells}, reverse=True)),
-            keep_scores=self._scorer is not None)
-        dtype = "float64" if np.dtype(base.dtype) == np.float64 else "float32"
-        groups = [_Group(self._seed, g, draw_seeds(self._seed)) for g in gammas]
-        rows, _, _ = _run_grid(X_train, X[test], sorted({c[1] for c in cells}),
-                               base.sampling, problem, groups,
-                               _Run(dtype, self.n_jobs, "threads", None), None, None)
+        schedule = GridSchedule(warm_start=self.warm_start,
+                                keep_test_scores=self._scorer is not None)
+        problem = with_labels(grid_problem(base, schedule), y[train], y[test])._replace(
+            lams=tuple(sorted({c[2] for c in cells}, reverse=True)))
+        groups = [GridGroup(self._seed, g, draw_seeds(self._seed)) for g in gammas]
+        rows, _, _ = run_grid(X_train, X[test], sorted({c[1] for c in cells}), problem, groups,
+                              Resources(dtype=base.dtype, n_jobs=self.n_jobs))
         by_cell = {(r["gamma"], r["m"], r["lam"]): r for r in rows}
         return [self._cell_score(by_cell[cell], problem.classes, X[test], y[test])
                 for cell in cells]

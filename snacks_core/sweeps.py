@@ -44,7 +44,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -52,13 +52,13 @@ import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import ArrayLike
+from sklearn.base import clone
 from sklearn.model_selection import check_cv, train_test_split
-from sklearn.utils.class_weight import compute_sample_weight
 from threadpoolctl import threadpool_limits
 
 from .cancellation import carry
 from .estimator import SnacksClassifier
-from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
+from .kernels import kernel_matrix
 from .memory import check_fits_in_memory
 from .metrics import TrainingLabels, classification_scores, error_rate
 from .nystrom import NystromEmbedding
@@ -67,15 +67,16 @@ from .pipeline import (
     Seeds,
     binary_targets,
     class_labels,
+    cut_training_rows,
     draw_seeds,
-    early_stopping_options,
     fit_embedding,
-    held_out_rows,
+    hinge_weights,
     labels_from_scores,
     solve_subproblems,
     stack_histories,
 )
-from .solvers import EMBEDDED_SOLVERS, REGISTRY, check_solver_params
+from .solvers import EMBEDDED_SOLVERS, check_solver_params
+from .specs import Kernel, Resources, SolverSpec
 from .threads import blas_controller, effective_n_threads
 from .validation import check_data, check_lam
 
@@ -250,40 +251,50 @@ def _gib(n_bytes) -> str:
     return f"{n_bytes / 2**30:.2f}"
 
 
+@dataclass(frozen=True)
+class GridSchedule:
+    """What a grid keeps and shares besides its cells' specification.
+
+    Attributes
+    ----------
+    warm_start : bool
+        Start each λ from the previous (larger) λ's solution when the solver accepts ``w0``
+        (Snacks: with a first stage of 3 epochs unless ``solver_options`` sets
+        ``stage_epochs``); False makes every cell the estimator's own fit.
+    test_size : float
+        Share of the rows held out for testing when no test set is given (stratified, split
+        with the first seed).
+    keep_test_scores : bool
+        Add a ``test_scores`` column: each cell's decision values on its test rows.
+    keep_models : bool or callable(row) -> bool
+        Add a ``model`` column: each row's :class:`GridCellModel` (a callable keeps those of
+        the rows it returns True for, the others are None).  Kept models keep their groups'
+        embeddings (about groups × m_max × (m_max + d) values) in memory.
+    """
+
+    warm_start: bool = True
+    test_size: float = 0.25
+    keep_test_scores: bool = False
+    keep_models: bool | Callable = False
+
+
 class _Problem(NamedTuple):
     """What every column of a grid shares (small; sent once with each task)."""
 
-    kernel: str
-    degree: int
-    coef0: float
-    solver: str
-    options: dict  # keyword arguments of every solve: max_epochs, tol, the solver's own
-    warm_options: dict | None  # extra solver arguments of a warm start; None: cold starts
-    early_stopping: bool | str
-    validation_fraction: float
-    n_iter_no_change: int
+    kernel: Kernel  # γ is each group's own
+    spec: SolverSpec  # λ is each cell's own
+    sampling: str
     dtype: str
     classes: np.ndarray
     y_train: np.ndarray
     y_test: np.ndarray
     lams: tuple
-    keep_scores: bool = False  # rows carry the test rows' scores ('test_scores')
+    schedule: GridSchedule
     reference: TrainingLabels | None = None  # the F1 and majority classes of y_train
-    class_weight: dict | str | None = None  # weights s_i of the hinge terms by class
-    keep_models: bool | Callable = False  # rows carry their model ('model'), or those it picks
     fold: int | None = None  # the cross-validation fold these rows are scored on
 
 
-class _Run(NamedTuple):
-    """How a grid runs: precision, parallel jobs and where (not what it computes)."""
-
-    dtype: str
-    n_jobs: int | None
-    backend: str
-    client: object
-
-
-class _Group(NamedTuple):
+class GridGroup(NamedTuple):
     """One (seed, γ), with the landmark and solver seeds SnacksClassifier would draw."""
 
     seed: int
@@ -402,134 +413,59 @@ def robustness_grid(
     y_test: ArrayLike | None = None, *, m: int | Sequence[int] = 100,
     lam: float | Sequence[float] = PAPER_LAMBDAS,
     gamma: float | str | Sequence[float | str] = "scale", seeds: int | Sequence[int] = (0,),
-    kernel: str = "rbf", degree: int = 3, coef0: float = 1.0, sampling: str = "balanced",
-    class_weight: dict | str | None = None, solver: str = "snacks", max_epochs: float = 50,
-    tol: float = 1e-3, solver_options: dict | None = None, warm_start: bool = True,
-    test_size: float = 0.25, dtype: str = "float32", early_stopping: bool | str = "auto",
-    validation_fraction: float = 0.1, n_iter_no_change: int = 5,
-    cv: int | object | None = None, keep_test_scores: bool = False,
-    keep_models: bool | Callable[[dict], bool] = False,
-    n_jobs: int | None = None, backend: str = "threads",
-    client: object = None, progress: Callable[[int, int, dict], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
+    estimator: SnacksClassifier | None = None, cv: int | object | None = None,
+    schedule: GridSchedule | None = None, resources: Resources | None = None,
 ) -> pd.DataFrame:
     """Train and test a Nyström kernel SVM on every cell of an (m, λ) or (γ, λ) grid.
 
-    Each cell minimises the primal Nyström L2-SVM of the Snacks paper,
-
-        F(w) = (1/n) Σ_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖²,
-
+    Each cell minimises the Snacks paper's F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖²
     on the embedding z of its m landmarks with kernel parameter γ, once per seed; the grid
-    is the product of ``m``, ``gamma``, ``lam`` and ``seeds``.  See the module docstring
-    for how work is shared between cells.
+    is the product of ``m``, ``gamma``, ``lam`` and ``seeds``, and everything else is
+    ``estimator``'s (see the module docstring for how cells share work).  With
+    ``GridSchedule(warm_start=False)`` a cell is ``estimator``'s own fit with that m, γ, λ
+    and ``random_state=seed``.
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n, d)
-        Data, dense or CSR; the training part when ``X_test`` is given.
-    y : array-like of shape (n,)
-        Labels: any two (or more: one-vs-rest) values.
-    X_test, y_test : optional
-        A test set.  Without it, a stratified ``test_size`` share of X is held out (split
-        with the first seed).
-    m : int or sequence of int, default=100
-        Landmark counts, each in [1, n_train].
-    lam : float or sequence of float, default=PAPER_LAMBDAS
-        Regularisations λ > 0 (LIBSVM's C = 1/(2 n λ) is reported too).
-    gamma : float, 'scale', 'auto' or a sequence of them, default='scale'
-        Kernel parameters γ > 0 (strings resolved on the training rows).
-    seeds : int or sequence of int, default=(0,)
-        One run per seed: landmarks and solver sampling, as ``SnacksClassifier(random_state=seed)``.
-    kernel, degree, coef0
-        The kernel, as in :func:`snacks_core.kernels.kernel_matrix`.
-    sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
-        Landmark selection, as ``SnacksClassifier``'s (by default the same number per
-        class).
-    class_weight : dict, 'balanced' or None, default=None
-        Weights s_i of the hinge terms by class, as ``SnacksClassifier``'s.
-    solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton'}, default='snacks'
-        An embedded solver (see :data:`snacks_core.solvers.EMBEDDED_SOLVERS`).
-    max_epochs, tol
-        The solver's budget and tolerance for every cell.
-    solver_options : dict or None
-        Extra keyword arguments of the solver.
-    warm_start : bool, default=True
-        Start each λ from the previous (larger) λ's solution when the solver accepts ``w0``
-        (Snacks: with a first stage of 3 epochs unless ``solver_options`` sets
-        ``stage_epochs``).
-    test_size : float, default=0.25
-        Held-out share when no test set is given.
-    early_stopping, validation_fraction, n_iter_no_change
-        Snacks' early stopping, as in :class:`~snacks_core.estimator.SnacksClassifier`
-        ('auto': on from 10,000 training rows): each cell holds out the same validation
-        rows the estimator would, and trains on the others.
-    dtype : {'float32', 'float64', 'auto'}, default='float32'
-        Precision of kernel blocks and embeddings (the solvers compute in float64).  A
-        grid measures test errors, which float32 embeddings give to rounding, with half
-        the bytes to factor, copy and stream (BENCHMARKS.md, "Snacks engine").  'float64'
-        for the objective to more digits; 'auto' is float64 when it fits in memory, else
-        float32 (see :func:`plan_grid`).
-    cv : int, cross-validation generator, iterable or None, default=None
+    X, y : data (dense or CSR) and labels (two or more classes: one-vs-rest)
+        The training part when ``X_test, y_test`` are given; otherwise a stratified
+        ``schedule.test_size`` share is held out for testing.
+    m, lam, gamma, seeds : value or sequence
+        The axes: m in [1, n_train], λ > 0 (C = 1/(2nλ) reported), γ > 0 or 'scale'/'auto'.
+    estimator : SnacksClassifier or None
+        The kernel, solver (an embedded one: :data:`snacks_core.solvers.EMBEDDED_SOLVERS`),
+        budget, tolerance, early stopping, class weights, landmark sampling and solver
+        options of every cell (default: ``SnacksClassifier()``'s); its ``n_components``,
+        ``lam``, ``gamma`` and ``random_state`` are replaced by the grid's.
+    cv : int, cross-validation generator, iterable or None
         Score each cell by cross-validation on the training part instead of on the test
-        part: an integer is stratified k-fold (scikit-learn's ``check_cv``).  Each row is
-        then one fold (column ``fold``) and its ``test_*`` columns are measured on the
-        fold's held-out rows; ``attrs['chosen']`` is the cell with the lowest mean error
-        over folds and seeds, refitted on the whole training part with the first seed and
-        scored once on the test part (keys ``gamma``, ``m``, ``lam``, ``cv_error``,
-        ``test_error``).
-    keep_test_scores : bool, default=False
-        Add a ``test_scores`` column: each cell's decision values on its test rows (shape
-        (n_test,) for two classes, (n_test, n_classes) otherwise).
-    keep_models : bool or callable(row) -> bool, default=False
-        Add a ``model`` column: each row's fitted model, a :class:`GridCellModel` with
-        ``decision_function``, ``predict``, ``classes_`` and ``history_``; its predictions
-        on the row's test rows (with ``cv``, the fold's validation rows) are the ones the
-        row's errors count.  A callable keeps the models of the rows it returns True for
-        (it gets the row as a dict keyed by :data:`GRID_COLUMNS`, and ``fold`` with
-        ``cv``; :func:`cv_splits` gives the folds' rows), the others' are None.
-        Memory: a model refers to its group's embedding (landmarks and an m_max × m_max
-        factor) and, off the nested case, to its column's k × k factor, all shared, not
-        copied (from worker processes, one copy per column); it holds its own k
-        coefficients per one-vs-rest problem and a few numbers per checkpoint of its
-        solve.  Kept models keep their groups' embeddings in memory, about groups × m_max
-        × (m_max + d) values: keep only the rows you need.
-    n_jobs : int or None, default=None
-        Columns solved at once locally.  None: every core the current limits allow (as
-        :class:`~snacks_core.estimator.SnacksClassifier`; see
-        :func:`~snacks_core.threads.effective_n_threads`); an integer follows joblib's
-        conventions (-1 is every core).  Ignored by ``backend='dask'``, which uses the
-        cluster's threads.
-    backend : {'threads', 'loky', 'dask'}, default='threads'
-        Local threads, local processes through joblib, or a Dask cluster through
-        ``dask.distributed``.  Threads start nothing and copy nothing; worker processes
-        start, import the library and receive the kernel blocks column by column, and are
-        there for solvers that would hold the GIL.
-    client : distributed.Client, str or None
-        With ``backend='dask'``: a client, a scheduler address (``'tcp://host:8786'``), or
-        None for the current default client.
-    progress : callable(done, total, row) or None
-        Called once per finished cell, in this process, with the number of finished
-        cells, the total and the cell's row (a dict keyed by :data:`GRID_COLUMNS`).
-    should_stop : callable() -> bool or None
-        Polled between columns; when it returns True, columns not started are cancelled
-        and the table of the finished cells is returned (``attrs['stopped']`` is True).
+        part (an integer is stratified k-fold; :func:`cv_splits`): each row is one fold
+        (column ``fold``) whose ``test_*`` columns are measured on the fold's held-out rows;
+        ``attrs['chosen']`` is the cell with the lowest mean error, refitted on the whole
+        training part with the first seed and scored once on the test part.
+    schedule : GridSchedule or None
+        Warm starts, the test share and what rows keep (default ``GridSchedule()``).
+    resources : Resources or None
+        Precision ('float32', 'float64' or 'auto': :func:`plan_grid`), parallel columns
+        (``n_jobs``), ``backend`` ('threads', 'loky' or 'dask', with ``client``),
+        ``progress(done, total, row)`` once per finished cell and ``should_stop()`` polled
+        between columns (True returns the finished cells with ``attrs['stopped']``).
+        Default: the estimator's ``dtype`` and ``n_jobs``, on threads.
 
     Returns
     -------
     pandas.DataFrame
-        One row per cell and seed (and fold, with ``cv``), columns :data:`GRID_COLUMNS`
-        (and ``fold``, ``test_scores``, ``model`` when asked for), sorted by seed, γ, m
-        and λ.
-        ``embedding_time`` is the cell's share of its group's landmark selection and
-        kernel blocks plus its share of its column's eigen-decomposition and projection;
-        ``training_time`` is its solve.  ``attrs`` holds ``plan`` (a :class:`GridPlan` as a
-        dict), ``stopped``, ``wall_time`` and, with ``cv``, ``chosen``.
+        One row per cell and seed (and fold), columns :data:`GRID_COLUMNS` (and ``fold``,
+        ``test_scores``, ``model`` when asked for), sorted by seed, γ, m and λ.
+        ``embedding_time`` is the cell's share of its group's and column's embedding work;
+        ``training_time`` its solve.  ``attrs``: ``plan`` (:class:`GridPlan` as a dict),
+        ``stopped``, ``wall_time`` and, with ``cv``, ``chosen``.
 
     Raises
     ------
     ValueError
-        For an empty grid, m < 1 or m > n_train, λ ≤ 0, γ ≤ 0, bad data or labels, an
-        unknown kernel, solver or backend, or a grid too large for memory.
+        For an empty grid, a value out of range, bad data or labels, an unknown kernel,
+        solver or backend, or a grid too large for memory.
 
     Examples
     --------
@@ -537,70 +473,58 @@ def robustness_grid(
     >>> from snacks_core.sweeps import robustness_grid
     >>> X, y = make_moons(400, noise=0.2, random_state=0)
     >>> table = robustness_grid(X, y, m=[10, 40], lam=[1e-2, 1e-3], gamma=2.0, seeds=[0])
-    >>> table[["m", "lam"]].values.tolist()
-    [[10.0, 0.001], [10.0, 0.01], [40.0, 0.001], [40.0, 0.01]]
-    >>> bool((table["test_error"] < 0.5).all())
-    True
+    >>> table[["m", "lam"]].values.tolist(), bool((table["test_error"] < 0.5).all())
+    ([[10.0, 0.001], [10.0, 0.01], [40.0, 0.001], [40.0, 0.01]], True)
     """
     started = time.perf_counter()
+    estimator = SnacksClassifier() if estimator is None else estimator
+    schedule = GridSchedule() if schedule is None else schedule
+    resources = estimator.fit_specs().resources if resources is None else resources
     seed_values = _check_seeds(seeds)
-    X_train, y_train, X_test, y_test = _check_data(X, y, X_test, y_test, test_size,
+    X_train, y_train, X_test, y_test = _check_data(X, y, X_test, y_test, schedule.test_size,
                                                    seed_values[0])
     splits = None if cv is None else cv_splits(cv, X_train, y_train)
     n_fit = X_train.shape[0] if splits is None else min(len(t) for t, _ in splits)
-    m_values, lams, gammas = _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit)
-    problem = _make_problem(
-        solver, kernel=kernel, degree=degree, coef0=coef0, max_epochs=max_epochs, tol=tol,
-        solver_options=solver_options, warm_start=warm_start, early_stopping=early_stopping,
-        validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
-        class_weight=class_weight)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}.")
-    run = _Run(dtype, n_jobs, backend, client)
-    groups = [_Group(seed, g, draw_seeds(seed)) for seed in seed_values for g in gammas]
-    problem = problem._replace(keep_scores=keep_test_scores, keep_models=keep_models)
+    problem = grid_problem(estimator, schedule)
+    m_values, lams, gammas = _check_grid(m, lam, gamma, problem.kernel, X_train, n_fit)
+    if resources.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {resources.backend!r}; choose one of {BACKENDS}.")
+    groups = [GridGroup(seed, g, draw_seeds(seed)) for seed in seed_values for g in gammas]
+    problem = problem._replace(lams=lams)
     if splits is None:
-        problem = with_labels(problem._replace(lams=lams), y_train, y_test)
-        rows, plan, stopped = _run_grid(X_train, X_test, m_values, sampling, problem, groups,
-                                        run, progress, should_stop)
+        rows, plan, stopped = run_grid(X_train, X_test, m_values,
+                                       with_labels(problem, y_train, y_test), groups,
+                                       resources)
         columns = GRID_COLUMNS
     else:
-        rows, plan, stopped = _run_folds(X_train, y_train, splits, m_values, sampling,
-                                         problem._replace(lams=lams), groups, run, progress,
-                                         should_stop)
+        rows, plan, stopped = _run_folds(X_train, y_train, splits, m_values, problem, groups,
+                                         resources)
         columns = GRID_COLUMNS + ("fold",)
-    columns += ("test_scores",) if keep_test_scores else ()
-    columns += ("model",) if keep_models else ()
+    columns += ("test_scores",) if schedule.keep_test_scores else ()
+    columns += ("model",) if schedule.keep_models else ()
     table = pd.DataFrame(rows, columns=list(columns))
     table = table.sort_values(["seed", "gamma", "m", "lam"], ignore_index=True)
     table.attrs.update(plan=asdict(plan), stopped=stopped,
                        wall_time=time.perf_counter() - started)
     if splits is not None and not table.empty:
-        table.attrs["chosen"] = _chosen_cell(table, problem, sampling, dtype, X_train, y_train,
-                                             X_test, y_test)
+        table.attrs["chosen"] = _chosen_cell(table, estimator, resources.dtype,
+                                             (X_train, y_train), (X_test, y_test))
     return table
 
 
-def _make_problem(solver, *, kernel, degree, coef0, max_epochs, tol, solver_options,
-                  warm_start, early_stopping, validation_fraction, n_iter_no_change,
-                  class_weight=None):
+def grid_problem(estimator, schedule):
     """The settings every cell shares, checked (the data and the λ values are added by
     the caller)."""
-    if solver not in EMBEDDED_SOLVERS:
-        raise ValueError(f"unknown solver {solver!r} for a grid; choose one of "
+    if estimator.solver not in EMBEDDED_SOLVERS:
+        raise ValueError(f"unknown solver {estimator.solver!r} for a grid; choose one of "
                          f"{tuple(EMBEDDED_SOLVERS)} (grids need a Nyström embedding).")
-    check_solver_params(solver, max_epochs=max_epochs, tol=tol, solver_options=solver_options)
-    entry = REGISTRY[solver]
-    solver_options = dict(solver_options or {})
+    check_solver_params(estimator.solver, max_epochs=estimator.max_epochs, tol=estimator.tol,
+                        solver_options=estimator.solver_options)
+    specs = estimator.fit_specs()
     return _Problem(
-        kernel=kernel, degree=degree, coef0=coef0, solver=solver,
-        options={"max_epochs": max_epochs, "tol": tol, **solver_options},
-        warm_options=({name: value for name, value in entry.warm_start_options.items()
-                       if name not in solver_options}
-                      if warm_start and entry.warm_start else None),
-        early_stopping=early_stopping, validation_fraction=validation_fraction,
-        n_iter_no_change=n_iter_no_change, dtype="float64", classes=None, y_train=None,
-        y_test=None, lams=(), class_weight=class_weight)
+        kernel=specs.kernel, spec=replace(specs.solver, warm_start=schedule.warm_start),
+        sampling=estimator.sampling, dtype="float64", classes=None, y_train=None, y_test=None,
+        lams=(), schedule=schedule)
 
 
 def cv_splits(cv, X_train, y_train):
@@ -629,20 +553,19 @@ def with_labels(problem, y_train, y_test):
                             reference=TrainingLabels(y_train))
 
 
-def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress, should_stop):
+def _run_folds(X, y, splits, m_values, problem, groups, resources):
     """The grid on every fold: trained on the fold's training rows, scored on its
     validation rows (the rows' ``test_*`` columns), each row with its ``fold``."""
     rows, plans, stopped = [], [], False
     total = len(splits) * len(m_values) * len(problem.lams) * len(groups)
-
-    def report(done, _, row):
-        progress(len(rows) + done, total, row)
-
+    if resources.progress is not None:
+        progress = resources.progress
+        resources = replace(resources,
+                            progress=lambda done, _, row: progress(len(rows) + done, total, row))
     for fold, (train, test) in enumerate(splits):
         fold_problem = with_labels(problem, y[train], y[test])._replace(fold=fold)
-        fold_rows, plan, stopped = _run_grid(
-            X[train], X[test], m_values, sampling, fold_problem, groups, run,
-            None if progress is None else report, should_stop)
+        fold_rows, plan, stopped = run_grid(X[train], X[test], m_values, fold_problem, groups,
+                                            resources)
         rows.extend(fold_rows)
         plans.append(plan)
         if stopped:
@@ -650,70 +573,68 @@ def _run_folds(X, y, splits, m_values, sampling, problem, groups, run, progress,
     return rows, plans[0], stopped
 
 
-def _chosen_cell(table, problem, sampling, dtype, X_train, y_train, X_test, y_test):
+def _chosen_cell(table, estimator, dtype, train, test):
     """The cell with the lowest mean cross-validated error (ties: the larger λ, then the
-    smaller m: the simpler model), refitted on all the training rows with the first seed
-    and scored once on the test part."""
+    smaller m: the simpler model), refitted on all the ``train`` rows with the first seed
+    and scored once on the ``test`` rows."""
     means = table.groupby(["gamma", "m", "lam"])["test_error"].mean().reset_index()
     means = means.sort_values(["test_error", "lam", "m"], ascending=[True, False, True])
     best = means.iloc[0]
-    model = cell_model(problem, sampling, float(best["gamma"]), int(best["m"]),
-                       float(best["lam"]), int(table["seed"].min()), dtype)
-    model.fit(X_train, y_train)
+    model = clone(estimator).set_params(
+        gamma=float(best["gamma"]), n_components=int(best["m"]), lam=float(best["lam"]),
+        random_state=int(table["seed"].min()),
+        dtype=np.float64 if dtype == "float64" else np.float32)
+    model.fit(*train)
     return {"gamma": float(best["gamma"]), "m": int(best["m"]), "lam": float(best["lam"]),
             "cv_error": float(best["test_error"]),
-            "test_error": error_rate(y_test, model.predict(X_test))}
+            "test_error": error_rate(test[1], model.predict(test[0]))}
 
 
-def cell_model(problem, sampling, gamma, m, lam, seed, dtype):
-    """The SnacksClassifier whose fit is a grid cell trained with cold starts."""
-    options = {name: value for name, value in problem.options.items()
-               if name not in ("max_epochs", "tol")}
-    return SnacksClassifier(
-        problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
-        n_components=m, lam=lam, solver=problem.solver, sampling=sampling,
-        max_epochs=problem.options["max_epochs"], tol=problem.options["tol"],
-        early_stopping=problem.early_stopping, validation_fraction=problem.validation_fraction,
-        n_iter_no_change=problem.n_iter_no_change, class_weight=problem.class_weight,
-        random_state=seed,
-        dtype=np.float64 if dtype == "float64" else np.float32,
-        solver_options=options or None)
-
-
-def _run_grid(X_train, X_test, m_values, sampling, problem, groups, run, progress,
-              should_stop):
+def run_grid(X_train, X_test, m_values, problem, groups, resources):
     """Plan the grid for this machine or cluster and solve its columns wave by wave:
-    ``(rows of the finished cells, the GridPlan, whether a stop request ended it)``."""
+    ``(rows of the finished cells, the GridPlan, whether a stop request ended it)``.
+
+    The engine under :func:`robustness_grid` and :class:`~snacks_core.search.SnacksSearchCV`
+    (one call per fold), on data already checked: ``problem`` from :func:`grid_problem`
+    with its labels (:func:`with_labels`), ``groups`` the (seed, γ) :class:`GridGroup`
+    values.
+    """
     dask_client = owned_client = None
-    resources = {"n_jobs": (effective_n_threads() if run.n_jobs is None
-                            else effective_n_jobs(run.n_jobs))}
-    if run.backend == "dask":
-        dask_client, owned_client = _dask_client(run.client)
+    limits = {"n_jobs": (effective_n_threads() if resources.n_jobs is None
+                         else effective_n_jobs(resources.n_jobs))}
+    if resources.backend == "dask":
+        dask_client, owned_client = _dask_client(resources.client)
         threads = list(dask_client.nthreads().values()) or [1]
-        limits = [w.get("memory_limit") or 0
+        memory = [w.get("memory_limit") or 0
                   for w in dask_client.scheduler_info()["workers"].values()]
-        resources = {"n_jobs": sum(threads), "threads_per_worker": max(threads),
-                     "memory_limit": min(limits) if limits and min(limits) > 0 else None}
+        limits = {"n_jobs": sum(threads), "threads_per_worker": max(threads),
+                  "memory_limit": min(memory) if memory and min(memory) > 0 else None}
     try:
         plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values,
-                         n_lams=len(problem.lams), n_groups=len(groups), dtype=run.dtype,
-                         backend=run.backend, **resources)
+                         n_lams=len(problem.lams), n_groups=len(groups),
+                         dtype=_dtype_name(resources.dtype), backend=resources.backend,
+                         **limits)
         for note in plan.notes:
             warnings.warn(note, UserWarning, stacklevel=3)
         problem = problem._replace(dtype=plan.dtype)
         waves = [groups[i:i + plan.groups_per_wave]
                  for i in range(0, len(groups), plan.groups_per_wave)]
-        if run.backend == "dask":
-            columns = _iter_dask(dask_client, waves, m_values, X_train, X_test, sampling,
-                                 problem)
+        if resources.backend == "dask":
+            columns = _iter_dask(dask_client, waves, m_values, X_train, X_test, problem)
         else:
-            columns = _iter_local(waves, m_values, X_train, X_test, sampling, problem,
-                                  plan.n_jobs, run.backend)
-        rows, stopped = _collect(columns, plan.n_cells, progress, should_stop)
+            columns = _iter_local(waves, m_values, X_train, X_test, problem, plan.n_jobs,
+                                  resources.backend)
+        rows, stopped = _collect(columns, plan.n_cells, resources.progress,
+                                 resources.should_stop)
     finally:
         if owned_client is not None:
             owned_client.close()
     return rows, plan, stopped
+
+
+def _dtype_name(dtype):
+    """'auto', or the name of a float dtype given as a string or a numpy dtype."""
+    return dtype if isinstance(dtype, str) else np.dtype(dtype).name
 
 
 def _collect(columns, total, progress, should_stop):
@@ -790,7 +711,7 @@ def _as_list(values, name):
     return values
 
 
-def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit):
+def _check_grid(m, lam, gamma, kernel, X_train, n_fit):
     """Sorted, distinct grid values: m ascending, λ descending (the warm-start order);
     ``n_fit`` is the fewest rows a cell trains on (the smallest fold)."""
     m_values = _as_list(m, "m")
@@ -804,12 +725,12 @@ def _check_grid(m, lam, gamma, kernel, degree, coef0, X_train, n_fit):
                         reverse=True))
     gammas = []
     for value in _as_list(gamma, "gamma (γ)"):
-        check_kernel_params(kernel, value, degree, coef0)
-        gammas.append(resolve_gamma(value, X_train))
+        kernel = replace(kernel, gamma=value).check()
+        gammas.append(kernel.resolved(X_train).gamma)
     return sorted({int(v) for v in m_values}), lams, sorted(set(gammas))
 
 
-def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
+def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
     """The pipeline's embedding stage for a group (m_max landmarks) and its embeddings (or
     kernel blocks), on ``n_jobs`` threads with one BLAS thread each (the result does not
     depend on ``n_jobs``).
@@ -823,15 +744,13 @@ def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
     then serves the whole column of landmark counts.
     """
     start = time.perf_counter()
-    params = {"kernel": problem.kernel, "gamma": group.gamma, "degree": problem.degree,
-              "coef0": problem.coef0}
+    kernel = replace(problem.kernel, gamma=group.gamma)
     labels = class_labels(binary_targets(problem.y_train, problem.classes))
     with threadpool_limits(limits=1, user_api="blas"):
-        embedding = fit_embedding(X_train, labels, **params, n_components=m_max,
-                                  sampling=sampling, dtype=problem.dtype, n_jobs=n_jobs,
-                                  seed=group.seeds.embedding)
-        held = held_out_rows(REGISTRY[problem.solver], problem.early_stopping, labels,
-                             problem.validation_fraction, group.seeds.solver)
+        embedding = fit_embedding(X_train, labels, kernel, n_components=m_max,
+                                  sampling=problem.sampling, dtype=problem.dtype,
+                                  n_jobs=n_jobs, seed=group.seeds.embedding)
+        held = problem.spec.held_out_rows(labels, group.seeds.solver)
         if held is not None:
             # The rows trained on first, then the held-out rows: each column's two parts
             # are then views of one embedding.
@@ -840,10 +759,8 @@ def _group_blocks(X_train, X_test, m_max, sampling, group, problem, n_jobs=1):
             train, test = embedding.transform(X_train), embedding.transform(X_test)
         else:
             landmarks = embedding.landmarks_
-            train = kernel_matrix(X_train, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
-                                  **params)
-            test = kernel_matrix(X_test, landmarks, dtype=problem.dtype, n_jobs=n_jobs,
-                                 **params)
+            train = kernel.matrix(X_train, landmarks, dtype=problem.dtype, n_jobs=n_jobs)
+            test = kernel.matrix(X_test, landmarks, dtype=problem.dtype, n_jobs=n_jobs)
     return _GroupBlocks(embedding, embedding.triangular_, train, test,
                          time.perf_counter() - start, held)
 
@@ -859,8 +776,7 @@ def _prefix_embedding(blocks, m, gamma, problem):
         return (np.ascontiguousarray(blocks.train[:, :n_landmarks]),
                 _Prefix(n_landmarks, None))
     embedding = NystromEmbedding(
-        kernel=problem.kernel, gamma=gamma, degree=problem.degree, coef0=problem.coef0,
-        dtype=problem.dtype,
+        **replace(problem.kernel, gamma=gamma).params(), dtype=problem.dtype,
     ).fit(blocks.embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
     components = embedding.components_
     return blocks.train[:, :n_landmarks] @ components, _Prefix(n_landmarks, components)
@@ -877,34 +793,35 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
         Z, prefix = _prefix_embedding(blocks, m, group.gamma, problem)
         embedding_time = ((time.perf_counter() - start) / len(problem.lams)
                           + blocks.seconds / n_group_cells)
+        spec = problem.spec
         targets = binary_targets(problem.y_train, problem.classes)
+        sample_weight = hinge_weights(spec.class_weight, problem.y_train)
+        targets, held_targets, sample_weight = cut_training_rows(targets, sample_weight,
+                                                                 blocks.held)
         y_fit, held = problem.y_train, None
-        sample_weight = (compute_sample_weight(problem.class_weight, y_fit)
-                         if problem.class_weight else None)
         if blocks.held is not None:
-            rows, held_rows = blocks.held
-            held = (Z[rows.shape[0]:], [t[held_rows] for t in targets])
-            Z, targets, y_fit = Z[:rows.shape[0]], [t[rows] for t in targets], y_fit[rows]
-            sample_weight = None if sample_weight is None else sample_weight[rows]
-        solver = REGISTRY[problem.solver]
-        options = {**early_stopping_options(solver, blocks.held, problem.n_iter_no_change),
-                   **problem.options, "random_state": group.seeds.solver,
-                   "sample_weight": sample_weight}
+            n_fit = blocks.held[0].shape[0]
+            held = (Z[n_fit:], held_targets)
+            Z, y_fit = Z[:n_fit], y_fit[blocks.held[0]]
+        options = spec.solve_options(blocks.held is not None, group.seeds.solver,
+                                     sample_weight)
+        warm_options = spec.warm_options()
         coefs, table_rows = None, []
         for lam in problem.lams:
-            warm = problem.warm_options is not None and coefs is not None
+            warm = warm_options is not None and coefs is not None
             start = time.perf_counter()
             results = solve_subproblems(
-                solver.solve, Z, targets, lam,
-                {**options, **problem.warm_options} if warm else options,
+                spec.entry.solve, Z, targets, lam,
+                {**options, **warm_options} if warm else options,
                 held=held, w0=coefs if warm else None)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
             row = _cell_row(group, m, lam, (Z, y_fit, targets, sample_weight),
                             lambda w: prefix.scores(blocks.test, w), results, warm,
                             embedding_time, training_time, problem)
-            if problem.keep_models:
-                keep = problem.keep_models is True or problem.keep_models(row)
+            keep_models = problem.schedule.keep_models
+            if keep_models:
+                keep = keep_models is True or keep_models(row)
                 row["model"] = GridCellModel(
                     blocks.embedding, blocks.nested, prefix, coefs, problem.classes,
                     stack_histories([r.history for r in results])) if keep else None
@@ -940,7 +857,7 @@ def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time
     }
     if problem.fold is not None:
         row["fold"] = problem.fold
-    if problem.keep_scores:
+    if problem.schedule.keep_test_scores:
         row["test_scores"] = test_decision[:, 0] if len(coefs) == 1 else test_decision
     return row
 
@@ -951,7 +868,7 @@ def _wave_columns(wave, m_values):
                   key=lambda column: (-column[1], column[0]))
 
 
-def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs, backend):
+def _iter_local(waves, m_values, X_train, X_test, problem, n_jobs, backend):
     """Rows of each finished column, columns solved by joblib on threads (one BLAS thread
     for the process meanwhile) or in worker processes."""
     n_group_cells = len(m_values) * len(problem.lams)
@@ -964,9 +881,8 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs, bac
         warnings.filterwarnings("ignore", message=r".*tasks? (which|that|have)",
                                 category=UserWarning, module="joblib")
         for wave in waves:
-            blocks = [_group_blocks(X_train, X_test, m_values[-1], sampling, group, problem,
-                                      n_jobs)
-                       for group in wave]
+            blocks = [_group_blocks(X_train, X_test, m_values[-1], group, problem, n_jobs)
+                      for group in wave]
             # On threads, each column polls the caller's stop check (snacks_core.cancellation).
             solve = carry(_solve_column) if threads else _solve_column
             results = pool(delayed(solve)(blocks[g], wave[g], m, n_group_cells,
@@ -978,7 +894,7 @@ def _iter_local(waves, m_values, X_train, X_test, sampling, problem, n_jobs, bac
                 results.close()
 
 
-def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):
+def _iter_dask(client, waves, m_values, X_train, X_test, problem):
     """Rows of each finished column, kernel blocks and columns computed on a Dask cluster."""
     from distributed import as_completed
 
@@ -987,9 +903,9 @@ def _iter_dask(client, waves, m_values, X_train, X_test, sampling, problem):
     # released by that grid while this one still needs it.
     data = client.scatter([X_train, X_test, problem], hash=False)
     for wave in waves:
-        blocks = [client.submit(_group_blocks, data[0], data[1], m_values[-1], sampling,
-                                 group, data[2], pure=False)
-                   for group in wave]
+        blocks = [client.submit(_group_blocks, data[0], data[1], m_values[-1], group, data[2],
+                                pure=False)
+                  for group in wave]
         columns = [client.submit(_solve_column, blocks[g], wave[g], m, n_group_cells,
                                  data[2], pure=False)
                    for g, m in _wave_columns(wave, m_values)]
