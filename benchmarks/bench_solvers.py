@@ -341,10 +341,11 @@ def hss_study():
         return
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from snacks_core.hss import HSSKernel
+    from snacks_core.hss import HSSKernel, HSSOptions
 
-    tree = HSSKernel(X, beta=DEFAULT_BETA, gamma=gamma, leaf_size=1024, max_rank=20, tol=0.1,
-                     error_columns=0, random_state=SEED)
+    tree = HSSKernel(X, beta=DEFAULT_BETA, gamma=gamma,
+                     options=HSSOptions(leaf_size=1024, max_rank=20, tol=0.1, error_columns=0),
+                     random_state=SEED)
     leaves = [v for v in tree._postorder if tree._children[v] is None]
     dense = X.toarray()
     for leaf in np.random.default_rng(SEED).choice(leaves, 4, replace=False):

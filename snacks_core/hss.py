@@ -30,8 +30,8 @@ HSS-ANN of Chávez et al., IPDPS 2020), written from its definition:
     Schur complements D̃ = K(R, R) − U K(Ĩ, Ĩ) Uᵀ ⪰ 0, so K̃ is positive semi-definite at
     any tolerance, like K: the approximate SVM stays a convex problem.
   - ``basis='interpolative'`` keeps the decomposition's own interpolation matrix, fitted
-    to the sampled off-diagonal columns.  It is far more accurate at equal rank (relative
-    error 3·10⁻⁷ against 1.4·10⁻³ on two moons at tol = 10⁻⁸) but K̃ may be indefinite:
+    to the sampled off-diagonal columns.  It is far more accurate at equal rank (by orders of
+    magnitude on two moons at tol = 10⁻⁸) but K̃ may be indefinite:
     at a loose tolerance, eigenvalues below 0 distort the SVM (ADMM run to convergence
     drifts to a worse model) and those below −β make K̃ + βI impossible to factorise,
     which is reported.
@@ -42,7 +42,7 @@ HSS-ANN of Chávez et al., IPDPS 2020), written from its definition:
   kernel instead (Algorithm 3, line 18; :meth:`HSSKernel.exact_decision`), which is
   harmless for its 10 early-stopped iterations but not for a converged model, whose
   coefficients reach C on thousands of rows: the errors of the far blocks then add up
-  (measured on w8a: 40 % test error with the exact kernel, 1.8 % with K̃).
+  (BENCHMARKS.md, "Other solvers", "Where each solver stands against its paper").
 * **Fast solver for K̃ + βI** (recursive Woodbury on the telescoping form).  With
   A₀ = blockdiag(D_τ + βI) and U₀ = blockdiag(U_τ), K̃ + βI = A₀ + U₀ K₁ U₀ᵀ where K₁
   is the same structure one level up on the skeletons, with zero diagonal blocks.  For
@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import numbers
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -89,6 +90,45 @@ _DENSIFY_MAX_ENTRIES = 2**25
 _DECISION_BLOCK_ENTRIES = 2**22
 
 
+@dataclass(frozen=True)
+class HSSOptions:
+    """How :class:`HSSKernel` compresses K and measures the result (checked by it, on X).
+
+    Attributes
+    ----------
+    leaf_size : int
+        Largest number of rows of a leaf (1 ≤ leaf_size ≤ n).
+    max_rank : int
+        Largest rank of an off-diagonal basis (≥ 1).
+    tol : float
+        Target relative accuracy in (0, 1) of the off-diagonal blocks: each node keeps the
+        smallest rank whose interpolation error on its sampled kernel entries is at most
+        ``tol`` times their Frobenius norm (capped by ``max_rank``).  The relative error of
+        the whole approximation, measured afterwards on sampled columns, is below it
+        when no rank is capped (the diagonal blocks are exact).  A target the data's
+        kernel cannot meet at ``max_rank`` is reported, not met
+        (``compression['target_reached']``): on high-dimensional data the off-diagonal
+        blocks are nearly full rank and most bases are capped (BENCHMARKS.md, "Other
+        solvers": w8a and a9a-shaped data at the defaults).
+    n_samples : int, optional
+        Kernel columns sampled per node for its decomposition, half among the sibling's
+        nearest rows and half uniformly outside the node; defaults to 2·max_rank + 32.
+    basis : {'nystrom', 'interpolative'}
+        How a node's basis interpolates from its skeleton (module docstring): 'nystrom'
+        keeps K̃ positive semi-definite, 'interpolative' is more accurate at equal rank.
+    error_columns : int
+        Kernel columns drawn to measure the relative error of K̃ after the build (0: not
+        measured).
+    """
+
+    leaf_size: int = 128
+    max_rank: int = 100
+    tol: float = 1e-3
+    n_samples: int | None = None
+    basis: str = "nystrom"
+    error_columns: int = 32
+
+
 class HSSKernel:
     """HSS approximation K̃ of the kernel matrix of X, factorised with a shift β.
 
@@ -101,33 +141,9 @@ class HSSKernel:
     kernel, gamma, degree, coef0
         The kernel, as in :func:`snacks_core.kernels.kernel_matrix`; ``gamma`` may be
         'scale' or 'auto', resolved on X.
-    leaf_size : int
-        Largest number of rows of a leaf (1 ≤ leaf_size ≤ n).
-    max_rank : int
-        Largest rank of an off-diagonal basis (≥ 1).
-    tol : float
-        Target relative accuracy in (0, 1) of the off-diagonal blocks: each node keeps the
-        smallest rank whose interpolation error on its sampled kernel entries is at most
-        ``tol`` times their Frobenius norm (capped by ``max_rank``).  The relative error of
-        the whole approximation, measured afterwards on sampled columns, is below it
-        when no rank is capped (the diagonal blocks are exact).  A target the data's
-        kernel cannot meet at ``max_rank`` is reported, not met: on high-dimensional data
-        the off-diagonal blocks are nearly full rank (w8a, 300 sparse binary features: the
-        SVD of a 622-row leaf's block against the other 39,177 rows, the best any rank-k
-        basis can do, needs rank 386–576 for 10⁻⁴ and leaves 6·10⁻⁴ to 9·10⁻³ at rank 300;
-        10⁻² needs 67–258), so at the default ``max_rank`` most bases are capped and the
-        measured error is 10²× the target (6 % on w8a, 0.2 % on a9a-shaped data; rank 500
-        gives 3.4 % on w8a for twice the memory and a longer build).
-        ``compression['target_reached']`` says whether every basis met it.
-    n_samples : int, optional
-        Kernel columns sampled per node for its decomposition, half among the sibling's
-        nearest rows and half uniformly outside the node; defaults to 2·max_rank + 32.
-    basis : {'nystrom', 'interpolative'}
-        How a node's basis interpolates from its skeleton (module docstring): 'nystrom'
-        keeps K̃ positive semi-definite, 'interpolative' is more accurate at equal rank.
-    error_columns : int
-        Kernel columns drawn to measure the relative error of K̃ after the build (0: not
-        measured).
+    options : HSSOptions
+        How K is compressed (leaf size, ranks, accuracy target, sampling, basis) and how
+        many columns measure the result; checked against X here.
     random_state : int, Generator or None
         Seeds the power iterations and the column sampling.
 
@@ -153,19 +169,17 @@ class HSSKernel:
     """
 
     def __init__(self, X, *, beta, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
-                 leaf_size=128, max_rank=100, tol=1e-3, n_samples=None, basis="nystrom",
-                 error_columns=32, random_state=None):
+                 options=HSSOptions(), random_state=None):
         X = check_data(X)
         check_kernel_params(kernel, gamma, degree, coef0)
         n = X.shape[0]
-        n_samples = _check_options(n, beta, leaf_size, max_rank, tol, n_samples, basis,
-                                   error_columns)
-        self.basis = basis
+        n_samples = _check_options(n, beta, options)
+        self.basis = options.basis
         self.n, self.beta = n, float(beta)
         self.leaf_size, self.max_rank, self.tol, self.n_samples = (
-            leaf_size,
-            max_rank,
-            tol,
+            options.leaf_size,
+            options.max_rank,
+            options.tol,
             n_samples,
         )
         self.kernel_params = {"kernel": kernel, "gamma": resolve_gamma(gamma, X),
@@ -173,7 +187,7 @@ class HSSKernel:
         self.X = X
         rng = np.random.default_rng(random_state)
         self._build(X, rng)
-        self._report(min(error_columns, n), rng)
+        self._report(min(options.error_columns, n), rng)
 
     def _build(self, X, rng):
         """Compress K into K̃ and factorise K̃ + βI, BLAS on one thread; times both."""
@@ -341,8 +355,8 @@ class HSSKernel:
 
         The interpolative decomposition's rank is a lower bound: interpolating through the
         kernel, K(R, Ĩ) K(Ĩ, Ĩ)⁻¹, needs more skeleton rows than the decomposition's own
-        coefficients for the same accuracy (measured on two moons: the root block 5 % off
-        at the decomposition's rank, 2·10⁻⁴ with its coefficients).  Along the pivot order
+        coefficients for the same accuracy (on two moons, by orders of magnitude at the
+        decomposition's rank).  Along the pivot order
         the rank grows by half until ‖F − U F(Ĩ, :)‖_F ≤ tol·‖F‖_F or ``max_rank`` (or
         every candidate) is reached, or the numerical rank of F (pivots above 10⁻⁸ of the
         largest: further rows are near-copies, e.g. the repeated rows of binary data, and
@@ -517,10 +531,10 @@ class HSSKernel:
         a :class:`KernelExpansion` over the rows with a non-zero coefficient.  That is
         right when K̃ is accurate, but a model fitted on an inaccurate K̃ must be evaluated
         with K̃: with the exact kernel, the error of every far block adds up over
-        thousands of support vectors (on w8a, K̃ 6 % off, a converged ADMM model has
-        1.7 % test error with K̃ and 43 % with the exact kernel; on a9a-shaped data, K̃
-        0.2 % off, 18.8 % and 17.6 %).  :func:`snacks_core.solvers.admm.solve` picks one
-        per fit from the hinge loss on sampled training rows.
+        thousands of support vectors (BENCHMARKS.md, "Other solvers": on w8a the exact
+        kernel ruins a converged model, on a9a-shaped data it is the better of the two).
+        :func:`snacks_core.solvers.admm.solve` picks one per fit from the hinge loss on
+        sampled training rows.
 
         ``evaluation='extension'`` (default) extends K̃ to a new row x as the training
         rows of its leaf do: x is routed down
@@ -689,9 +703,9 @@ def compression_table(X, *, targets=(1e-2, 1e-3, 1e-4), kernel="rbf", gamma="sca
         leaf_size = int(min(1024, max(32, n // 16), n))
     rows = []
     for target in targets:
+        options = HSSOptions(leaf_size=leaf_size, max_rank=max_rank, tol=float(target))
         operator = HSSKernel(X, beta=beta, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                             leaf_size=leaf_size, max_rank=max_rank, tol=float(target),
-                             random_state=random_state)
+                             options=options, random_state=random_state)
         rows.append(dict(operator.compression))
     return rows
 
@@ -716,9 +730,12 @@ def kernel_expansion(X_new, X_train, coef, kernel_params):
     return out.reshape((X_new.shape[0],) + coef.shape[1:])
 
 
-def _check_options(n, beta, leaf_size, max_rank, tol, n_samples, basis, error_columns):
-    """Refuse bad :class:`HSSKernel` options; returns ``n_samples`` (2·max_rank + 32 by
-    default)."""
+def _check_options(n, beta, options):
+    """Refuse a bad shift β or :class:`HSSOptions` for n rows; returns ``n_samples``
+    (2·max_rank + 32 by default)."""
+    leaf_size, max_rank, tol, n_samples, basis, error_columns = (
+        options.leaf_size, options.max_rank, options.tol, options.n_samples, options.basis,
+        options.error_columns)
     if isinstance(beta, bool) or not np.isscalar(beta) or not np.isfinite(beta) or beta <= 0:
         raise ValueError(f"beta must be a positive finite number, got {beta!r}.")
     check_count(leaf_size, "leaf_size")

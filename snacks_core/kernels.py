@@ -170,7 +170,10 @@ def _sparse_row_l1(data, indices, start, stop, Yt, y_l1, stat):
 
     Only the non-zeros of x are visited; the row must not repeat a column index.
     """
-    stat[:] = y_l1
+    # An explicit copy: the slice assignment ``stat[:] = y_l1`` compiles numba's whole
+    # broadcasting machinery, over a second of a first run.
+    for j in range(stat.size):
+        stat[j] = y_l1[j]
     for p in range(start, stop):
         v = data[p]
         y = Yt[indices[p]]
@@ -372,7 +375,7 @@ def resolve_gamma(gamma, X) -> float:
     """
     _check_gamma(gamma)
     if isinstance(gamma, str):
-        X = _as_float_matrix(X, "X")
+        X = as_float_matrix(X, "X")
         if gamma == "auto":
             return 1.0 / X.shape[1]
         # Same expressions, in float64, as sklearn.svm.SVC.fit (no copy of float64 X).
@@ -489,8 +492,8 @@ class KernelBlocks:
 
     def __init__(self, X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, block_rows=2048):
         check_kernel_params(kernel, gamma, degree, coef0)
-        X = _as_float_matrix(X, "X")
-        Y = _as_float_matrix(Y, "Y")
+        X = as_float_matrix(X, "X")
+        Y = as_float_matrix(Y, "Y")
         if X.shape[1] != Y.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; "
                              "both must have the same columns")
@@ -594,7 +597,7 @@ def kernel_diagonal(X, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0,
         As :func:`kernel_matrix`.
     """
     check_kernel_params(kernel, gamma, degree, coef0)
-    X = _as_float_matrix(X, "X")
+    X = as_float_matrix(X, "X")
     out_dtype = _output_dtype(dtype, X.dtype == np.float32)
     code = KERNELS.index(kernel)
     if code in (_RBF, _LAPLACIAN):
@@ -641,10 +644,22 @@ def _output_dtype(dtype, inputs_float32):
     return dtype
 
 
-def _as_float_matrix(A, name):
-    """A 2-D float32/float64 ndarray or CSR matrix with sorted, distinct column indices.
+def as_float_matrix(A, name="X"):
+    """The rows the kernel routines read: ``A`` checked, as floats, in canonical form.
 
-    Validation (shape, numbers, finiteness) is :func:`snacks_core.validation.check_data`'s.
+    Parameters
+    ----------
+    A : array-like or scipy.sparse matrix of shape (n, d)
+        Rows to check (shape, numbers, finiteness: :func:`snacks_core.validation.check_data`).
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray or CSR matrix
+        ``A`` itself when it is already float32/float64 (and, if sparse, has sorted,
+        distinct column indices); otherwise a float64 copy, or a canonical copy of the
+        sparse matrix: the caller's matrix is never modified.
     """
     A = check_data(A, name=name)
     if A.dtype not in (np.float32, np.float64):

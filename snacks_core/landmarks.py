@@ -37,7 +37,7 @@ import numpy as np
 import scipy.linalg
 
 from .kernels import (
-    _as_float_matrix,
+    as_float_matrix,
     check_kernel_params,
     kernel_diagonal,
     kernel_matrix,
@@ -112,7 +112,7 @@ def select_landmarks(X, n_components, *, sampling="uniform", kernel="rbf", gamma
         raise ValueError(f"lam must be a positive finite number or None; got {lam!r}")
     check_kernel_params(kernel, gamma, degree, coef0)
     # Float64 once, rather than in each of the many kernel calls below.
-    X = _as_float_matrix(X, "X").astype(np.float64, copy=False)
+    X = as_float_matrix(X, "X").astype(np.float64, copy=False)
     n_samples = X.shape[0]
     n_components = clip_n_components(n_components, n_samples)
     rng = _as_generator(random_state)

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .hss import HSSKernel, kernel_expansion
+from .hss import HSSKernel, HSSOptions, kernel_expansion
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
@@ -41,8 +41,8 @@ _MAX_DENSE_BYTES = 2 * 1024**3
 # gives 100).
 DEFAULT_BETA = 3.0
 # HSS settings of build_operator: the accuracy that brings ADMM within 0.5 points of exact
-# LIBSVM's test error on w8a at the benchmark's C (leaves of 512 and rank 200 gave 0.6
-# points more); leaf_size is clipped to n.  The per-block target 1e-4 is not reached on
+# LIBSVM's test error on w8a at the benchmark's C (BENCHMARKS.md, "Other solvers"; smaller
+# leaves and ranks did not); leaf_size is clipped to n.  The per-block target 1e-4 is not reached on
 # w8a or a9a-shaped data within rank 300 (see HSSKernel: the report says how many bases
 # max_rank capped and the relative error measured).
 DEFAULT_HSS_OPTIONS = {"leaf_size": 1024, "max_rank": 300, "tol": 1e-4}
@@ -190,7 +190,7 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
     embedding, Z : NystromEmbedding and ndarray, optional
         For 'nystrom': an embedding already fitted on X, and its ``transform(X)``.
     hss_options : dict, optional
-        For 'hss': keyword arguments of :class:`snacks_core.hss.HSSKernel`, over
+        For 'hss': fields of :class:`snacks_core.hss.HSSOptions`, over
         :data:`DEFAULT_HSS_OPTIONS`.
 
     Examples
@@ -219,7 +219,8 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
         options = {**DEFAULT_HSS_OPTIONS, **(hss_options or {})}
         if "leaf_size" not in (hss_options or {}):
             options["leaf_size"] = min(options["leaf_size"], X.shape[0])
-        return HSSKernel(X, beta=beta, random_state=random_state, **params, **options)
+        return HSSKernel(X, beta=beta, options=HSSOptions(**options), random_state=random_state,
+                         **params)
     if embedding is None:
         embedding = NystromEmbedding(n_components=n_components, random_state=random_state,
                                      **params).fit(X)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-from snacks_core.hss import BASES, HSSKernel, kernel_expansion
+from snacks_core.hss import BASES, HSSKernel, HSSOptions, kernel_expansion
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +27,8 @@ def test_error_falls_as_tolerance_tightens(basis, moons):
     X, K = moons
     errors, ranks, memory = [], [], []
     for tol, max_rank in ((1e-2, 10), (1e-4, 30), (1e-8, 120)):
-        operator = HSSKernel(X, beta=10.0, gamma=2.0, tol=tol, max_rank=max_rank, leaf_size=64,
-                             basis=basis, random_state=0)
+        options = HSSOptions(tol=tol, max_rank=max_rank, leaf_size=64, basis=basis)
+        operator = HSSKernel(X, beta=10.0, gamma=2.0, options=options, random_state=0)
         errors.append(np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K))
         ranks.append(operator.ranks.mean())
         memory.append(operator.nbytes)
@@ -40,8 +40,9 @@ def test_error_falls_as_tolerance_tightens(basis, moons):
 @pytest.mark.parametrize("basis", BASES)
 def test_structure_of_the_approximation(basis, moons):
     X, K = moons
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-3, max_rank=20, leaf_size=64,
-                         basis=basis, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0,
+                         options=HSSOptions(tol=1e-3, max_rank=20, leaf_size=64, basis=basis),
+                         random_state=0)
     K_tilde = dense_of(operator)
     np.testing.assert_allclose(K_tilde, K_tilde.T, atol=1e-12)
     # Leaf blocks are the exact kernel.
@@ -62,8 +63,9 @@ def test_solve_inverts_the_shifted_approximation(basis, moons):
     X, K = moons
     rng = np.random.default_rng(1)
     beta = 0.5
-    operator = HSSKernel(X, beta=beta, gamma=2.0, tol=1e-6, max_rank=60, leaf_size=64,
-                         basis=basis, random_state=0)
+    operator = HSSKernel(X, beta=beta, gamma=2.0,
+                         options=HSSOptions(tol=1e-6, max_rank=60, leaf_size=64, basis=basis),
+                         random_state=0)
     b = rng.normal(size=1000)
     x = operator.solve(b)
     # Exact for K̃: (K̃ + βI) x = b to rounding.
@@ -85,7 +87,7 @@ def test_solve_inverts_the_shifted_approximation(basis, moons):
 def test_single_leaf_is_the_dense_kernel(moons):
     X, K = moons
     X, K = X[:200], K[:200, :200]
-    operator = HSSKernel(X, beta=2.0, gamma=2.0, leaf_size=200)
+    operator = HSSKernel(X, beta=2.0, gamma=2.0, options=HSSOptions(leaf_size=200))
     np.testing.assert_allclose(dense_of(operator), K, atol=1e-12)
     b = np.arange(200.0)
     np.testing.assert_allclose(
@@ -96,10 +98,10 @@ def test_single_leaf_is_the_dense_kernel(moons):
 def test_sparse_input_and_other_kernels(moons):
     X, _ = moons
     X = X[:500]
-    dense = HSSKernel(X, beta=1.0, kernel="laplacian", gamma=1.0, leaf_size=50, tol=1e-6,
-                      max_rank=50, random_state=3)
-    sparse = HSSKernel(sp.csr_matrix(X), beta=1.0, kernel="laplacian", gamma=1.0, leaf_size=50,
-                       tol=1e-6, max_rank=50, random_state=3)
+    dense = HSSKernel(X, beta=1.0, kernel="laplacian", gamma=1.0,
+                      options=HSSOptions(leaf_size=50, tol=1e-6, max_rank=50), random_state=3)
+    sparse = HSSKernel(sp.csr_matrix(X), beta=1.0, kernel="laplacian", gamma=1.0,
+                       options=HSSOptions(leaf_size=50, tol=1e-6, max_rank=50), random_state=3)
     v = np.random.default_rng(0).normal(size=500)
     np.testing.assert_allclose(dense.matvec(v), sparse.matvec(v), rtol=1e-9, atol=1e-9)
     K = laplacian_kernel(X, X, gamma=1.0)
@@ -108,8 +110,10 @@ def test_sparse_input_and_other_kernels(moons):
 
 def test_memory_grows_linearly(moons):
     X, _ = make_moons(4000, noise=0.2, random_state=0)
-    small = HSSKernel(X[:2000], beta=1.0, gamma=2.0, leaf_size=64, max_rank=20, random_state=0)
-    large = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, max_rank=20, random_state=0)
+    small = HSSKernel(X[:2000], beta=1.0, gamma=2.0,
+                      options=HSSOptions(leaf_size=64, max_rank=20), random_state=0)
+    large = HSSKernel(X, beta=1.0, gamma=2.0,
+                      options=HSSOptions(leaf_size=64, max_rank=20), random_state=0)
     assert 1.6 <= large.nbytes / small.nbytes <= 2.4
 
 
@@ -125,7 +129,7 @@ def test_kernel_expansion_is_the_exact_decision_function(moons):
         rbf_kernel(X_new, X, gamma=2.0) @ coef,
         rtol=1e-10,
     )
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=128, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, options=HSSOptions(leaf_size=128), random_state=0)
     np.testing.assert_allclose(
         operator.exact_decision(X_new, coef), rbf_kernel(X_new, X, gamma=2.0) @ coef, rtol=1e-10
     )
@@ -137,8 +141,9 @@ def test_model_extends_the_approximation_to_new_rows(basis, moons):
     close to the exact expansion as K̃ is to K; one column per problem gives the same as one
     at a time."""
     X, K = moons
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-6, max_rank=60, leaf_size=64,
-                         basis=basis, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0,
+                         options=HSSOptions(tol=1e-6, max_rank=60, leaf_size=64, basis=basis),
+                         random_state=0)
     coef = np.random.default_rng(3).normal(size=(1000, 2))
     model = operator.model(coef)
     on_training_rows = operator.matvec(coef)
@@ -166,7 +171,7 @@ def test_model_extends_the_approximation_to_new_rows(basis, moons):
 
 def test_exact_evaluation_is_the_kernel_expansion(moons):
     X, _ = moons
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0, options=HSSOptions(leaf_size=64), random_state=0)
     coef = np.zeros(1000)
     coef[::5] = np.random.default_rng(4).normal(size=200)
     X_new = X[:40] + 0.05
@@ -209,8 +214,8 @@ def test_nystrom_bases_meet_the_target_accuracy(tol, moons):
     10 of it (1.3, 2.0 and 8.6 measured; the nested bases compound the blocks' errors;
     oracle: the dense kernel), when max_rank does not cut them."""
     X, K = moons
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=tol, max_rank=200, leaf_size=64,
-                         random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0,
+                         options=HSSOptions(tol=tol, max_rank=200, leaf_size=64), random_state=0)
     assert operator.compression["ranks_capped"] == 0
     assert np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K) <= 10 * tol
 
@@ -224,8 +229,9 @@ def test_unreachable_target_is_reported_with_the_svd_bound():
     error stays above the target; on two moons at the same settings it is reached."""
     X = np.random.default_rng(0).normal(size=(600, 40))
     gamma = 1.0 / 40
-    operator = HSSKernel(X, beta=1.0, gamma=gamma, tol=1e-4, max_rank=10, leaf_size=64,
-                         error_columns=100, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=gamma,
+                         options=HSSOptions(tol=1e-4, max_rank=10, leaf_size=64, error_columns=100),
+                         random_state=0)
     leaf = operator._postorder[0]
     rows = operator.perm[operator._start[leaf]:operator._stop[leaf]]
     outside = np.setdiff1d(np.arange(600), rows)
@@ -236,15 +242,17 @@ def test_unreachable_target_is_reported_with_the_svd_bound():
     assert not report["target_reached"] and report["ranks_capped"] == report["nodes"]
     assert report["relative_error"] > 10 * report["target"]
     moons_X, _ = make_moons(600, noise=0.2, random_state=0)
-    reached = HSSKernel(moons_X, beta=1.0, gamma=2.0, tol=1e-2, max_rank=200, leaf_size=64,
+    reached = HSSKernel(moons_X, beta=1.0, gamma=2.0,
+                        options=HSSOptions(tol=1e-2, max_rank=200, leaf_size=64),
                         random_state=0).compression
     assert reached["target_reached"] and reached["ranks_capped"] == 0
 
 
 def test_compression_report_and_sampled_error(moons):
     X, K = moons
-    operator = HSSKernel(X, beta=1.0, gamma=2.0, tol=1e-3, max_rank=30, leaf_size=64,
-                         error_columns=200, random_state=0)
+    operator = HSSKernel(X, beta=1.0, gamma=2.0,
+                         options=HSSOptions(tol=1e-3, max_rank=30, leaf_size=64, error_columns=200),
+                         random_state=0)
     report = operator.compression
     true_error = np.linalg.norm(dense_of(operator) - K) / np.linalg.norm(K)
     assert report["relative_error"] == operator.relative_error
@@ -254,7 +262,8 @@ def test_compression_report_and_sampled_error(moons):
     nonroot = operator.ranks[np.asarray(operator._parent) >= 0]
     assert report["mean_rank"] == pytest.approx(nonroot.mean()) and report["max_rank_reached"] <= 30
     assert report["target"] == 1e-3 and report["error_columns"] == 200
-    unmeasured = HSSKernel(X, beta=1.0, gamma=2.0, leaf_size=64, error_columns=0, random_state=0)
+    unmeasured = HSSKernel(X, beta=1.0, gamma=2.0,
+                           options=HSSOptions(leaf_size=64, error_columns=0), random_state=0)
     assert np.isnan(unmeasured.relative_error)
 
 
@@ -276,13 +285,15 @@ def test_compression_report_and_sampled_error(moons):
 ])
 def test_bad_parameters(options, match, moons):
     X, _ = moons
-    kwargs = {"beta": 1.0, "gamma": 2.0} | options
+    fields = {k: v for k, v in options.items() if k in HSSOptions.__dataclass_fields__}
+    kwargs = {"beta": 1.0, "gamma": 2.0} | {k: v for k, v in options.items() if k not in fields}
     with pytest.raises(ValueError, match=match):
-        HSSKernel(X[:200], **kwargs)
+        HSSKernel(X[:200], options=HSSOptions(**fields), **kwargs)
 
 
 def test_indefinite_approximation_is_reported(moons):
     X, _ = moons
     with pytest.raises(ValueError, match="not positive definite"):
-        HSSKernel(X, beta=1e-8, gamma=2.0, tol=0.5, max_rank=1, leaf_size=32, basis="interpolative",
+        HSSKernel(X, beta=1e-8, gamma=2.0,
+                  options=HSSOptions(tol=0.5, max_rank=1, leaf_size=32, basis="interpolative"),
                   random_state=0)

@@ -46,7 +46,7 @@ from ..objective import lam_to_C
 from .base import HISTORY_COLUMNS, MAX_ITER, TOL_GAP, SolverResult, check_problem
 
 # Defaults of solve(): a certified relative gap of 1 %, reached on w8a and a9a-shaped data
-# in well under the budget (see BENCHMARKS.md); over-relaxation and a checkpoint (one
+# in well under the budget (BENCHMARKS.md, "Other solvers"); over-relaxation and a checkpoint (one
 # product with K̃, about one iteration's cost) every 5 iterations.
 DEFAULT_TOL = 1e-2
 DEFAULT_MAX_ITER = 1000
@@ -59,8 +59,7 @@ def default_beta(n_samples: int) -> float:
     [10⁵, 10⁶), 10⁴ above; continued downwards by decades (10 below 10⁴, 1 below 10³).
 
     Tuned for the paper's 10 early-stopped iterations; for a stop on the gap it is far
-    too large (on w8a, β = 30 or 100 needs several times the iterations of β = 1–3 to a 1 %
-    gap; BENCHMARKS.md, "Other solvers", bench_solvers), so
+    too large (it needs several times the iterations of a β near 1–3 to a 1 % gap), so
     :func:`snacks_core.operators.build_operator` uses its ``DEFAULT_BETA`` = 3 unless told
     otherwise.  Pass ``beta=default_beta(n)`` to
     reproduce the paper."""
@@ -80,10 +79,10 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=DEFAULT_MAX_ITER, to
 
     The primal problem is F(f) = (1/n) Σ s_i max(0, 1 − y_i f(x_i)) + λ‖h‖²_H, f = h + b,
     over the kernel K̃ of ``operator`` (see the module docstring).  The paper runs 10
-    iterations at a large β, which returns an early-stopped point (certified relative gap
-    about 90 % on a9a, and the same model for C = 1 and C = 10); here the default stop
-    is the certified relative gap ``tol``, with over-relaxation (Boyd et al., Section
-    3.4.3) to get there in fewer iterations.
+    iterations at a large β, which returns an early-stopped point (a certified relative gap
+    near 1, and the same model for every C: BENCHMARKS.md, "Other solvers"); here the
+    default stop is the certified relative gap ``tol``, with over-relaxation (Boyd et al.,
+    Section 3.4.3) to get there in fewer iterations.
 
     Parameters
     ----------
@@ -304,8 +303,8 @@ def _intercept(margin_gap, y, z, upper, sample_weight):
     ``margin_gap[j]`` is y_j − h_j, h = K̃(y∘z): the hinge of row j has its kink at
     b = margin_gap[j].  At the dual optimum, eq. (7) (the mean of y_j − h_j over the margin
     support vectors 0 < z_j < C s_j) lies among these minimisers; before it, eq. (7) can be
-    far off (measured: b = −2.6 against LIBSVM's −0.83 at a 1 % gap on a9a-shaped data),
-    while the minimiser is exact for the h at hand and makes F, and the gap, smaller.
+    far off (several times LIBSVM's intercept at a 1 % gap on a9a-shaped data), while the
+    minimiser is exact for the h at hand and makes F, and the gap, smaller.
     The objective is convex and piecewise linear in b, its slope Σ_{y_j<0, b>kink} s_j −
     Σ_{y_j>0, b<kink} s_j rising through the sorted kinks; when it is zero on an interval,
     eq. (7)'s value clipped to that interval is taken (the middle without free vectors).
