@@ -13,8 +13,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .defaults import default_lam, default_m
 from .kernels import KERNEL_PARAM_CONSTRAINTS
 from .landmarks import SAMPLINGS
+from .objective import C_to_lam, lam_to_C
 from .operators import build_operator
 from .pipeline import (
     binary_targets,
@@ -64,10 +66,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
         Constant c₀ of the polynomial kernel.
-    n_components : int, default=100
-        Number m of Nyström landmarks (clipped to n with a warning).
-    lam : float, default=1e-4
-        Regularisation λ > 0.
+    n_components : int or 'auto', default='auto'
+        Number m of Nyström landmarks (clipped to n with a warning); 'auto' is
+        :func:`snacks_core.defaults.default_m` of the training rows (m = 2√n in [50, 500]).
+    lam : float or 'auto', default='auto'
+        Regularisation λ > 0; 'auto' is :func:`snacks_core.defaults.default_lam`
+        (λ = 0.02/n, i.e. C = 25 on any n).
+    C : float or None, default=None
+        LIBSVM's C = 1/(2nλ) > 0 instead of λ (n the training rows passed to ``fit``); give
+        C or a number as ``lam``, not both.
     solver : {'snacks', 'pegasos', 'liblinear', 'smoothed_newton', 'libsvm', 'admm'}, \
             default='snacks'
     sampling : {'balanced', 'uniform', 'leverage', 'kmeans++'}, default='balanced'
@@ -117,6 +124,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    lam_, C_ : float
+        The λ the fit solved for and its C = 1/(2nλ).
     embedding_ : NystromEmbedding
         The fitted embedding (for 'libsvm', and 'admm' with the 'dense' or 'hss'
         representation: the exact kernel against the support vectors).
@@ -161,8 +170,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     # units) is checked where it is used.
     _parameter_constraints: dict = {
         **KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "C": [Interval(Real, 0, None, closed="neither"), None],
         # A live view: a solver added to the registry is accepted without touching this.
         "solver": [StrOptions(REGISTRY.keys())],
         "sampling": [StrOptions(set(SAMPLINGS))],
@@ -181,8 +191,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
-                 coef0: float = 1.0, n_components: int = 100, lam: float = 1e-4,
-                 solver: str = "snacks", sampling: str = "balanced", max_epochs: float = 50,
+                 coef0: float = 1.0, n_components: int | str = "auto",
+                 lam: float | str = "auto", C: float | None = None, solver: str = "snacks",
+                 sampling: str = "balanced", max_epochs: float = 50,
                  tol: float = 1e-3, class_weight: dict | str | None = None,
                  dtype: DTypeLike = np.float32,
                  random_state: int | np.random.RandomState | None = None,
@@ -196,6 +207,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.n_components = n_components
         self.lam = lam
+        self.C = C
         self.solver = solver
         self.sampling = sampling
         self.max_epochs = max_epochs
@@ -222,7 +234,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
-        specs = self.fit_specs(progress)
+        self.lam_ = self.regularization(X.shape[0])
+        self.C_ = lam_to_C(self.lam_, X.shape[0])
+        specs = self.fit_specs(self.lam_, progress)
         seeds = draw_seeds(self.random_state)
         targets = binary_targets(y, self.classes_)
         evaluation = self._check_eval_set(eval_set)
@@ -236,13 +250,24 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.solver_info_ = [r.info for r in results]
         return self
 
-    def fit_specs(self, progress=None) -> FitSpecs:
+    def regularization(self, n_samples) -> float:
+        """The λ a fit on ``n_samples`` rows solves for: ``lam``, λ = 1/(2nC) from ``C``, or
+        the data-aware default for ``lam='auto'``."""
+        if self.C is not None:
+            if self.lam != "auto":
+                raise ValueError(f"Give C or lam, not both (C={self.C!r}, lam={self.lam!r}): "
+                                 "they are the same regularisation, C = 1/(2nλ).")
+            return C_to_lam(self.C, n_samples)
+        return default_lam(n_samples) if self.lam == "auto" else float(self.lam)
+
+    def fit_specs(self, lam=None, progress=None) -> FitSpecs:
         """The estimator's parameters as the fit engine takes them: its
-        :class:`~snacks_core.specs.Kernel`, :class:`~snacks_core.specs.SolverSpec` and
+        :class:`~snacks_core.specs.Kernel`, :class:`~snacks_core.specs.SolverSpec` (for
+        the regularisation ``lam``; None where each grid cell brings its own) and
         :class:`~snacks_core.specs.Resources` (with ``progress``)."""
         return FitSpecs(
             Kernel(self.kernel, self.gamma, self.degree, self.coef0),
-            SolverSpec(self.solver, float(self.lam), max_epochs=self.max_epochs, tol=self.tol,
+            SolverSpec(self.solver, lam, max_epochs=self.max_epochs, tol=self.tol,
                        early_stopping=self.early_stopping,
                        validation_fraction=self.validation_fraction,
                        n_iter_no_change=self.n_iter_no_change, class_weight=self.class_weight,
@@ -386,8 +411,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_embedding(self, X, labels, seed, specs):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
+        n_components = (default_m(X.shape[0], X.shape[1]) if self.n_components == "auto"
+                         else self.n_components)
         self.embedding_ = fit_embedding(
-            X, labels, specs.kernel, n_components=self.n_components, sampling=self.sampling,
+            X, labels, specs.kernel, n_components=n_components, sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
 
     def _fit_operator(self, X, targets, sample_weight, seeds, evaluation, specs):

@@ -41,6 +41,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .defaults import default_m
 from .estimator import SnacksClassifier
 from .kernels import resolve_gamma
 from .objective import C_to_lam
@@ -175,11 +176,18 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _candidate(self, params, n_rows):
-        """The estimator with a candidate's parameters for a fit on ``n_rows`` rows."""
+        """The estimator with a candidate's parameters for a fit on ``n_rows`` rows, its λ
+        and m resolved (from C, or the data-aware defaults for 'auto')."""
         params = dict(params)
         if "C" in params:
             params["lam"] = C_to_lam(params.pop("C"), n_rows)
-        return clone(self.estimator).set_params(random_state=self._seed, **params)
+            params["C"] = None
+        elif "lam" in params:
+            params["C"] = None
+        model = clone(self.estimator).set_params(random_state=self._seed, **params)
+        if model.n_components == "auto":
+            model.set_params(n_components=default_m(n_rows, self.n_features_in_))
+        return model.set_params(lam=model.regularization(n_rows), C=None)
 
     def _round(self, candidates, X, y, splitter, iteration):
         """One record per candidate: its scores and times on each fold of X, y."""

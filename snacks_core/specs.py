@@ -70,8 +70,9 @@ class SolverSpec:
     ----------
     solver : str
         A name of :data:`snacks_core.solvers.REGISTRY`.
-    lam : float
-        The regularisation λ > 0 (already resolved from C or 'auto' by the caller).
+    lam : float or None
+        The regularisation λ > 0, resolved from C or 'auto' by the caller (None for a
+        grid's template, whose cells bring their own).
     max_epochs, tol : float
         The solver's budget and tolerance.
     early_stopping : bool or 'auto'
@@ -88,7 +89,7 @@ class SolverSpec:
     """
 
     solver: str = "snacks"
-    lam: float = 1e-4
+    lam: float | None = None
     max_epochs: float = 50
     tol: float = 1e-3
     early_stopping: bool | str = "auto"

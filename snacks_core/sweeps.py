@@ -581,7 +581,7 @@ def _chosen_cell(table, estimator, dtype, train, test):
     means = means.sort_values(["test_error", "lam", "m"], ascending=[True, False, True])
     best = means.iloc[0]
     model = clone(estimator).set_params(
-        gamma=float(best["gamma"]), n_components=int(best["m"]), lam=float(best["lam"]),
+        gamma=float(best["gamma"]), n_components=int(best["m"]), lam=float(best["lam"]), C=None,
         random_state=int(table["seed"].min()),
         dtype=np.float64 if dtype == "float64" else np.float32)
     model.fit(*train)
