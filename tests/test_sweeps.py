@@ -19,7 +19,15 @@ from snacks_core.metrics import error_rate
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
 from snacks_core.pipeline import Seeds, draw_seeds
-from snacks_core.sweeps import GRID_COLUMNS, plan_grid, robustness_grid, summarize_grid
+from snacks_core.specs import Resources
+from snacks_core.sweeps import (
+    GRID_COLUMNS,
+    GridGroup,
+    GridSchedule,
+    plan_grid,
+    robustness_grid,
+    summarize_grid,
+)
 from snacks_core.threads import effective_n_threads
 
 # Columns that do not depend on timing.
@@ -32,12 +40,12 @@ def moons():
     return X[:300], y[:300], X[300:], y[300:]
 
 
-def _problem(kernel="rbf", dtype="float64", y_train=None):
-    return sweeps._Problem(kernel=kernel, degree=3, coef0=1.0, solver="snacks",
-                           options={"max_epochs": 10, "tol": 1e-3}, warm_options=None,
-                           early_stopping=False, validation_fraction=0.1, n_iter_no_change=5,
-                           dtype=dtype, classes=np.array([0, 1]), y_train=y_train, y_test=None,
-                           lams=(1e-2,))
+def _problem(kernel="rbf", dtype="float64", y_train=None, sampling="uniform"):
+    estimator = SnacksClassifier(kernel, degree=3, coef0=1.0, sampling=sampling, max_epochs=10,
+                                 tol=1e-3, early_stopping=False)
+    problem = sweeps.grid_problem(estimator, GridSchedule(warm_start=False))
+    return problem._replace(dtype=dtype, classes=np.array([0, 1]), y_train=y_train,
+                            lams=(1e-2,))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -49,8 +57,8 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
     X, _, X_test, _ = moons
     X = np.vstack([X, X[::2]])
     problem = _problem(dtype=dtype, y_train=np.arange(X.shape[0]) % 2)
-    group = sweeps._Group(seed=0, gamma=gamma, seeds=Seeds(embedding=7, solver=0))
-    blocks = sweeps._group_blocks(X, X_test, 60, "uniform", group, problem, n_jobs=2)
+    group = GridGroup(seed=0, gamma=gamma, seeds=Seeds(embedding=7, solver=0))
+    blocks = sweeps._group_blocks(X, X_test, 60, group, problem, n_jobs=2)
     assert blocks.nested is nested
     selected = select_landmarks(X, 60, random_state=7)
     assert len(blocks.embedding.selected_positions_) < 60  # the sample holds repeated rows
@@ -79,9 +87,9 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
 def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
     """Oracle: Z Zᵀ = K_nm K_mm⁺ K_mn with scipy's pseudo-inverse, for every prefix."""
     X, y, X_test, _ = moons
-    problem = _problem(y_train=y)
-    group = sweeps._Group(seed=0, gamma=5.0, seeds=Seeds(embedding=3, solver=0))
-    blocks = sweeps._group_blocks(X, X_test, 40, "kmeans++", group, problem)
+    problem = _problem(y_train=y, sampling="kmeans++")
+    group = GridGroup(seed=0, gamma=5.0, seeds=Seeds(embedding=3, solver=0))
+    blocks = sweeps._group_blocks(X, X_test, 40, group, problem)
     for m in (3, 17, 40):
         Z, _ = sweeps._prefix_embedding(blocks, m, 5.0, problem)
         landmarks = blocks.embedding.landmarks_[:m]
@@ -96,7 +104,8 @@ def test_cold_grid_cells_equal_snacks_classifier_fits(moons):
     (in the grid's default precision, float32)."""
     X, y, X_test, y_test = moons
     table = robustness_grid(X, y, X_test, y_test, m=[8, 25], lam=[1e-2, 1e-3], gamma=1.5,
-                            seeds=[0, 4], warm_start=False, max_epochs=20, tol=1e-3)
+                            seeds=[0, 4], estimator=SnacksClassifier(max_epochs=20, tol=1e-3),
+                            schedule=GridSchedule(warm_start=False))
     assert len(table) == 8
     for row in table.itertuples():
         model = SnacksClassifier(n_components=row.m, lam=row.lam, gamma=1.5, max_epochs=20,
@@ -116,7 +125,7 @@ def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():
     X, y = make_classification(12500, 8, n_informative=5, flip_y=0.05, random_state=0)
     X_train, y_train, X_test, y_test = X[:11000], y[:11000], X[11000:], y[11000:]
     table = robustness_grid(X_train, y_train, X_test, y_test, m=[20], lam=[1e-6], gamma=0.2,
-                            seeds=[3], warm_start=False)
+                            seeds=[3], schedule=GridSchedule(warm_start=False))
     row = next(table.itertuples())
     model = SnacksClassifier(n_components=20, lam=1e-6, gamma=0.2, random_state=3,
                              dtype=np.float32).fit(X_train, y_train)
@@ -127,8 +136,9 @@ def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():
 
 def test_multiclass_cold_cells_equal_one_vs_rest_classifier():
     X, y = make_blobs(240, centers=3, cluster_std=2.5, random_state=1)
-    table = robustness_grid(X, y, m=[12], lam=[1e-2, 1e-3], gamma=0.3, warm_start=False,
-                            max_epochs=15, test_size=0.25)
+    table = robustness_grid(X, y, m=[12], lam=[1e-2, 1e-3], gamma=0.3,
+                            estimator=SnacksClassifier(max_epochs=15),
+                            schedule=GridSchedule(warm_start=False, test_size=0.25))
     from sklearn.model_selection import train_test_split
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y,
                                                         random_state=0)
@@ -141,16 +151,16 @@ def test_multiclass_cold_cells_equal_one_vs_rest_classifier():
 
 def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     X, y, X_test, y_test = moons
-    grid = dict(m=[10, 40], lam=[1e-1, 3e-2, 1e-2, 3e-3], gamma=1.0, seeds=[0, 1], tol=1e-2,
-                max_epochs=300)
-    warm = robustness_grid(X, y, X_test, y_test, warm_start=True, **grid)
-    cold = robustness_grid(X, y, X_test, y_test, warm_start=False, **grid)
+    grid = dict(m=[10, 40], lam=[1e-1, 3e-2, 1e-2, 3e-3], gamma=1.0, seeds=[0, 1],
+                estimator=SnacksClassifier(tol=1e-2, max_epochs=300))
+    warm = robustness_grid(X, y, X_test, y_test, **grid, schedule=GridSchedule(warm_start=True))
+    cold = robustness_grid(X, y, X_test, y_test, **grid,
+                           schedule=GridSchedule(warm_start=False))
     assert warm["warm_start"].sum() == 2 * 2 * 3  # all but the largest λ of each column
     np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-2)
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
-    blocks = sweeps._group_blocks(X, X_test, 40, "balanced",
-                                    sweeps._Group(0, 1.0, draw_seeds(0)),
-                                    _problem("rbf", "float32")._replace(y_train=y))
+    blocks = sweeps._group_blocks(X, X_test, 40, GridGroup(0, 1.0, draw_seeds(0)),
+                                  _problem("rbf", "float32", y_train=y, sampling="balanced"))
     Z, _ = sweeps._prefix_embedding(blocks, 40, 1.0, _problem("rbf", "float32"))
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
@@ -163,9 +173,10 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
 def test_progress_called_once_per_cell_in_order(moons):
     X, y, X_test, y_test = moons
     calls = []
-    table = robustness_grid(X, y, X_test, y_test, m=[5, 20, 30], lam=[1e-2, 1e-3],
-                            gamma=[0.5, 2.0], seeds=[0, 1], max_epochs=5,
-                            progress=lambda done, total, row: calls.append((done, total, row)))
+    table = robustness_grid(
+        X, y, X_test, y_test, m=[5, 20, 30], lam=[1e-2, 1e-3], gamma=[0.5, 2.0], seeds=[0, 1],
+        estimator=SnacksClassifier(max_epochs=5),
+        resources=Resources(progress=lambda done, total, row: calls.append((done, total, row))))
     assert len(table) == 3 * 2 * 2 * 2 == len(calls)
     assert [c[0] for c in calls] == list(range(1, 25))
     assert {c[1] for c in calls} == {24}
@@ -182,19 +193,21 @@ def test_should_stop_returns_finished_cells_only(moons, n_jobs, backend):
     done = []
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no joblib chatter about the cancelled columns
-        table = robustness_grid(X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3],
-                                gamma=1.0, seeds=[0, 1], max_epochs=5, n_jobs=n_jobs,
-                                backend=backend, progress=lambda d, t, row: done.append(row),
-                                should_stop=lambda: len(done) >= 2)
+        table = robustness_grid(
+            X, y, X_test, y_test, m=[5, 10, 20], lam=[1e-2, 1e-3], gamma=1.0, seeds=[0, 1],
+            estimator=SnacksClassifier(max_epochs=5),
+            resources=Resources(n_jobs=n_jobs, backend=backend,
+                                progress=lambda d, t, row: done.append(row),
+                                should_stop=lambda: len(done) >= 2))
     assert table.attrs["stopped"]
     assert len(table) == 2  # one column of two λ, then the stop
     assert robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2,
-                           should_stop=lambda: True).empty
+                           resources=Resources(should_stop=lambda: True)).empty
 
 
 def test_default_n_jobs_is_every_allowed_core(moons):
     X, y, X_test, y_test = moons
-    grid = dict(m=[5, 15], lam=[1e-2], gamma=1.0, max_epochs=2)
+    grid = dict(m=[5, 15], lam=[1e-2], gamma=1.0, estimator=SnacksClassifier(max_epochs=2))
     table = robustness_grid(X, y, X_test, y_test, **grid)
     assert table.attrs["plan"]["n_jobs"] == effective_n_threads()
     # A caller's thread limit is respected, as SnacksClassifier's n_jobs=None does.
@@ -208,16 +221,17 @@ def test_default_n_jobs_is_every_allowed_core(moons):
 def test_results_identical_for_any_n_jobs_and_local_backend(moons):
     X, y, X_test, y_test = moons
     grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
-                max_epochs=10)
+                estimator=SnacksClassifier(max_epochs=10))
     with threadpool_limits(limits=2, user_api="blas"):
         before = [info["num_threads"] for info in threadpool_info()
                   if info["user_api"] == "blas"]
-        one = robustness_grid(X, y, X_test, y_test, n_jobs=1, **grid)
-        two = robustness_grid(X, y, X_test, y_test, n_jobs=2, **grid)
+        one = robustness_grid(X, y, X_test, y_test, **grid, resources=Resources(n_jobs=1))
+        two = robustness_grid(X, y, X_test, y_test, **grid, resources=Resources(n_jobs=2))
         # Threads hold one BLAS thread for the process while they run, and give it back.
         after = [info["num_threads"] for info in threadpool_info()
                  if info["user_api"] == "blas"]
-        processes = robustness_grid(X, y, X_test, y_test, n_jobs=2, backend="loky", **grid)
+        processes = robustness_grid(X, y, X_test, y_test, **grid,
+                                    resources=Resources(n_jobs=2, backend="loky"))
     assert after == before
     assert one[RESULT_COLUMNS].equals(two[RESULT_COLUMNS])
     assert one[RESULT_COLUMNS].equals(processes[RESULT_COLUMNS])
@@ -228,16 +242,18 @@ def test_dask_backend_equals_local_table(moons):
     distributed = pytest.importorskip("distributed")
     X, y, X_test, y_test = moons
     grid = dict(m=[5, 15, 40], lam=[1e-2, 1e-4], gamma=[1.0, 3.0], seeds=[0, 2],
-                max_epochs=10)
+                estimator=SnacksClassifier(max_epochs=10))
     local = robustness_grid(X, y, X_test, y_test, **grid)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         calls = []
-        remote = robustness_grid(X, y, X_test, y_test, backend="dask", client=client,
-                                 progress=lambda d, t, r: calls.append(d), **grid)
-        by_address = robustness_grid(X, y, X_test, y_test, backend="dask",
-                                     client=cluster.scheduler_address, m=5, lam=1e-2)
+        remote = robustness_grid(X, y, X_test, y_test, **grid,
+                                 resources=Resources(backend="dask", client=client,
+                                                     progress=lambda d, t, r: calls.append(d)))
+        by_address = robustness_grid(
+            X, y, X_test, y_test, m=5, lam=1e-2,
+            resources=Resources(backend="dask", client=cluster.scheduler_address))
     assert remote[RESULT_COLUMNS].equals(local[RESULT_COLUMNS])
     assert calls == list(range(1, len(local) + 1))
     assert len(by_address) == 1
@@ -247,7 +263,8 @@ def test_dask_without_client_says_how_to_start_one(moons):
     pytest.importorskip("distributed")
     X, y, X_test, y_test = moons
     with pytest.raises(ValueError, match="needs a dask.distributed Client"):
-        robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2, backend="dask")
+        robustness_grid(X, y, X_test, y_test, m=5, lam=1e-2,
+                        resources=Resources(backend="dask"))
 
 
 @pytest.mark.parametrize("grid, message", [
@@ -264,10 +281,10 @@ def test_dask_without_client_says_how_to_start_one(moons):
     (dict(m=2.5), r"m \(landmarks\) must be integers >= 1"),
     (dict(m=[10, 301]), "m = 301 is more landmarks than the 300 training rows"),
     (dict(seeds=[-1]), "seeds must be integers >= 0"),
-    (dict(solver="libsvm"), "grids need a Nyström embedding"),
-    (dict(backend="spark"), "unknown backend"),
-    (dict(kernel="sigmoid"), "unknown kernel"),
-    (dict(dtype="float16"), "dtype must be"),
+    (dict(estimator=SnacksClassifier(solver="libsvm")), "grids need a Nyström embedding"),
+    (dict(resources=Resources(backend="spark")), "unknown backend"),
+    (dict(estimator=SnacksClassifier(kernel="sigmoid")), "unknown kernel"),
+    (dict(resources=Resources(dtype="float16")), "dtype must be"),
 ])
 def test_bad_grids_are_rejected_clearly(moons, grid, message):
     X, y, X_test, y_test = moons
@@ -336,8 +353,9 @@ def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeyp
     need64 = plan_grid(300, 100, [40], n_jobs=1).bytes_needed
     monkeypatch.setattr(memory, "available_memory", lambda: 2 * need64 - 2)
     with pytest.warns(UserWarning, match="float32"):
-        table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2, max_epochs=5,
-                                dtype="auto", n_jobs=1)
+        table = robustness_grid(X, y, X_test, y_test, m=40, lam=1e-2,
+                                estimator=SnacksClassifier(max_epochs=5),
+                                resources=Resources(dtype="auto", n_jobs=1))
     assert table.attrs["plan"]["dtype"] == "float32"
     assert table.test_error.iloc[0] < 0.3
 
@@ -345,9 +363,11 @@ def test_grid_warns_and_runs_in_float32_when_float64_does_not_fit(moons, monkeyp
 def test_float32_grid_gives_float64_grid_errors(moons):
     """The default precision: the same test errors as float64, F to float32 rounding."""
     X, y, X_test, y_test = moons
-    grid = dict(m=[10, 40], lam=[1e-2, 1e-4], gamma=1.0, seeds=[0, 1], max_epochs=20)
+    grid = dict(m=[10, 40], lam=[1e-2, 1e-4], gamma=1.0, seeds=[0, 1],
+                estimator=SnacksClassifier(max_epochs=20))
     single = robustness_grid(X, y, X_test, y_test, **grid)
-    double = robustness_grid(X, y, X_test, y_test, dtype="float64", **grid)
+    double = robustness_grid(X, y, X_test, y_test, **grid,
+                             resources=Resources(dtype="float64"))
     assert single.attrs["plan"]["dtype"] == "float32"
     assert double.attrs["plan"]["dtype"] == "float64"
     # At most one test row of the 100 changes side.
@@ -375,17 +395,18 @@ def _duplicated_moons(moons):
     return np.vstack([X, X[::2]]), np.concatenate([y, y[::2]]), X_test, y_test
 
 
-@pytest.mark.parametrize("data, grid, nested", [
-    ("moons", dict(kernel="rbf", gamma=2.0, dtype="float64"), True),
-    ("moons", dict(kernel="rbf", gamma=2.0, dtype="float32"), True),
+@pytest.mark.parametrize("data, kernel, gamma, dtype, nested", [
+    ("moons", dict(kernel="rbf"), 2.0, "float64", True),
+    ("moons", dict(kernel="rbf"), 2.0, "float32", True),
     # A cubic kernel on 2-D data has rank 10: K_mm is singular beyond 10 landmarks.
-    ("moons", dict(kernel="polynomial", gamma=1.0, degree=3, dtype="float64"), False),
-    ("duplicated", dict(kernel="rbf", gamma=1e-3, dtype="float32"), False),
-    ("blobs", dict(kernel="rbf", gamma=0.3, dtype="float32"), True),
-    ("blobs", dict(kernel="polynomial", gamma=0.1, degree=2, dtype="float64"), False),
+    ("moons", dict(kernel="polynomial", degree=3), 1.0, "float64", False),
+    ("duplicated", dict(kernel="rbf"), 1e-3, "float32", False),
+    ("blobs", dict(kernel="rbf"), 0.3, "float32", True),
+    ("blobs", dict(kernel="polynomial", degree=2), 0.1, "float64", False),
 ])
 @pytest.mark.parametrize("cv", [None, 3])
-def test_kept_models_predict_exactly_what_each_row_scored(moons, data, grid, nested, cv):
+def test_kept_models_predict_exactly_what_each_row_scored(moons, data, kernel, gamma, dtype,
+                                                          nested, cv):
     """Oracle: the table itself.  Every kept model's predictions on the row's test rows
     (with cv, its fold's validation rows) give the row's error exactly, and without cv its
     decision values are the row's test scores bit for bit."""
@@ -394,9 +415,12 @@ def test_kept_models_predict_exactly_what_each_row_scored(moons, data, grid, nes
         X, y, X_test, y_test = X[:220], y[:220], X[220:], y[220:]
     else:
         X, y, X_test, y_test = moons if data == "moons" else _duplicated_moons(moons)
-    table = robustness_grid(X, y, X_test, y_test, m=[5, 30], lam=[1e-1, 1e-3],
-                            seeds=[0, 2], max_epochs=10, cv=cv, keep_test_scores=cv is None,
-                            keep_models=True, **grid)
+    table = robustness_grid(X, y, X_test, y_test, m=[5, 30], lam=[1e-1, 1e-3], gamma=gamma,
+                            seeds=[0, 2], cv=cv,
+                            estimator=SnacksClassifier(**kernel, max_epochs=10),
+                            schedule=GridSchedule(keep_test_scores=cv is None,
+                                                  keep_models=True),
+                            resources=Resources(dtype=dtype))
     assert len(table) == 8 * (cv or 1)
     for row in table.itertuples():
         model = row.model
@@ -418,7 +442,8 @@ def test_kept_models_share_their_group_embedding_and_keep_their_own_solve(moons)
     checkpoint is the row's objective."""
     X, y, X_test, y_test = moons
     table = robustness_grid(X, y, X_test, y_test, m=[10, 40], lam=[1e-1, 1e-2, 1e-3],
-                            gamma=1.0, seeds=[0, 1], max_epochs=20, keep_models=True)
+                            gamma=1.0, seeds=[0, 1], estimator=SnacksClassifier(max_epochs=20),
+                            schedule=GridSchedule(keep_models=True))
     by_seed = {seed: rows.model.tolist() for seed, rows in table.groupby("seed")}
     assert all(model.embedding_ is by_seed[0][0].embedding_ for model in by_seed[0])
     assert by_seed[1][0].embedding_ is not by_seed[0][0].embedding_
@@ -436,7 +461,8 @@ def test_kept_model_of_a_cold_cell_is_snacks_classifier(moons):
     landmarks), and so are its iterations."""
     X, y, X_test, y_test = moons
     table = robustness_grid(X, y, X_test, y_test, m=[8, 25], lam=[1e-2, 1e-3], gamma=1.5,
-                            seeds=[3], warm_start=False, max_epochs=20, keep_models=True)
+                            seeds=[3], estimator=SnacksClassifier(max_epochs=20),
+                            schedule=GridSchedule(warm_start=False, keep_models=True))
     for row in table.itertuples():
         estimator = SnacksClassifier(n_components=row.m, lam=row.lam, gamma=1.5,
                                      max_epochs=20, random_state=3, dtype=np.float32).fit(X, y)
@@ -449,11 +475,12 @@ def test_kept_model_of_a_cold_cell_is_snacks_classifier(moons):
 
 def test_keep_models_callable_keeps_the_rows_it_picks(moons):
     X, y, X_test, y_test = moons
-    table = robustness_grid(X, y, X_test, y_test, m=[10, 20], lam=[1e-2, 1e-3], gamma=1.0,
-                            seeds=[0, 1], max_epochs=5, cv=3,
-                            keep_models=lambda row: row["seed"] == 0 and row["fold"] == 0)
+    table = robustness_grid(
+        X, y, X_test, y_test, m=[10, 20], lam=[1e-2, 1e-3], gamma=1.0, seeds=[0, 1], cv=3,
+        estimator=SnacksClassifier(max_epochs=5),
+        schedule=GridSchedule(keep_models=lambda row: row["seed"] == 0 and row["fold"] == 0))
     kept = table["model"].notna()
     assert kept.sum() == 4
     assert ((table["seed"] == 0) & (table["fold"] == 0)).eq(kept).all()
     assert "model" not in robustness_grid(X, y, X_test, y_test, m=[10], lam=[1e-2],
-                                          max_epochs=5)
+                                          estimator=SnacksClassifier(max_epochs=5))
