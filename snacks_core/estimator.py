@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .defaults import default_lam, default_m
 from .kernels import KERNEL_PARAM_CONSTRAINTS
@@ -35,7 +35,7 @@ from .solvers import REGISTRY, admm, check_solver_params
 from .specs import FitSpecs, Kernel, Resources, SolverSpec
 from .storage import STORAGES, embed_to_store, plan_storage
 from .threads import effective_n_threads
-from .validation import check_classifier_data, explain_non_numeric
+from .validation import check_classifier_data, check_sample_weight, explain_non_numeric
 
 # Rows of X embedded at once into an in-memory embedding, when they are a subset of X or a
 # progress line follows them.
@@ -280,8 +280,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         the hinge terms (class weights times sample weights; None when all are 1)."""
         X, y, self.classes_ = check_classifier_data(self, X, y)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
         sample_weight = hinge_weights(self.class_weight, y, sample_weight)
         if sample_weight is not None and not np.any(sample_weight > 0):
             raise ValueError("All sample weights are zero (after class weights): at least "

@@ -62,6 +62,23 @@ def clip_n_components(n_components, n_samples) -> int:
     return int(n_components)
 
 
+def check_sample_weight(sample_weight, n_samples):
+    """``sample_weight`` as a float64 vector of ``n_samples`` finite, non-negative weights."""
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.ndim == 0:
+        weights = np.full(n_samples, float(weights))
+    if weights.shape != (n_samples,):
+        raise ValueError(f"sample_weight must hold one weight per row ({n_samples}), got "
+                         f"shape {weights.shape}.")
+    if not np.all(np.isfinite(weights)):
+        raise ValueError("sample_weight holds NaN or infinite values: fix or drop those rows.")
+    if np.any(weights < 0):
+        raise ValueError("Negative values in sample_weight: weights must be >= 0.")
+    if not np.any(weights > 0):
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+    return weights
+
+
 def check_lam(lam) -> float:
     """The regularisation λ as a float; anything but a positive finite number is an error."""
     if (isinstance(lam, bool) or not isinstance(lam, (int, float, np.number))
