@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 from snacks_core import cli, datasets
-from snacks_core.datasets import libsvm_reader, text
+from snacks_core.datasets import libsvm_reader, streams
 from snacks_core.storage import EmbeddingStore, RowBlocks
 
 pytestmark = pytest.mark.slow  # files of many rows, read and streamed end to end
@@ -31,7 +31,7 @@ COMPRESS = {"": lambda raw: raw, ".gz": gzip.compress, ".bz2": bz2.compress,
 @pytest.fixture
 def tiny_chunks(monkeypatch):
     """Chunks of a few bytes and pieces of one line or two: every boundary is exercised."""
-    monkeypatch.setattr(text, "CHUNK_BYTES", 61)
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 61)
     monkeypatch.setattr(libsvm_reader, "_MIN_PIECE_BYTES", 8)
 
 

@@ -38,8 +38,8 @@ from .download import (
     fetch_libsvm,
     libsvm_cache_dir,
 )
-from .files import file_kind, fingerprint, load_file, sniff_format
-from .libsvm_reader import load_libsvm
+from .files import file_kind, fingerprint, load_file, load_files, sniff_format
+from .libsvm_reader import INDEX_BASES, load_libsvm
 from .npy_reader import load_npy
 from .sample_data import sample_data_dir, sample_files, write_sample_data
 from .split import SCALINGS, split_dataset
@@ -66,6 +66,7 @@ __all__ = [
     "LOCAL_FILE_LIMITS",
     "BUNDLED",
     "DOWNLOAD_DEADLINE",
+    "INDEX_BASES",
     "LIBSVM_BASE_URL",
     "LIBSVM_DATASETS",
     "MAX_CLASSES",
@@ -93,6 +94,7 @@ __all__ = [
     "load_bundled",
     "load_csv",
     "load_file",
+    "load_files",
     "load_libsvm",
     "load_npy",
     "load_parquet",

@@ -32,7 +32,8 @@ class NeedsLineNumbers(ValueError):
 
 
 class ArrowTable:
-    """Feature columns (as float64) and a label column, collected batch by batch."""
+    """Feature columns (as float64) and a label column (None: the file has none), collected
+    batch by batch."""
 
     def __init__(self, name, feature_columns, label_column, limits):
         self.name, self.features, self.label = name, feature_columns, label_column
@@ -70,7 +71,15 @@ class ArrowTable:
             raise NeedsLineNumbers(f"{self.name}, row {self.rows + row + 1:,}, column "
                                    f"{self.features[j]!r}: {block[row, j]!r} is not a finite "
                                    "number; remove or impute it.")
-        labels = batch.column(self.label)
+        self.blocks.append(block)
+        self.rows += batch.num_rows
+        if self.label is not None:
+            self._add_labels(batch.column(self.label))
+
+    def _add_labels(self, labels):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if labels.null_count:
             raise NeedsLineNumbers(f"{self.name}: the label column {self.label!r} has empty "
                                    "cells.")
@@ -88,18 +97,19 @@ class ArrowTable:
             raise NeedsLineNumbers(f"{self.name}: more than {self.limits.max_classes:,} "
                                    "different labels; a classifier needs a column of class "
                                    "labels. Check the label column.")
-        self.blocks.append(block)
         self.label_blocks.append(labels)
-        self.rows += batch.num_rows
 
     def result(self):
-        """X (n × d float64) and the labels, typed as :func:`~.labels.parse_labels` does."""
+        """X (n × d float64) and the labels, typed as :func:`~.labels.parse_labels` does
+        (None without a label column)."""
         import pyarrow as pa
 
         if not self.rows:
             raise ValueError(f"{self.name} has no data rows.")
         X = np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0]
         self.blocks = []
+        if self.label is None:
+            return X, None
         encoded = pa.chunked_array(self.label_blocks).dictionary_encode().combine_chunks()
         texts = encoded.dictionary.to_pylist()
         classes = parse_labels(texts, self.name)
@@ -108,9 +118,10 @@ class ArrowTable:
 
 def load_parquet(path: str | os.PathLike, *, label_column: str | int | None = None,
                  name: str | None = None, limits: ReadLimits = LOCAL_FILE_LIMITS,
-                 progress=None) -> Dataset:
+                 progress=None, purpose: str = "train") -> Dataset:
     """A dataset from a Parquet file: numeric feature columns and one label column (the
-    last by default), read in row batches.
+    last by default), read in row batches; ``purpose`` is
+    :func:`~snacks_core.datasets.make_dataset`'s ('predict' accepts one label).
 
     Examples
     --------
@@ -153,7 +164,7 @@ def load_parquet(path: str | os.PathLike, *, label_column: str | int | None = No
     X, y = table.result()
     return make_dataset(X, y, name, feature_names=features,
                         description=f"Parquet file, label column {columns[label]!r}.",
-                        file_format="parquet", label_column=columns[label])
+                        file_format="parquet", label_column=columns[label], purpose=purpose)
 
 
 def label_index(label_column, columns, name):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import itertools
+import warnings
 from array import array
+from typing import NamedTuple
 
 import numpy as np
 
@@ -91,7 +93,8 @@ def _is_header(fields) -> bool:
 
 
 def load_csv(source: Source, *, label_column: str | int | None = None, name: str | None = None,
-             limits: ReadLimits = LOCAL_FILE_LIMITS, progress=None) -> Dataset:
+             limits: ReadLimits = LOCAL_FILE_LIMITS, progress=None,
+             n_features: int | None = None, purpose: str = "train") -> Dataset:
     r"""A dataset from a CSV file: numeric feature columns and one label column.
 
     Parameters
@@ -109,6 +112,13 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
         parser); a local file is bounded only by memory and read by pyarrow in batches.
     progress : callable(rows, text_bytes_or_None, file_bytes_or_None), optional
         Called after each batch.
+    n_features : int, optional
+        The feature columns expected (a model's width): a file with other than
+        ``n_features`` feature columns is an error that names both counts.
+    purpose : {'train', 'predict'}, default='train'
+        'train' needs two classes or more.  'predict' accepts one label, and, when
+        ``n_features`` is given and no ``label_column`` named, a file of exactly
+        ``n_features`` columns: it has no label column (``Dataset.y`` is None).
 
     Returns
     -------
@@ -141,18 +151,34 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
     Traceback (most recent call last):
     ...
     ValueError: people.csv, line 3, column 'income': empty value. Remove or impute ...
+
+    Rows to predict on, without a label column, for a model of two features:
+
+    >>> load_csv(b"31,2.5\n45,3.1\n", n_features=2, purpose="predict").y is None
+    True
     """
+    options = _Options(label_column, name, limits, n_features, purpose)
     if limits.max_bytes is None and limits.max_rows is None and arrow_available() and (
             not hasattr(source, "read")):
-        dataset = _load_csv_arrow(source, label_column, name, limits, progress)
+        dataset = _load_csv_arrow(source, options, progress)
         if dataset is not None:
             return dataset
-    return _load_csv_python(source, label_column, name, limits)
+    return _load_csv_python(source, options)
 
 
-def _first_rows(rows, name, label_column, limits):
-    """From a file's first rows: its header (or None), column names, label column and first
-    data row."""
+class _Options(NamedTuple):
+    """How :func:`load_csv` was asked to read a file."""
+
+    label_column: str | int | None
+    name: str | None
+    limits: ReadLimits
+    n_features: int | None
+    purpose: str
+
+
+def _first_rows(rows, name, options):
+    """From a file's first rows: its header (or None), column names, label column (None: the
+    file has none) and first data row."""
     first = next(rows, None)
     if first is None:
         raise ValueError(f"{name} is empty: no rows to read.")
@@ -163,33 +189,56 @@ def _first_rows(rows, name, label_column, limits):
         if first is None:
             raise ValueError(f"{name} has a header but no data rows.")
     width = len(header) if header else len(first[1])
+    columns = header or [f"column {j + 1}" for j in range(width)]
+    n_features, limits = options.n_features, options.limits
+    if (n_features == width and options.purpose == "predict"
+            and options.label_column is None):
+        return header, columns, None, first
     if width < 2:
         raise ValueError(f"{name} has a single column; a CSV needs feature columns and a "
                          "label column (check the separator: comma, semicolon or tab).")
     if width > limits.max_features:
         raise ValueError(f"{name} has {width:,} columns, more than the limit of "
                          f"{limits.max_features:,} features ({limits.policy}).")
-    columns = header or [f"column {j + 1}" for j in range(width)]
-    return header, columns, label_index(label_column, columns, name), first
+    if n_features is not None and width - 1 != n_features:
+        unlabelled = " (or, to predict on, none)" if options.purpose == "predict" else ""
+        raise ValueError(f"{name} has {width:,} columns where {n_features:,} feature columns "
+                         f"and a label column{unlabelled} are expected.")
+    return header, columns, label_index(options.label_column, columns, name), first
 
 
-def _load_csv_arrow(source, label_column, name, limits, progress):
+def _made(X, y, name, header, columns, label, features, purpose):
+    """The dataset of a CSV file read with this header and label column."""
+    about = (f"CSV file, label column {columns[label]!r}." if label is not None else
+             "CSV file without labels.")
+    label_column = None if label is None else columns[label] if header else label
+    return make_dataset(X, y, name, feature_names=[columns[j] for j in features],
+                        description=about, file_format="csv", label_column=label_column,
+                        purpose=purpose)
+
+
+def _load_csv_arrow(source, options, progress):
     """The dataset read by pyarrow in batches; None when pyarrow refuses the file (our own
     parser then names the line that is wrong)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    with TextStream(source, limits, name) as text:
+    limits = options.limits
+    # This first look reads the head of the text (all of a small file): what the text
+    # stream would say about a gzip file's trailing bytes, the reading that follows says.
+    with TextStream(source, limits, options.name) as text, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
         name = text.name
         dialect, rows = _csv_rows(text, name)
-        header, columns, label, _ = _first_rows(rows, name, label_column, limits)
+        header, columns, label, _ = _first_rows(rows, name, options)
     if dialect.quotechar != '"' or dialect.escapechar:
         return None
     # pyarrow needs distinct names; ours may repeat, so it reads positional ones.
     positional = [f"c{j}" for j in range(len(columns))]
     features = [j for j in range(len(columns)) if j != label]
     types = {positional[j]: pa.float64() for j in features}
-    types[positional[label]] = pa.string()
+    if label is not None:
+        types[positional[label]] = pa.string()
     read = pacsv.ReadOptions(column_names=positional, skip_rows=1 if header else 0,
                              block_size=1 << 24)
     parse = pacsv.ParseOptions(delimiter=dialect.delimiter, ignore_empty_lines=True,
@@ -197,7 +246,8 @@ def _load_csv_arrow(source, label_column, name, limits, progress):
     convert = pacsv.ConvertOptions(column_types=types, null_values=[],
                                    strings_can_be_null=False, quoted_strings_can_be_null=False)
     with TextStream(source, limits, name) as text:
-        table = ArrowTable(name, [positional[j] for j in features], positional[label], limits)
+        table = ArrowTable(name, [positional[j] for j in features],
+                           None if label is None else positional[label], limits)
         try:
             # pyarrow reads plain and gzip text itself (without the GIL); bz2 and xz come
             # through our stream (bz2 decompressed by several threads).
@@ -218,17 +268,16 @@ def _load_csv_arrow(source, label_column, name, limits, progress):
             # Our own parser names the line (or the point where the text is cut short).
             return None
     X, y = table.result()
-    return make_dataset(X, y, name, feature_names=[columns[j] for j in features],
-                        description=f"CSV file, label column {columns[label]!r}.",
-                        file_format="csv", label_column=columns[label] if header else label)
+    return _made(X, y, name, header, columns, label, features, options.purpose)
 
 
-def _load_csv_python(source, label_column, name, limits):
+def _load_csv_python(source, options):
     """The dataset read line by line by our own parser (uploads, and files pyarrow refuses)."""
-    with TextStream(source, limits, name) as text:
+    limits = options.limits
+    with TextStream(source, limits, options.name) as text:
         name = text.name
         rows = _csv_rows(text, name)[1]
-        header, columns, label, first = _first_rows(rows, name, label_column, limits)
+        header, columns, label, first = _first_rows(rows, name, options)
         width = len(columns)
         features = [j for j in range(width) if j != label]
         values, lines = array("d"), array("q")
@@ -241,24 +290,25 @@ def _load_csv_python(source, label_column, name, limits):
                 values.extend([float(fields[j]) for j in features])
             except ValueError:
                 _explain_cell(name, line, fields, features, columns)
-            cell = fields[label].strip()
-            if not cell:
-                raise ValueError(f"{name}, line {line}: the label ({columns[label]!r}) is empty.")
-            labels.add(cell, line)
+            if label is not None:
+                cell = fields[label].strip()
+                if not cell:
+                    raise ValueError(f"{name}, line {line}: the label ({columns[label]!r}) "
+                                     "is empty.")
+                labels.add(cell, line)
             lines.append(line)
-            check_rows(name, line, len(labels), limits)
-            if len(labels) % PLAN_EVERY == 0:
-                check_growth(name, line, 8 * len(values) + 16 * len(labels))
-    X = np.frombuffer(values, dtype=np.float64).reshape(len(labels), len(features))
+            check_rows(name, line, len(lines), limits)
+            if len(lines) % PLAN_EVERY == 0:
+                check_growth(name, line, 8 * len(values) + 16 * len(lines))
+    X = np.frombuffer(values, dtype=np.float64).reshape(len(lines), len(features))
     bad = np.argwhere(~np.isfinite(X))
     if bad.size:
         row, k = bad[0]
         column = columns[features[k]]
         raise ValueError(f"{name}, line {lines[row]}, column {column!r}: {str(X[row, k])!r} is "
                          "not a finite number; remove or impute it.")
-    return make_dataset(X, labels.values(), name, feature_names=[columns[j] for j in features],
-                        description=f"CSV file, label column {columns[label]!r}.",
-                        file_format="csv", label_column=columns[label] if header else label)
+    y = labels.values() if label is not None else None
+    return _made(X, y, name, header, columns, label, features, options.purpose)
 
 
 def _explain_cell(name, line, fields, features, columns):

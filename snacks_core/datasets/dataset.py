@@ -13,13 +13,19 @@ from numpy.typing import ArrayLike
 
 from ..validation import check_data
 
+# What rows are read for: 'train' needs two classes or more, 'predict' any labels or none.
+PURPOSES = ("train", "predict")
+
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """Features, labels and names; ``X_test``/``y_test`` when the source fixes a test split.
 
     ``file_format`` ('csv' or 'libsvm') and ``label_column`` (a CSV's label column: its name,
-    or its index when the file has no header) say how to read a file dataset again.
+    or its index when the file has no header) say how to read a file dataset again;
+    ``index_base`` (0 or 1) is the feature index base a LIBSVM file was read with (None for
+    other sources), which a saved model keeps so that new files are read with it.  ``y`` is
+    None only for a file without labels read to predict on (``purpose='predict'``).
     """
 
     X: np.ndarray | sp.csr_matrix
@@ -31,6 +37,7 @@ class Dataset:
     y_test: np.ndarray | None = None
     file_format: str | None = None
     label_column: str | int | None = None
+    index_base: int | None = None
 
     @property
     def n_samples(self) -> int:
@@ -42,10 +49,13 @@ class Dataset:
 
     @property
     def classes(self) -> np.ndarray:
-        return np.unique(self.y)
+        """The distinct labels of ``y`` (none when the file has no labels)."""
+        return np.unique(self.y) if self.y is not None else np.array([])
 
     def class_counts(self) -> dict:
-        """Number of rows of each class in ``y`` (the training part)."""
+        """Number of rows of each class in ``y`` (the training part); empty without labels."""
+        if self.y is None:
+            return {}
         values, counts = np.unique(self.y, return_counts=True)
         return {value.item(): int(count) for value, count in zip(values, counts, strict=True)}
 
@@ -70,12 +80,22 @@ class Split:
         return self.X_train.shape[1]
 
 
-def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike, name: str, *,
+def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike | None, name: str, *,
                  feature_names: Sequence[str] | None = None, description: str = "",
                  X_test: ArrayLike | sp.spmatrix | None = None, y_test: ArrayLike | None = None,
-                 file_format: str | None = None,
-                 label_column: str | int | None = None) -> Dataset:
+                 file_format: str | None = None, label_column: str | int | None = None,
+                 index_base: int | None = None, purpose: str = "train") -> Dataset:
     """A validated :class:`Dataset`: numeric finite X, one label per row, two classes or more.
+
+    Parameters
+    ----------
+    X, y, name, feature_names, description, X_test, y_test, file_format, label_column,
+    index_base
+        The fields of :class:`Dataset`.
+    purpose : {'train', 'predict'}, default='train'
+        'train': ``y`` needs two classes or more (a classifier learns from them).
+        'predict': rows to predict on: ``y`` may hold a single label (a placeholder, or a
+        batch of one class) or be None (no labels).
 
     Examples
     --------
@@ -88,8 +108,11 @@ def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike, name: str, *,
     ...
     ValueError: toy: all rows have the same label (1); a classifier needs at least two classes. ...
     """
+    if purpose not in PURPOSES:
+        raise ValueError(f"purpose must be one of {PURPOSES}, not {purpose!r}.")
     X = check_data(X)
-    y = _check_labels(y, X.shape[0], name)
+    if y is not None or purpose == "train":
+        y = _check_labels(y, X.shape[0], name, 2 if purpose == "train" else 1)
     if X_test is not None:
         X_test = check_data(X_test, name="X_test")
         if X_test.shape[1] != X.shape[1]:
@@ -101,10 +124,13 @@ def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike, name: str, *,
     elif not isinstance(feature_names, FeatureNames):
         feature_names = tuple(str(f) for f in feature_names)
     return Dataset(X, y, name, feature_names, description, X_test, y_test, file_format,
-                   label_column)
+                   label_column, index_base)
 
 
 def _check_labels(y, n_rows, name, min_classes=2):
+    if y is None:
+        raise ValueError(f"{name}: the data has no labels; a file to train on needs a label "
+                         "column (a file to predict on may lack one: purpose='predict').")
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n_rows:
         raise ValueError(f"{name}: {n_rows} rows of features but labels of shape {y.shape}; "

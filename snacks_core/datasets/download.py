@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .dataset import Dataset, make_dataset
-from .libsvm_reader import read_libsvm
+from .libsvm_reader import read_libsvm_files
 from .streams import UPLOAD_LIMITS
 
 LIBSVM_BASE_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
@@ -133,12 +133,17 @@ def fetch_libsvm(name: str, *, cache_dir: str | os.PathLike | None = None,
                                               max_bytes)
             parts.append((downloads.get(target, target), file_name))
         try:
-            X, y = _read_libsvm_part(*parts[0], source.n_features)
-            X_test = y_test = None
-            if len(parts) > 1:
-                X_test, y_test = _read_libsvm_part(*parts[1], source.n_features)
+            # What a server sent is not trusted more than an upload: the same caps.  The
+            # training and test files are read with one index base.
+            read, base = read_libsvm_files([path for path, _ in parts],
+                                           n_features=source.n_features,
+                                           names=[file_name for _, file_name in parts],
+                                           limits=UPLOAD_LIMITS)
+            (X, y, _), *test = read
+            X_test, y_test = test[0][:2] if test else (None, None)
             dataset = make_dataset(X, y, name, description=f"LIBSVM public dataset: "
-                                   f"{source.about}.", X_test=X_test, y_test=y_test)
+                                   f"{source.about}.", X_test=X_test, y_test=y_test,
+                                   index_base=base)
         except ValueError as exc:
             if downloads:
                 raise DownloadError(f"The download of {name} from {base_url} is not the LIBSVM "
@@ -153,12 +158,6 @@ def fetch_libsvm(name: str, *, cache_dir: str | os.PathLike | None = None,
         for part in downloads.values():
             part.unlink(missing_ok=True)
     return dataset
-
-
-def _read_libsvm_part(path, file_name, n_features):
-    # What a server sent is not trusted more than an upload: the same caps.
-    X, y, _ = read_libsvm(path, n_features=n_features, name=file_name, limits=UPLOAD_LIMITS)
-    return X, y
 
 
 class _BadDownload(Exception):

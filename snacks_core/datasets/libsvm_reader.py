@@ -19,11 +19,15 @@ import scipy.sparse as sp
 
 from ..memory import check_fits_in_memory
 from ..threads import effective_n_threads
+from ..validation import check_count
 from ._libsvm_kernels import count_newlines_and_colons, parse_lines
 from .dataset import Dataset, make_dataset
 from .labels import parse_labels
 from .streams import LOCAL_FILE_LIMITS, ReadLimits, Source, TextStream, check_growth, check_rows
 
+# The index of a file's first feature: decided from the file(s), or given.
+INDEX_BASES = ("auto", 0, 1)
+_BASE_NAMES = {0: "zero-based", 1: "one-based"}
 # Lines longer than this are split into tokens lazily, not into one list of strings.
 _LONG_LINE = 1 << 20
 # Pieces smaller than this are not worth a thread.
@@ -45,19 +49,30 @@ def _token_lengths(buf, starts):
     return lengths
 
 
-def load_libsvm(source: Source, *, n_features: int | None = None, name: str | None = None,
+def load_libsvm(source: Source, *, n_features: int | None = None,
+                index_base: str | int = "auto", purpose: str = "train", name: str | None = None,
                 description: str = "", limits: ReadLimits = LOCAL_FILE_LIMITS,
                 progress=None, n_jobs: int | None = None) -> Dataset:
     r"""A dataset from a LIBSVM/svmlight file: ``label index:value …`` per line.
 
-    Comments after ``#`` and ``qid:`` fields are ignored; indices are 1-based unless a 0
-    shows they are 0-based; bz2, gzip and xz files are decompressed as they are read.
+    Comments after ``#`` and ``qid:`` fields are ignored; bz2, gzip and xz files are
+    decompressed as they are read.
 
     Parameters
     ----------
     source : path, bytes or binary file object
     n_features : int, optional
-        The width (so that a train and a test file agree).
+        The width: a file whose largest feature is below it gets empty columns up to it; an
+        index beyond it is an error naming the line.  Give the training file's width to read
+        a file to predict on.
+    index_base : {'auto', 0, 1}, default='auto'
+        The index of the first feature.  'auto': zero-based when the file holds an index 0,
+        else one-based (LIBSVM's convention); to read several files with one base, use
+        :func:`~snacks_core.datasets.load_files`.  With 1, an index 0 is an error naming
+        its line.  The base used is ``Dataset.index_base``.
+    purpose : {'train', 'predict'}, default='train'
+        'train' needs two classes or more; 'predict' takes any labels, even one label on
+        every line (svm-predict's placeholder labels, or a batch of one class).
     name, description : str, optional
         Shown in messages and kept with the dataset.
     limits : ReadLimits, default=LOCAL_FILE_LIMITS
@@ -87,49 +102,87 @@ def load_libsvm(source: Source, *, n_features: int | None = None, name: str | No
     array([[ 0.5,  0. ,  2. ],
            [ 0. ,  1. ,  0. ],
            [ 0. ,  0. , -1. ]])
-    >>> data.y
-    array([ 1, -1,  1])
+    >>> data.y, data.index_base
+    (array([ 1, -1,  1]), 1)
     >>> load_libsvm(b"+1 1:0.5\n-1 2:1 1:3\n", name="tiny.svm")
     Traceback (most recent call last):
     ...
     ValueError: tiny.svm, line 2: indices must increase along a line ('1:3' comes after index 2).
+    >>> load_libsvm(b"0 2:1\n0 1:1\n", n_features=4, purpose="predict").X.shape
+    (2, 4)
     """
-    X, y, name = read_libsvm(source, n_features=n_features, name=name, limits=limits,
-                             progress=progress, n_jobs=n_jobs)
+    [(X, y, name)], base = read_libsvm_files([source], n_features=n_features,
+                                             index_base=index_base, names=[name],
+                                             limits=limits, progress=progress, n_jobs=n_jobs)
     return make_dataset(X, y, name, description=description or "LIBSVM file.",
-                        file_format="libsvm")
+                        file_format="libsvm", index_base=base, purpose=purpose)
 
 
-def read_libsvm(source: Source, *, n_features=None, name=None, limits=LOCAL_FILE_LIMITS,
-                progress=None, n_jobs=None):
-    """``(X, y, name)`` of a LIBSVM file, as :func:`load_libsvm` reads it, unvalidated."""
+def read_libsvm_files(sources, *, n_features=None, index_base="auto", names=None,
+                      limits=LOCAL_FILE_LIMITS, progress=None, n_jobs=None):
+    """``([(X, y, name), …], index_base)`` of LIBSVM files, each read as :func:`load_libsvm`
+    reads one, unvalidated, with one index base and one width for all (as scikit-learn's
+    ``load_svmlight_files``).
+
+    The base, when 'auto', is decided once: zero-based when any file holds an index 0, else
+    one-based.  The width is ``n_features``, or the widest file's.
+    """
+    if index_base not in INDEX_BASES:
+        raise ValueError(f"index_base must be 'auto', 0 or 1, not {index_base!r}.")
+    n_features = None if n_features is None else check_count(n_features, "n_features")
+    names = names or [None] * len(sources)
+    readers = [_read(source, name, n_features, index_base, limits, progress, n_jobs)
+               for source, name in zip(sources, names, strict=True)]
+    if index_base == "auto":
+        index_base = 0 if any(reader.min_index == 0 for reader in readers) else 1
+    widths = [reader.width(index_base, n_features) for reader in readers]
+    widest = readers[int(np.argmax(widths))].name
+    width = max(widths) if n_features is None else n_features
+    # A model of this width holds a few float64 vectors of it (scaling, landmarks).
+    check_fits_in_memory(32 * width, f"The {width:,} columns of {widest}",
+                         "Check the file's largest feature index.")
+    return [reader.result(index_base, width) for reader in readers], index_base
+
+
+def _read(source, name, n_features, index_base, limits, progress, n_jobs):
+    """The parsed lines of one file (a :class:`_Reader`), before the base and width."""
     with TextStream(source, limits, name) as text:
-        reader = _Reader(text, n_features, limits, n_jobs)
+        reader = _Reader(text, limits, n_jobs, n_features, index_base)
         try:
             for chunk, first_line in text.chunks():
                 reader.add(chunk, first_line)
                 if progress is not None:
                     progress(reader.rows, text.bytes_read, text.size)
-            X, y = reader.result()
         finally:
             reader.close()
-    return X, y, text.name
+    if not reader.rows:
+        raise ValueError(f"{reader.name} has no data lines.")
+    return reader
 
 
 class _Reader:
-    """Collects the parsed chunks of one file: CSR parts, labels, the label texts."""
+    """Collects the parsed chunks of one file: CSR parts, labels, the label texts, and the
+    smallest and largest feature index with the first line of each."""
 
-    def __init__(self, text, n_features, limits, n_jobs):
-        self.name, self.limits, self.n_features = text.name, limits, n_features
-        self.limit = limits.max_features if n_features is None else n_features
-        self.beyond = (f"the {n_features} features expected" if n_features is not None else
-                       f"the limit of {limits.max_features:,} features ({limits.policy})")
+    def __init__(self, text, limits, n_jobs, n_features, index_base):
+        self.name, self.limits, self.index_base = text.name, limits, index_base
+        # Raw indices the parser accepts: a zero-based file of n_features ends at n - 1.
+        if n_features is None:
+            self.limit = limits.max_features
+            self.beyond = f"the limit of {limits.max_features:,} features ({limits.policy})"
+        else:
+            self.limit = n_features - (index_base == 0)
+            self.beyond = f"the {n_features:,} features expected"
+            if index_base != "auto":
+                self.beyond += (f" (read {_BASE_NAMES[index_base]}: indices {index_base} to "
+                                f"{self.limit})")
         self.n_threads = effective_n_threads(n_jobs)
         self.pool = ThreadPoolExecutor(self.n_threads) if self.n_threads > 1 else None
         self.values, self.indices, self.row_sizes, self.labels = [], [], [], []
         self.label_texts = {}
         self.rows = self.nnz = 0
         self.min_index, self.max_index = np.inf, -1
+        self.min_line = self.max_line = None
 
     def add(self, chunk, first_line):
         buf = np.frombuffer(chunk, dtype=np.uint8)
@@ -149,8 +202,7 @@ class _Reader:
                 check_rows(self.name, _line_of(chunk, first_line, first_beyond),
                            self.limits.max_rows + 1, self.limits)
             if indices.size:
-                self.min_index = min(self.min_index, int(indices.min()))
-                self.max_index = max(self.max_index, int(indices.max()))
+                self._track_extremes(chunk, first_line, starts, indptr, indices)
             self.values.append(values)
             self.indices.append(indices.astype(np.int32))
             self.row_sizes.append(np.diff(indptr))
@@ -158,6 +210,34 @@ class _Reader:
             self.rows += rows
             self.nnz += values.shape[0]
         check_growth(self.name, first_line + chunk.count(b"\n"), 12 * self.nnz + 16 * self.rows)
+
+    def _track_extremes(self, chunk, first_line, starts, indptr, indices):
+        """The smallest and largest index so far, and the first line holding each (what an
+        error about the base or the width names); an index 0 read one-based is refused."""
+        def line_of(position):
+            row = np.searchsorted(indptr, position, side="right") - 1
+            return _line_of(chunk, first_line, starts[row])
+
+        low, high = int(indices.min()), int(indices.max())
+        if low < self.min_index:
+            self.min_index, self.min_line = low, line_of(int(np.argmin(indices)))
+        if high > self.max_index:
+            self.max_index, self.max_line = high, line_of(int(np.argmax(indices)))
+        if self.index_base == 1 and self.min_index == 0:
+            raise ValueError(f"{self.name}, line {self.min_line}: index 0 in a file read as "
+                             "one-based; if its indices start at 0, pass index_base=0 "
+                             "(snacks: --zero-based).")
+
+    def width(self, index_base, n_features):
+        """The columns this file needs read with ``index_base``; refuses more than
+        ``n_features``, naming the line of the largest index."""
+        width = max(self.max_index - index_base + 1, 1)
+        if n_features is not None and width > n_features:
+            raise ValueError(f"{self.name}, line {self.max_line}: feature index "
+                             f"{self.max_index} is beyond the {n_features:,} features expected "
+                             f"(read {_BASE_NAMES[index_base]}: indices {index_base} to "
+                             f"{n_features - 1 + index_base}).")
+        return width
 
     def _parse_piece(self, start, stop, chunk, buf, first_line):
         """Rows of ``buf[start:stop]``: (labels, label offsets, indptr, indices, values)."""
@@ -221,9 +301,8 @@ class _Reader:
         for i, text in texts.items():
             known[labels[i]].add(text)
 
-    def result(self):
-        if not self.rows:
-            raise ValueError(f"{self.name} has no data lines.")
+    def result(self, index_base, width):
+        """``(X, y, name)``: X a CSR matrix of ``width`` columns read with ``index_base``."""
         cells = sorted({text for texts in self.label_texts.values() for text in texts})
         classes = parse_labels(cells, self.name)
         by_value = {float(value): classes[cells.index(min(texts))]
@@ -232,24 +311,14 @@ class _Reader:
         keys = np.array(sorted(by_value))
         y = np.array([by_value[k] for k in keys])[np.searchsorted(keys, labels)]
         columns = _concatenate(self.indices, np.int32)
-        # Indices are 1-based (LIBSVM's convention) unless a 0 shows they are 0-based.
-        if self.nnz and self.min_index != 0:
-            columns -= 1
-        width = int(columns.max()) + 1 if self.nnz else 1
-        # A model of this width holds a few float64 vectors of it (scaling, landmarks).
-        check_fits_in_memory(32 * width, f"The {width:,} columns of {self.name}",
-                             "Check the file's largest feature index.")
-        if self.n_features is not None:
-            if width > self.n_features:
-                raise ValueError(f"{self.name}: feature index {width} is beyond the "
-                                 f"{self.n_features} features expected.")
-            width = self.n_features
+        if index_base:
+            columns -= index_base
         indptr = np.zeros(self.rows + 1, np.int64)
         np.cumsum(_concatenate(self.row_sizes, np.int64), out=indptr[1:])
         index_dtype = np.int32 if self.nnz < 2**31 else np.int64
         data = _concatenate(self.values, np.float64)
         X = sp.csr_matrix((data, columns, indptr.astype(index_dtype)), shape=(self.rows, width))
-        return X, y
+        return X, y, self.name
 
     def close(self):
         if self.pool is not None:

@@ -19,12 +19,13 @@ _BLOCK_ROWS = 1 << 16
 
 def load_npy(path: str | os.PathLike, *, label_column: int | None = None,
              name: str | None = None, limits: ReadLimits = LOCAL_FILE_LIMITS,
-             progress=None) -> Dataset:
+             progress=None, purpose: str = "train") -> Dataset:
     """A dataset from a ``.npy`` file holding an n × (d + 1) numeric array: the label column
     (the last by default, or the 0-based ``label_column``) and d feature columns.
 
     The file is memory-mapped (``allow_pickle=False``: object arrays are refused) and its
     feature columns are copied to float64 in blocks of rows, each checked for NaN and inf.
+    ``purpose`` is :func:`~snacks_core.datasets.make_dataset`'s ('predict' accepts one label).
 
     Examples
     --------
@@ -78,4 +79,4 @@ def load_npy(path: str | os.PathLike, *, label_column: int | None = None,
                          f"{label}; a classifier needs a column of class labels.")
     classes = parse_labels([repr(value.item()) for value in values], name)
     return make_dataset(X, classes[codes], name, description=f"NumPy array, label column "
-                        f"{label}.", file_format="npy", label_column=label)
+                        f"{label}.", file_format="npy", label_column=label, purpose=purpose)

@@ -14,12 +14,12 @@ Two policies, stated here and nowhere else (DESIGN.md, "Bad input"):
 from __future__ import annotations
 
 import bz2
-import gzip
 import io
 import lzma
 import os
 import queue
 import threading
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +41,10 @@ MAX_LOCAL_FEATURES = 2**31 - 1
 CHUNK_BYTES = 1 << 25
 # Rows between two checks of the arrays read so far against the memory plan.
 PLAN_EVERY = 1 << 16
-_MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
+# Compressed bytes handed to zlib at once.
+_GZIP_INPUT_BYTES = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+_MAGIC = ((b"BZh", "bz2"), (_GZIP_MAGIC, "gzip"), (b"\xfd7zXZ\x00", "xz"))
 SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
 
 
@@ -123,7 +126,7 @@ class TextStream:
     def __init__(self, source: Source, limits: ReadLimits = LOCAL_FILE_LIMITS,
                  name: str | None = None):
         self.limits = limits
-        self._chunks, self._closed = None, False
+        self._chunks, self._closed, self._gzip = None, False, None
         binary, default_name, self._owned = _binary_stream(source, limits)
         self.name = name or default_name
         try:
@@ -152,18 +155,22 @@ class TextStream:
         if inner is None:
             prefixed = _Prefixed(head, binary)
             inner = {"bz2": lambda: bz2.BZ2File(prefixed),
-                     "gzip": lambda: gzip.GzipFile(fileobj=prefixed),
+                     "gzip": lambda: _GzipMembers(prefixed, self.name),
                      "xz": lambda: lzma.LZMAFile(prefixed)}.get(compression, lambda: prefixed)()
         if inner is not binary:
             self._owned.insert(0, inner)
+        self._gzip = inner if isinstance(inner, _GzipMembers) else None
         return _CappedReader(inner, compression, self.limits)
 
     def read(self, size: int) -> bytes:
         """Up to ``size`` bytes of text (b'' at the end); errors name the file."""
         try:
-            return self._reader.read(size)
+            data = self._reader.read(size)
         except _ReadError as exc:
             raise ValueError(f"{self.name}: {exc}.") from None
+        if not data:
+            self._warn_ignored()
+        return data
 
     @property
     def closed(self) -> bool:
@@ -178,7 +185,17 @@ class TextStream:
         """The text as chunks of whole lines (the last may lack its line end), read ahead by
         one thread while the caller parses: ``(chunk, number of its first line)``."""
         self._chunks = _read_ahead(self._line_chunks(chunk_bytes or CHUNK_BYTES))
-        return self._chunks
+        return self._then_warn(self._chunks)
+
+    def _then_warn(self, chunks):
+        yield from chunks
+        self._warn_ignored()
+
+    def _warn_ignored(self):
+        """Say, once, what the gzip stream ignored after its data."""
+        if self._gzip is not None and self._gzip.note is not None:
+            warnings.warn(self._gzip.note, UserWarning, stacklevel=3)
+            self._gzip.note = None
 
     def _line_chunks(self, chunk_bytes):
         line, rest = 1, b""
@@ -270,6 +287,69 @@ class _Prefixed(io.RawIOBase):
             return self._head + self._stream.read()
         head, self._head = self._head[:size], self._head[size:]
         return head + self._stream.read(size - len(head)) if size > len(head) else head
+
+
+class _GzipMembers(io.RawIOBase):
+    """gzip data read as gzip(1) reads it: members one after another, then bytes that are not
+    gzip data (what ``gzip -t`` calls "trailing garbage") ignored with a warning that says how
+    many and from which byte of the file.  Python's GzipFile refuses such a file ("Not a
+    gzipped file") as if its text were not there.  Each member's CRC and length are checked
+    by zlib; a member cut short is an EOFError.  The warning is :attr:`note`, given by the
+    :class:`TextStream` in its caller's thread (this one may run in the read-ahead thread)."""
+
+    def __init__(self, stream, name):
+        self._stream, self._name = stream, name
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._input, self._consumed, self._done = b"", 0, False
+        self.note = None
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            return b"".join(iter(lambda: self.read(_GZIP_INPUT_BYTES), b""))
+        while not self._done:
+            if self._inflate.eof:
+                self._next_member()
+                continue
+            data = self._inflate.unconsumed_tail or self._input or self._compressed()
+            self._input = b""
+            if not data:
+                raise EOFError("the last gzip member is cut short")
+            text = self._inflate.decompress(data, size)
+            if text:
+                return text
+        return b""
+
+    def _compressed(self):
+        data = self._stream.read(_GZIP_INPUT_BYTES)
+        self._consumed += len(data)
+        return data
+
+    def _next_member(self):
+        """Start the next member, or end at the file's end or at bytes that are not gzip."""
+        rest = self._inflate.unused_data
+        while len(rest) < len(_GZIP_MAGIC):
+            more = self._compressed()
+            if not more:
+                break
+            rest += more
+        if rest.startswith(_GZIP_MAGIC):
+            self._inflate, self._input = zlib.decompressobj(16 + zlib.MAX_WBITS), rest
+            return
+        self._done = True
+        if rest:
+            offset = self._consumed - len(rest)
+            ignored = len(rest) + sum(len(block) for block in iter(self._compressed, b""))
+            self.note = (f"{self._name}: the {ignored:,} bytes after the gzip data (from byte "
+                         f"{offset:,} of the file) are not gzip data and were ignored, as gzip "
+                         "does ('trailing garbage ignored').")
 
 
 def _parallel_bz2(path):
