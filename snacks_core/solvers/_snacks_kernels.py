@@ -244,8 +244,9 @@ def _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta, margin, g, tas
 def _checkpoint_pass_parallel(Z, offset, y, sw, w, hits, violations, beta, margin, hinge_parts,
                               g_parts, with_dual):
     for task in prange(hinge_parts.shape[0]):
+        # prange's index is unsigned: as int64, the serial twin's compiled task serves both.
         hinge_parts[task] = _checkpoint_task(Z, offset, y, sw, w, hits, violations, beta,
-                                             margin, g_parts[task], task, with_dual)
+                                             margin, g_parts[task], np.int64(task), with_dual)
 
 
 @njit(cache=True, nogil=True)

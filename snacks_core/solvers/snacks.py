@@ -96,12 +96,18 @@ _FAST_DUAL_LIMIT = 10.0
 # of a large validation set is noise, not learning.
 _MIN_VALIDATION_GAIN = 1e-3
 # Under early stopping ASSG checks the held-out error k times per epoch, k = n // the
-# rows below clipped to [1, the checks per epoch below] (one check every ⌈n/k⌉ steps), and
-# the patience ``n_iter_no_change`` counts these checks: at one check per epoch, the
-# patience alone costs five epochs after the best point, most of a fit on millions of rows
-# (bench_early_stopping.py).  Small problems keep one check per epoch.
+# rows below clipped to [1, the checks per epoch below] (one check every ⌈n/k⌉ steps): at
+# one check per epoch, a patience of five checks costs five epochs after the best point,
+# most of a fit on millions of rows (bench_early_stopping.py).  Small problems keep one
+# check per epoch.
 EARLY_STOPPING_CHECKS_PER_EPOCH = 4
 EARLY_STOPPING_MIN_CHECK_ROWS = 10_000
+# The patience is also measured in data: besides ``n_iter_no_change`` checks, at least
+# ``n_iter_no_change`` epochs of rows visited since the last improvement, up to this many
+# rows.  Five quarter-epoch checks (1.25 epochs) stopped too soon at 50,000 rows
+# (BENCHMARKS.md, 'Early stopping that scales'); from n_iter_no_change · n above this
+# many rows the checks alone decide, as before.
+EARLY_STOPPING_PATIENCE_ROWS = 250_000
 
 
 def default_step_and_radius(sqnorm, sample_weight, lam, stage_steps, gap0, norm_w0, objective0):
@@ -155,6 +161,14 @@ def rows_between_checks(n, early_stopping):
         return n
     checks = min(max(n // EARLY_STOPPING_MIN_CHECK_ROWS, 1), EARLY_STOPPING_CHECKS_PER_EPOCH)
     return -(-n // checks)
+
+
+def patience_rows(n, n_iter_no_change):
+    """Rows visited (ASSG steps, dual-ascent updates) since the last improvement of the
+    held-out error before early stopping may stop, on top of its ``n_iter_no_change``
+    checks: ``n_iter_no_change`` epochs of n rows, at most
+    :data:`EARLY_STOPPING_PATIENCE_ROWS`."""
+    return min(n_iter_no_change * n, EARLY_STOPPING_PATIENCE_ROWS)
 
 
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
@@ -218,9 +232,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     n_iter_no_change : int or None
         Early stopping: stop when the error on ``stopping_set`` (default: ``validation``)
         has not improved by at least 0.1 % of its rows (and one row) for this many
-        checkpoints: up to :data:`EARLY_STOPPING_CHECKS_PER_EPOCH` per epoch of ASSG
-        (:func:`rows_between_checks`: one per epoch below 2·10⁴ rows), one per polishing
-        sweep.  None disables it.
+        checkpoints (up to :data:`EARLY_STOPPING_CHECKS_PER_EPOCH` per epoch of ASSG,
+        :func:`rows_between_checks`: one per epoch below 2·10⁴ rows; one per polishing
+        sweep) and over :func:`patience_rows` rows visited (this many epochs, at most
+        :data:`EARLY_STOPPING_PATIENCE_ROWS` rows).  None disables it.
     stopping_set : tuple (Z_stop, y_stop), optional
         Held-out rows for early stopping, when they are not the recorded ``validation``.
         Without ``validation`` their error is the history's ``validation_error``.
@@ -264,7 +279,8 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     with numba_threads(n_jobs):
         stages = (_L1Stages if penalty == "l1" else _L2Stages)(blocks, y, sample_weight, lam,
                                                                 recorder)
-        run = _Run(recorder, tol, n_iter_no_change, stopping_set)
+        run = _Run(recorder, tol, n_iter_no_change, stopping_set,
+                   0 if n_iter_no_change is None else patience_rows(n, n_iter_no_change))
         objective, gap = stages.certificate(w)
         run.checkpoint(w, 0, 0.0, objective, gap)
         schedule = _Schedule.first(stages, w, objective, gap, stage_epochs * n, eta0, radius0,
@@ -398,14 +414,15 @@ def _dual_ascent_is_fast(stages, lam):
 class _Run:
     """Checkpoints of one solve: the history, the best iterate and the stop rules."""
 
-    def __init__(self, recorder, tol, n_iter_no_change, stopping_set):
+    def __init__(self, recorder, tol, n_iter_no_change, stopping_set, patience_rows):
         self.recorder, self.tol, self.patience = recorder, tol, n_iter_no_change
+        self.patience_rows = patience_rows
         self.best_w, self.best_objective, self.best_dual = None, np.inf, -np.inf
         self.stop_reason = None
         self.stopping_set = stopping_set
         if stopping_set is not None:
             self.min_gain = max(1, int(np.ceil(_MIN_VALIDATION_GAIN * len(stopping_set[1]))))
-        self.best_errors, self.no_change = np.inf, 0
+        self.best_errors, self.no_change, self.improved_at = np.inf, 0, 0
         self.best_validated, self.best_trained_errors = None, np.inf
 
     def held_out_errors(self, w):
@@ -453,11 +470,12 @@ class _Run:
             if iteration > 0 and errors < self.best_trained_errors:
                 self.best_validated, self.best_trained_errors = (w, objective), errors
             if errors <= self.best_errors - self.min_gain:
-                self.best_errors, self.no_change = errors, 0
+                self.best_errors, self.no_change, self.improved_at = errors, 0, iteration
             else:
                 self.no_change += 1
                 self.best_errors = min(self.best_errors, errors)
-                if self.no_change >= self.patience:
+                if (self.no_change >= self.patience
+                        and iteration - self.improved_at >= self.patience_rows):
                     self.stop_reason = EARLY_STOPPING
 
     def result(self):
