@@ -17,6 +17,7 @@ import textwrap
 import threading
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snacks_core import cli, datasets
+from snacks_core import cli, datasets, sweeps
 from snacks_core.datasets import DownloadError, fetch_libsvm, load_csv, load_libsvm
 from snacks_core.estimator import SnacksClassifier
 from snacks_core.persistence import model_from_npz, model_to_npz
+from snacks_core.specs import Resources
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous caps a correct implementation meets by orders of magnitude.
@@ -452,8 +454,8 @@ def run_cli(capsys, *argv):
 def test_cli_refuses_in_one_line(capsys, tmp_path, monkeypatch, argv, status, message):
     (tmp_path / "wide.svm").write_bytes(b"1 3000000000:1\n-1 2:1\n")
     # Nothing may be computed before an output path is refused.
-    monkeypatch.setattr(cli, "robustness_grid", None if "nonexistent" in " ".join(argv)
-                        else cli.robustness_grid)
+    if "nonexistent" in " ".join(argv):
+        monkeypatch.setattr("snacks_core.cli.heatmap.robustness_grid", None)
     code, _, err = run_cli(capsys, *[a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert code == status, err
     assert len(err.strip().splitlines()) == 1 and message in err, err
@@ -476,20 +478,21 @@ def test_cli_on_a_hostile_file_under_the_memory_cap(tmp_path):
 def test_stopped_heatmap_keeps_finished_cells_and_exits_non_zero(capsys, tmp_path,
                                                                 monkeypatch):
     out = tmp_path / "grid.csv"
-    real = cli.robustness_grid
     seen_on_disk = []
 
-    def stop_after_first_column(*args, progress, should_stop, **kwargs):
+    def stop_after_first_column(*args, resources, **kwargs):
         done = []
 
         def report(finished, total, row):
-            progress(finished, total, row)
+            resources.progress(finished, total, row)
             seen_on_disk.append(len(out.read_text().splitlines()) - 1)
             done.append(finished)
 
-        return real(*args, progress=report, should_stop=lambda: bool(done), **kwargs)
+        return sweeps.robustness_grid(
+            *args, resources=replace(resources, progress=report, should_stop=lambda: bool(done)),
+            **kwargs)
 
-    monkeypatch.setattr(cli, "robustness_grid", stop_after_first_column)
+    monkeypatch.setattr("snacks_core.cli.heatmap.robustness_grid", stop_after_first_column)
     code, _, err = run_cli(capsys, "heatmap", "moons", "--n-samples", "200", "--m", "5,10,20",
                            "--lam", "1e-2,1e-3", "--n-jobs", "1", "--max-epochs", "5",
                            "--out", str(out))
@@ -547,8 +550,8 @@ def test_plan_grid_also_respects_the_memory_free_now(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"max_epochs": float("inf")}, "max_epochs"),
-    ({"n_jobs": 10**6}, "n_jobs=1000000 is more parallel jobs"),
+    ({"estimator": SnacksClassifier(max_epochs=float("inf"))}, "max_epochs"),
+    ({"resources": Resources(n_jobs=10**6)}, "n_jobs=1000000 is more parallel jobs"),
 ])
 def test_robustness_grid_refuses_absurd_budgets(kwargs, message):
     from snacks_core.sweeps import robustness_grid
@@ -560,16 +563,16 @@ def test_robustness_grid_refuses_absurd_budgets(kwargs, message):
 
 def test_second_ctrl_c_keeps_the_cells_already_written(capsys, tmp_path, monkeypatch):
     out = tmp_path / "grid.csv"
-    real = cli.robustness_grid
 
-    def interrupted(*args, progress, **kwargs):
+    def interrupted(*args, resources, **kwargs):
         def report(finished, total, row):
-            progress(finished, total, row)
+            resources.progress(finished, total, row)
             if finished == 2:
                 raise KeyboardInterrupt
-        return real(*args, progress=report, **kwargs)
+        return sweeps.robustness_grid(*args, resources=replace(resources, progress=report),
+                                      **kwargs)
 
-    monkeypatch.setattr(cli, "robustness_grid", interrupted)
+    monkeypatch.setattr("snacks_core.cli.heatmap.robustness_grid", interrupted)
     code, _, err = run_cli(capsys, "heatmap", "moons", "--n-samples", "200", "--m", "5,10,20",
                            "--lam", "1e-2,1e-3", "--n-jobs", "1", "--max-epochs", "5",
                            "--out", str(out))

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_moons
 
-from snacks_core import SnacksClassifier, analysis, datasets, serving
+from snacks_core import SnacksClassifier, datasets, evaluation, serving
 from snacks_core.cancellation import Cancelled, carry, raise_if_stopped, stop_when
 from snacks_core.search import SnacksSearchCV
 from snacks_core.solvers import EMBEDDED_SOLVERS
+from snacks_core.specs import Resources
 from snacks_core.sweeps import robustness_grid
 from snacks_core.threads import for_row_blocks
 
@@ -122,10 +123,12 @@ def test_one_vs_rest_subproblems_in_threads_are_cancelled():
 def test_a_grid_is_cancelled_inside_its_columns(n_jobs):
     X, y = make_moons(300, noise=0.2, random_state=0)
     fits, checkpoints = [], []
-    grid = dict(m=[10, 20], lam=[1e-2, 1e-3, 1e-4], gamma=2.0, seeds=[0], max_epochs=20,
-                tol=1e-12, early_stopping=False, n_jobs=n_jobs,
-                solver_options={"callback": lambda r, w: checkpoints.append(r)},
-                progress=lambda done, total, row: fits.append(done))
+    estimator = SnacksClassifier(
+        max_epochs=20, tol=1e-12, early_stopping=False,
+        solver_options={"callback": lambda r, w: checkpoints.append(r)})
+    grid = dict(m=[10, 20], lam=[1e-2, 1e-3, 1e-4], gamma=2.0, seeds=[0], estimator=estimator,
+                resources=Resources(n_jobs=n_jobs,
+                                    progress=lambda done, total, row: fits.append(done)))
     full = robustness_grid(X, y, **grid)
     assert len(full) == 6 and not full.attrs["stopped"] and len(checkpoints) > 12
     fits.clear()
@@ -155,13 +158,13 @@ def test_a_cancelled_fit_leaves_nothing_in_the_app_cache(monkeypatch):
 
     server.WARM_UP.wait()  # it trains too, started when the app's modules were imported
     calls = []
-    train = analysis.train
+    train = evaluation.train
 
     def counting_train(*args, **kwargs):
         calls.append(1)
         return train(*args, **kwargs)
 
-    monkeypatch.setattr(cached.analysis, "train", counting_train)
+    monkeypatch.setattr(cached.evaluation, "train", counting_train)
     split = datasets.split_dataset(datasets.make_synthetic("moons", 200, noise=0.2,
                                                            random_state=0), random_state=0)
     params = {"kernel": "rbf", "gamma": "scale", "n_components": 20, "lam": 1e-3,
