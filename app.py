@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from snacks_core.ui import server, state, widgets
+from snacks_core.ui import navigation, server, sidebar, state
 
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
@@ -28,7 +28,7 @@ PAGES = {
     "data": st.Page("pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))
-# The Playground's boundary and drawing plane (widgets.decision_view, ui.drawing): as tall
+# The Playground's boundary and drawing plane (run_view.decision_view, ui.drawing): as tall
 # as their column is wide, less the legend above and the colour bar beside (so the plot is
 # square and fills the column), and short enough to fit in the window below what comes
 # before them (the drawing's controls too).  Below 1100 px the notes go under the picture,
@@ -71,14 +71,14 @@ st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}"
         + PLAYGROUND_CSS + "</style>")
 # First in the page: a visitor who arrives while the solvers warm up is told at once.
 server.wait_for_warm_up()
-widgets.sidebar()
+sidebar.sidebar()
 
 goto = st.session_state.pop(state.Keys.GOTO, None)
 if goto in PAGES and PAGES[goto] is not page:
     st.switch_page(PAGES[goto])
 
 state.write_query_params()
-widgets.url_problems()
+navigation.url_problems()
 # The BLAS threads are set once for the server process (snacks_core.ui.server, at import).
 # A page's computations stop soon after its tab closes or a new run preempts it.
 with server.cancel_when_gone():

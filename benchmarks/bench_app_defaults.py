@@ -6,7 +6,7 @@ the app does (30 % test, stratified, seed 0; standard scaling, none for sparse b
 data), then trains Snacks with
 
 - the previous fixed defaults (m = 50, λ = 1e-3, γ 'scale'), and
-- the data-aware defaults the sidebar now starts from (``widgets.defaults_for``: λ ≈ 0.02/n,
+- the data-aware defaults the sidebar now starts from (``sidebar.defaults_for``: λ ≈ 0.02/n,
   m ≈ 2√n within [50, 500] (100 at most on two features), γ 'scale', rounded to the
   sliders' steps),
 
@@ -30,9 +30,9 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file, make_classification
 from sklearn.svm import SVC
 
-from snacks_core import analysis, datasets
+from snacks_core import datasets, evaluation
 from snacks_core.datasets import make_dataset, split_dataset
-from snacks_core.ui.widgets import defaults_for
+from snacks_core.ui.sidebar import defaults_for
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 TEST_SIZE = 0.3
@@ -68,7 +68,7 @@ def snacks_error(split, m, lam):
     params = {"kernel": "rbf", "gamma": "scale", "n_components": int(m), "lam": float(lam),
               "solver": "snacks", "sampling": "balanced", "max_epochs": 50,
               "class_weight": None, "random_state": 0}
-    run = analysis.train(split, params)
+    run = evaluation.train(split, params)
     metrics = run.metrics
     return metrics["test_error"], metrics["embedding_time"] + metrics["training_time"]
 

@@ -157,16 +157,17 @@ def _auto_tune():
     if not W8A.exists():
         print(f"auto-tune skipped: {W8A} not found.")
         return
-    from snacks_core import analysis, datasets, defaults
+    from snacks_core import datasets, defaults, evaluation
+    from snacks_core.ui import explorer
 
     X, y = load_svmlight_file(str(W8A), n_features=300)
     split = datasets.split_dataset(datasets.make_dataset(X.tocsr(), y, "w8a"), random_state=0)
     params = {"kernel": "rbf", "gamma": "scale", "n_components": defaults.DEFAULT_M,
               "lam": defaults.DEFAULT_LAM, "solver": "snacks", "sampling": "balanced",
               "max_epochs": 50, "class_weight": None, "random_state": 0}
-    default = analysis.train(split, params).metrics
-    tuned, seconds = _timed(lambda: analysis.auto_tune(split, params))
-    after = analysis.train(split, {**params, **tuned["params"]}).metrics
+    default = evaluation.train(split, params).metrics
+    tuned, seconds = _timed(lambda: explorer.auto_tune(split, params))
+    after = evaluation.train(split, {**params, **tuned["params"]}).metrics
     gamma = resolve_gamma("scale", split.X_train)
     svc = {}
     for C in (1.0, 10.0, 100.0, 1000.0):

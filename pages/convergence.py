@@ -3,24 +3,24 @@
 import streamlit as st
 
 from snacks_core import figures
-from snacks_core.ui import cached, state, widgets
-from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+from snacks_core.ui import cached, errors, lessons, navigation, run_view, state, training
+from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
-widgets.require_entry_point("convergence")
+navigation.require_entry_point("convergence")
 st.title("Convergence")
 st.caption("Several solvers on the same Nyström embedding (same landmarks, same λ): how fast "
            "does each one drive the objective F(w) down, and when does the test error settle?")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 params = cached.model_params()
 left, right = st.columns([3, 2])
-solvers = widgets.solver_multiselect("conv_solvers", left)
+solvers = training.solver_multiselect("conv_solvers", left)
 right.segmented_control("x axis", state.CONVERGENCE_AXES, key="conv_axis",
                         help=HELP["conv_axis"])
-runs = widgets.train_solvers("convergence", request, split, params, solvers)
-histories = {solver: widgets.first_problem(run.model.history_) for solver, run in runs.items()}
-classes = widgets.class_names(split)
+runs = training.train_solvers("convergence", request, split, params, solvers)
+histories = {solver: run_view.first_problem(run.model.history_) for solver, run in runs.items()}
+classes = run_view.class_names(split)
 if len(classes) > 2:
     st.caption(f"{len(classes)} classes: curves of the first one-vs-rest problem "
                f"({classes[0]} against the rest).")
@@ -42,13 +42,13 @@ for col, (solver, run) in zip(cols, runs.items(), strict=True):
                delta=f"{length}, stopped by {metrics['stop']}", delta_color="off",
                delta_arrow="off", help=f"Training time {metrics['training_time']:.3f} s"
                     + (" (from cache: measured when first trained)."
-                       if widgets.from_cache(run) else "."))
+                       if training.from_cache(run) else "."))
 
 animated = [s for s, run in runs.items() if run.checkpoints]
 if split.n_features == 2 and animated:
     st.subheader("The boundary as the solver converges")
     solver = st.radio("Replay", animated, horizontal=True, format_func=solver_label,
                       key=state.Keys.CONV_REPLAY)
-    widgets.boundary_replay(request, split, {**params, "solver": solver}, runs[solver],
+    run_view.boundary_replay(request, split, {**params, "solver": solver}, runs[solver],
                             key="animation")
     st.caption(CAPTIONS["animation"])

@@ -8,15 +8,15 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets, figures
-from snacks_core.ui import cached, state, widgets
+from snacks_core.ui import cached, errors, lessons, navigation, run_view, state
 from snacks_core.ui.state import Keys
-from snacks_core.ui.text import HELP
+from snacks_core.ui.teaching import HELP
 
-widgets.require_entry_point("data")
+navigation.require_entry_point("data")
 st.title("Data")
 st.caption("Choose data in the sidebar, or bring your own below. Every file is parsed as text "
            "by our own readers (never unpickled), and a bad line is reported with its number.")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
 
 def use_upload(name, raw, label):
@@ -24,7 +24,7 @@ def use_upload(name, raw, label):
     error is kept to be shown by the page)."""
     try:
         state.select_dataset_next_run(cached.parse_upload(name, raw, label))
-    except widgets.USER_ERRORS as exc:
+    except errors.USER_ERRORS as exc:
         st.session_state[Keys.UPLOAD_ERROR] = exc
 
 
@@ -51,11 +51,11 @@ with upload_tab:
             st.button("Use this file", type="primary", key="use_upload",
                       icon=":material/upload:", on_click=use_upload,
                       args=(uploaded.name, raw, label))
-        except widgets.USER_ERRORS as exc:
-            widgets.show_error(exc)
+        except errors.USER_ERRORS as exc:
+            errors.show_error(exc)
         failed = st.session_state.pop(Keys.UPLOAD_ERROR, None)
         if failed is not None:
-            widgets.show_error(failed)
+            errors.show_error(failed)
 
 with public_tab:
     st.caption("Binary datasets of the LIBSVM collection, downloaded once into a local cache "
@@ -70,8 +70,8 @@ with public_tab:
                 option = cached.download_libsvm(name)
             state.select_dataset_next_run(option)
             st.rerun()
-        except widgets.USER_ERRORS as exc:
-            widgets.show_error(exc)
+        except errors.USER_ERRORS as exc:
+            errors.show_error(exc)
 
 with samples_tab:
     files = datasets.sample_files()
@@ -80,7 +80,7 @@ with samples_tab:
                 + ", ".join(f"`{f}`" for f in files) + ". They are in the sidebar's list.")
 
 st.divider()
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 dataset = cached.load_dataset(request)
 st.subheader(f"{cached.dataset_label(request.dataset)}")
 if dataset.description:
@@ -115,7 +115,7 @@ with right:
         title = f"Preview: {shown.projection}"
     st.markdown(f"**{title}**")
     st.plotly_chart(figures.data_scatter_figure(
-        shown.X_train, shown.y_train, classes=widgets.class_names(shown),
+        shown.X_train, shown.y_train, classes=run_view.class_names(shown),
         axis_titles=shown.feature_names[:2]), width="stretch", key="scatter")
 
 # Only the cells shown are built: a sparse file may have millions of columns.

@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core.objective import lam_to_C
-from snacks_core.ui import cached, state, widgets
+from snacks_core.ui import cached, errors, lessons, navigation, state, training
 from snacks_core.ui.paper_tables import PAPER_SOLVERS, PAPER_TABLES
-from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
-widgets.require_entry_point("paper")
+navigation.require_entry_point("paper")
 st.title("The paper's tables, here")
 st.caption("The Snacks paper (Tanji et al.) compares solvers on five datasets in its Tables "
            "III–VII: each solver's training time and test error (F1 for mnist-bin), the "
@@ -16,13 +16,13 @@ st.caption("The Snacks paper (Tanji et al.) compares solvers on five datasets in
            "kernel SVM for ThunderSVM and for the \"optimal\" LibSVM reference. Left: its "
            "published numbers; right: the same solvers on the data in the sidebar, on this "
            "machine.")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
 st.segmented_control("Paper table", list(PAPER_TABLES), key="paper_table",
                      format_func=lambda name: f"{PAPER_TABLES[name].number} · {name}",
                      help=HELP["paper_table"])
 paper = PAPER_TABLES[state.current("paper_table") or state.SETTINGS["paper_table"].default]
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 n_train = split.X_train.shape[0]
 m = min(paper.m, n_train)
 params = {**cached.model_params(), "n_components": m}
@@ -37,7 +37,7 @@ elif request.dataset != paper.ours:
             + (" (download it on the Data page first)." if paper.ours.startswith("libsvm:")
                else "."), icon=":material/info:")
 
-runs = widgets.train_solvers("paper", request, split, params,
+runs = training.train_solvers("paper", request, split, params,
                              list(dict.fromkeys(PAPER_SOLVERS.values())))
 
 f1 = paper.metric == "F1-score"

@@ -3,15 +3,25 @@ or draw the data point by point on a plane."""
 
 import streamlit as st
 
-from snacks_core.ui import cached, drawing, widgets
+from snacks_core.ui import (
+    auto_tune,
+    cached,
+    drawing,
+    errors,
+    export,
+    lessons,
+    navigation,
+    run_view,
+    training,
+)
 from snacks_core.ui.state import Keys, current
-from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
-widgets.require_entry_point("playground")
+navigation.require_entry_point("playground")
 st.title("Playground")
 st.caption("Pick data, a kernel, the number of landmarks m and the regularization λ in the "
            "sidebar; the kernel SVM is trained on a Nyström embedding of m landmarks.")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
 drawn = cached.data_request().dataset == cached.DRAWN_OPTION
 
@@ -34,17 +44,17 @@ if drawn:
             drawing.plane()
         st.stop()
 
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 params = cached.model_params()
-if not widgets.training_gate("playground", split, params):
+if not training.training_gate("playground", split, params):
     if drawn:
         drawing.controls()
         drawing.plane()
     st.stop()
-run = widgets.train_or_stop(request, split, params)
-widgets.metrics_row(run, split)
+run = training.train_or_stop(request, split, params)
+run_view.metrics_row(run, split)
 
-classes = widgets.class_names(split)
+classes = run_view.class_names(split)
 picture, notes = _columns()
 with picture:
     if drawn:
@@ -58,8 +68,8 @@ with picture:
         elif split.projection:
             # Above the figure rather than in it: a figure title would run into the legend.
             st.markdown(f"**{split.projection}**")
-        widgets.decision_view(request, split, params, run, key_prefix="",
-                              boundary_height=None, margins_height=widgets.MARGINS_HEIGHT)
+        run_view.decision_view(request, split, params, run, key_prefix="",
+                              boundary_height=None, margins_height=run_view.MARGINS_HEIGHT)
 with notes:
     st.markdown("**How to read it**")
     if split.n_features != 2:
@@ -70,18 +80,18 @@ with notes:
         st.caption(CAPTIONS["boundary"])
     else:
         st.caption(CAPTIONS["boundary_multiclass"])
-    widgets.run_facts(run, split)
-    widgets.auto_tune(request, split, params)
+    run_view.run_facts(run, split)
+    auto_tune.auto_tune_section(request, split, params)
     st.markdown("**Try this**")
-    widgets.try_this_hints(run, split)
+    run_view.try_this_hints(run, split)
 
 # Built only when asked for: the animation is the page's costliest figure to redraw.
 if split.n_features == 2 and run.checkpoints and st.toggle(
         "Watch it learn: the boundary and the test error, epoch by epoch",
         key=Keys.WATCH_LEARNING, help=HELP["watch_learning"]):
     with st.container(border=True):
-        widgets.boundary_replay(request, split, params, run, key="learning", error_panel=True,
+        run_view.boundary_replay(request, split, params, run, key="learning", error_panel=True,
                                 height=520)
         st.caption(CAPTIONS["learning"].format(solver=solver_label(params["solver"])))
 
-widgets.export_section(request, split, params, run)
+export.export_section(request, split, params, run)

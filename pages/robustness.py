@@ -3,19 +3,19 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core import analysis, figures
+from snacks_core import figures
 from snacks_core.sweeps import summarize_grid
-from snacks_core.ui import cached, server, state, widgets
+from snacks_core.ui import cached, errors, explorer, heatmap, lessons, navigation, server, state
 from snacks_core.ui.state import Keys
-from snacks_core.ui.text import CAPTIONS, HELP, solver_label
+from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
-widgets.require_entry_point("robustness")
+navigation.require_entry_point("robustness")
 st.title("Robustness heatmap")
 st.caption("Is there a wide region of good settings, or a narrow ridge? Each cell trains the "
            "model once per seed (and fold) and shows its mean error (± spread).")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 params = cached.model_params()
 a, b, c = st.columns(3)
 a.segmented_control("Grid", state.GRIDS, key="rob_grid", format_func=state.GRID_LABELS.get,
@@ -26,14 +26,14 @@ st.segmented_control("Choose the best cell by", state.SELECTIONS, key="rob_selec
                      format_func=state.SELECTION_LABELS.get, help=HELP["rob_select"])
 kind = state.current("rob_grid") or state.GRIDS[0]
 folds = state.ROBUSTNESS_FOLDS if (state.current("rob_select") or "cv") == "cv" else None
-with widgets.stop_on_user_error():
-    axis, axis_values, lams = analysis.grid_axes(kind, params, split.X_train,
+with errors.stop_on_user_error():
+    axis, axis_values, lams = explorer.grid_axes(kind, params, split.X_train,
                                                  state.current("rob_size"), folds)
 seeds = [request.seed + k for k in range(state.current("rob_seeds"))]
 n_fits = len(axis_values) * len(lams) * len(seeds) * (folds or 1)
 key = (request.key(), cached.params_key(params), kind, tuple(axis_values), tuple(lams),
        tuple(seeds), folds)
-solver = analysis.grid_solver(params)
+solver = explorer.grid_solver(params)
 notes = [f"{len(axis_values)} × {len(lams)} cells × {len(seeds)} seed{'s' * (len(seeds) > 1)}"
          + (f" × {folds} folds" if folds else "") + f" = {n_fits} fits with "
          f"{solver_label(solver)}; the other sidebar settings stay fixed. Cells share "
@@ -55,7 +55,7 @@ if stopped is not None and stopped["key"] == key:
     # The Stop button's click interrupted the sweep's run; this rerun keeps what finished.
     table = pd.DataFrame(stopped["rows"])
     if len(table):
-        st.session_state[Keys.GRID_RESULT] = widgets.grid_result(
+        st.session_state[Keys.GRID_RESULT] = heatmap.grid_result(
             key, table, axis, split, stopped=(len(table), stopped["total"]))
     else:
         st.session_state.pop(Keys.GRID_RESULT, None)
@@ -72,21 +72,21 @@ if run_clicked:
 
         def report(done, total, row):
             partial["rows"].append(dict(row))
-            bar.progress(done / total, text=analysis.progress_text(done, total, axis, row))
+            bar.progress(done / total, text=explorer.progress_text(done, total, axis, row))
 
         try:
-            table = analysis.robustness(split, params, axis, axis_values, lams, seeds,
+            table = explorer.robustness(split, params, axis, axis_values, lams, seeds,
                                         progress=report, cv=folds,
                                         keep_test_scores=not folds,
-                                        keep_models=widgets.sweep_models_to_keep(seeds[0]))
-        except widgets.USER_ERRORS as exc:
+                                        keep_models=heatmap.sweep_models_to_keep(seeds[0]))
+        except errors.USER_ERRORS as exc:
             st.session_state.pop(Keys.SWEEP_ROWS, None)
             status.update(label="Sweep failed", state="error")
-            widgets.show_error(exc)
+            errors.show_error(exc)
             st.stop()
         status.update(label=f"Sweep done: {n_fits} fits", state="complete", expanded=False)
     st.session_state.pop(Keys.SWEEP_ROWS, None)
-    st.session_state[Keys.GRID_RESULT] = widgets.grid_result(key, table, axis, split)
+    st.session_state[Keys.GRID_RESULT] = heatmap.grid_result(key, table, axis, split)
     st.rerun()
 
 result = st.session_state.get(Keys.GRID_RESULT)
@@ -102,7 +102,7 @@ table = result["table"]
 value_label = "CV error" if folds else "test error"
 spread = table["seed"].nunique() > 1 or bool(folds)
 rows_v, cols_v, mean, std, seconds = summarize_grid(table, rows=result["axis"], columns="lam")
-best = widgets.best_cell(table, result["axis"], rows_v, cols_v, mean)
+best = heatmap.best_cell(table, result["axis"], rows_v, cols_v, mean)
 figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
                                 row_label=figures.grid_axis_title(result["axis"]),
                                 col_label=figures.grid_axis_title("lam"),
@@ -113,12 +113,12 @@ config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustne
 beside = st.container(horizontal=True, wrap=True, gap="small")
 heatmap_col, cell_col = beside.container(width=440), beside.container(width=360)
 heatmap_col.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=config,
-                         on_select=widgets.pick_heatmap_cell, selection_mode="points")
+                         on_select=heatmap.pick_heatmap_cell, selection_mode="points")
 with cell_col:
-    widgets.heatmap_cell_view(split, result, folds, solver)
-widgets.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std),
+    heatmap.heatmap_cell_view(split, result, folds, solver)
+heatmap.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std),
                     result["optimism"])
-widgets.cell_thumbnails(split, result, folds, best, rows_v, cols_v)
+heatmap.cell_thumbnails(split, result, folds, best, rows_v, cols_v)
 spread_over = " and ".join(["folds"] * bool(folds) + ["seeds"] * (table["seed"].nunique() > 1))
 st.caption(CAPTIONS["heatmap" if result["axis"] == "m" else "heatmap_gamma"].format(
     value=value_label, spread=spread_over or "seeds (one here: no spread)"))

@@ -3,23 +3,23 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core import analysis, figures
-from snacks_core.ui import cached, widgets
-from snacks_core.ui.text import CAPTIONS, solver_label
+from snacks_core import figures
+from snacks_core.ui import cached, errors, explorer, lessons, navigation, training
+from snacks_core.ui.teaching import CAPTIONS, solver_label
 
-widgets.require_entry_point("solvers")
+navigation.require_entry_point("solvers")
 st.title("Solver comparison")
 st.caption("Every solver on the same data, kernel, landmarks and λ: times, errors, F1 and the "
            "objective reached. LIBSVM solves the exact kernel SVM, without Nyström: the "
            "\"optimal\" row the others are measured against.")
-widgets.lesson_banner()
+lessons.lesson_banner()
 
-request, split = widgets.load_split_or_stop()
+request, split = errors.load_split_or_stop()
 params = cached.model_params()
-solvers = widgets.solver_multiselect("cmp_solvers")
-runs = widgets.train_solvers("solvers", request, split, params, solvers)
-shared = analysis.shared_embedding_time(runs)
-rows = [analysis.solver_row(solver_label(solver), run.metrics, shared)
+solvers = training.solver_multiselect("cmp_solvers")
+runs = training.train_solvers("solvers", request, split, params, solvers)
+shared = explorer.shared_embedding_time(runs)
+rows = [explorer.solver_row(solver_label(solver), run.metrics, shared)
         for solver, run in runs.items()]
 table = pd.DataFrame(rows)
 # Solvers without epochs (LIBSVM, ADMM) show a dash rather than "None".
@@ -28,7 +28,7 @@ notes = []
 if shared is not None:
     notes.append(f"The embedded solvers share one Nyström embedding (same landmarks, same Z): "
                  f"it takes {shared:.4f} s and is shown once for all of them.")
-if any(widgets.from_cache(run) for run in runs.values()):
+if any(training.from_cache(run) for run in runs.values()):
     notes.append("Some rows come from the cache: their times were measured when those "
                  "settings were first trained.")
 majority = next(iter(runs.values())).metrics["majority_error"]

@@ -5,7 +5,7 @@ Streamlit's AppTest resets ``PagesManager.uses_pages_directory`` before every ru
 and reruns the last page script *without* the entry point (no sidebar, no navigation).
 The real server sets that flag once and ``st.navigation`` clears it (a first run that
 lands on a page file alone is routed back through ``app.py`` by
-``widgets.require_entry_point``), so the fixture below clears it after each construction.
+``navigation.require_entry_point``), so the fixture below clears it after each construction.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from snacks_core.datasets import fingerprint
-from snacks_core.ui import widgets
+from snacks_core.ui import sidebar
 
 pytestmark = pytest.mark.slow  # each test runs the Streamlit app
 
@@ -568,7 +568,7 @@ def test_watch_it_learn_is_only_for_two_features():
 
 
 def test_paper_page_shows_the_published_table_beside_our_run():
-    from snacks_core import analysis
+    from snacks_core import evaluation
     from snacks_core.datasets import load_bundled, split_dataset
     from snacks_core.ui.paper_tables import PAPER_TABLES
     from snacks_core.ui.state import PAPER_DATASETS
@@ -588,12 +588,12 @@ def test_paper_page_shows_the_published_table_beside_our_run():
     assert any(f"the paper's 800, clamped to the {n:,} training rows" in md.value
                for md in at.markdown)
     # λ: the sidebar's data-aware default for these training rows.
-    lam = widgets.defaults_for(load_bundled("breast_cancer"), 0.3)["lam"]
+    lam = sidebar.defaults_for(load_bundled("breast_cancer"), 0.3)["lam"]
     params = {"kernel": "rbf", "gamma": "scale", "n_components": n, "lam": lam,
               "sampling": "uniform", "max_epochs": 50, "class_weight": None,
               "random_state": 0}
     for paper_name, solver in [("Snacks", "snacks"), ("LibLinear", "liblinear")]:
-        error = analysis.train(split, {**params, "solver": solver}).metrics["test_error"]
+        error = evaluation.train(split, {**params, "solver": solver}).metrics["test_error"]
         row = table[table["paper: solver"] == paper_name].iloc[0]
         assert row["here: test error"] == f"{100 * error:.1f} %"
     assert any("Choose **sklearn · breast cancer**" not in i.value and "a9a" in i.value
@@ -830,21 +830,23 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
     from sklearn.datasets import make_moons
 
     from snacks_core.datasets import Split
-    from snacks_core.sweeps import robustness_grid
-    from snacks_core.ui import widgets
+    from snacks_core.estimator import SnacksClassifier
+    from snacks_core.sweeps import GridSchedule, robustness_grid
+    from snacks_core.ui import heatmap
 
     X, y = make_moons(200, noise=0.2, random_state=0)
-    table = robustness_grid(X[:150], y[:150], X[150:], y[150:], m=[10, 20], lam=[1e-2, 1e-3],
-                            gamma=1.0, seeds=[3, 4], max_epochs=5,
-                            keep_models=widgets.sweep_models_to_keep(3))
+    table = robustness_grid(
+        X[:150], y[:150], X[150:], y[150:], m=[10, 20], lam=[1e-2, 1e-3], gamma=1.0,
+        seeds=[3, 4], estimator=SnacksClassifier(max_epochs=5),
+        schedule=GridSchedule(keep_models=heatmap.sweep_models_to_keep(3)))
     split = Split(X_train=X[:150], y_train=y[:150], X_test=X[150:], y_test=y[150:],
                   name="moons", feature_names=("x1", "x2"))
-    result = widgets.grid_result("key", table, "m", split)
+    result = heatmap.grid_result("key", table, "m", split)
     assert "model" not in result["table"] and len(result["table"]) == 8
     assert sorted(result["models"]) == [(10.0, 1e-3), (10.0, 1e-2), (20.0, 1e-3), (20.0, 1e-2)]
     assert result["models_seed"] == 3
     embedding = result["models"][(10.0, 1e-3)].embedding_
     assert result["models_bytes"] == embedding.components_.nbytes + embedding.landmarks_.nbytes
-    monkeypatch.setattr(widgets, "KEPT_MODELS_MAX_BYTES", result["models_bytes"] - 1)
-    capped = widgets.grid_result("key", table, "m", split)
+    monkeypatch.setattr(heatmap, "KEPT_MODELS_MAX_BYTES", result["models_bytes"] - 1)
+    capped = heatmap.grid_result("key", table, "m", split)
     assert capped["models"] == {} and capped["models_bytes"] == result["models_bytes"]

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core import analysis, metrics
+from snacks_core import evaluation, metrics, spectra
 from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
 from snacks_core.estimator import SnacksClassifier
 from snacks_core.nystrom import NystromEmbedding
 from snacks_core.objective import primal_objective
 from snacks_core.persistence import model_from_npz, model_to_npz
 from snacks_core.settings import estimator_from_settings
+from snacks_core.ui import explorer
 
 PARAMS = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "lam": 1e-3, "solver": "snacks",
           "sampling": "uniform", "max_epochs": 20, "class_weight": None, "random_state": 0}
@@ -28,14 +29,14 @@ def moons():
 
 
 def test_train_measures_the_model(moons):
-    run = analysis.train(moons, PARAMS, keep_checkpoints=True)
+    run = evaluation.train(moons, PARAMS, keep_checkpoints=True)
     m = run.metrics
     assert m["test_error"] == pytest.approx(1 - run.model.score(moons.X_test, moons.y_test))
     assert m["C"] == pytest.approx(1 / (2 * moons.X_train.shape[0] * 1e-3))
     assert m["n_components"] == 20 and 0 < m["f1"] <= 1
     assert run.checkpoints
     assert m["f1_label"] == metrics.minority_class(moons.y_train)
-    frames = analysis.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
+    frames = explorer.animation_frames(run, np.linspace(-2, 2, 6), np.linspace(-1, 1, 5),
                                        max_frames=4)
     assert 1 < len(frames) <= 4 and frames[-1][1].shape == (5, 6)
     grid = np.array([[0.3, -0.2]])
@@ -45,52 +46,52 @@ def test_train_measures_the_model(moons):
 
 
 def test_train_reports_clipped_m_as_a_note(moons):
-    run = analysis.train(moons, {**PARAMS, "n_components": 1000})
+    run = evaluation.train(moons, {**PARAMS, "n_components": 1000})
     assert any("larger than the number of samples" in note for note in run.notes)
     with pytest.raises(ValueError, match="unknown model parameters"):
-        analysis.train(moons, {**PARAMS, "bogus": 1})
+        evaluation.train(moons, {**PARAMS, "bogus": 1})
 
 
 def test_robustness_grid_axes_and_sweep(moons):
-    axis, ms, lams = analysis.grid_axes("m", PARAMS, moons.X_train, 2)
+    axis, ms, lams = explorer.grid_axes("m", PARAMS, moons.X_train, 2)
     assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
     seen = []
-    table = analysis.robustness(
+    table = explorer.robustness(
         moons, PARAMS, axis, ms, lams, [0, 1],
         progress=lambda done, total, row: seen.append(
-            analysis.progress_text(done, total, axis, row)))
+            explorer.progress_text(done, total, axis, row)))
     assert len(table) == 8 and len(seen) == 8
     # Progress reads as a share of the whole sweep, not as the last cell's error.
     assert seen[0].startswith("1 of 8 fits done (12% of the sweep)")
     assert seen[-1].startswith("8 of 8 fits done (100% of the sweep)") and "λ = " in seen[-1]
     assert set(table["m"]) == set(ms) and set(table["lam"]) == set(lams)
-    assert analysis.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
-    gammas = analysis.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
+    assert explorer.grid_axes("gamma", PARAMS, moons.X_train, 3)[1] == [0.01, 1.0, 100.0]
+    gammas = explorer.robustness(moons, {**PARAMS, "solver": "libsvm"}, "gamma", [0.1, 10.0],
                                  [1e-3], [0])
     assert list(gammas["gamma"]) == [0.1, 10.0] and set(gammas["m"]) == {20}
-    assert analysis.grid_solver({"solver": "libsvm"}) == "snacks"
+    assert explorer.grid_solver({"solver": "libsvm"}) == "snacks"
     with pytest.raises(ValueError, match="linear kernel has no γ"):
-        analysis.grid_axes("gamma", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
+        explorer.grid_axes("gamma", {**PARAMS, "kernel": "linear"}, moons.X_train, 3)
 
 
 def test_spectrum_and_effective_dimension(moons):
-    curves = analysis.spectrum_curves(moons.X_train, PARAMS, (0.1, 1.0), 30, 0)
+    curves = spectra.spectrum_curves(moons.X_train, PARAMS, (0.1, 1.0), 30, 0)
     wide, narrow = curves.values()
     # A wider kernel concentrates its spectrum: faster normalized decay.
     assert wide[10] / wide[0] < narrow[10] / narrow[0]
     eigenvalues = np.array([4.0, 1.0, 0.0])
     lam = 0.5
-    assert analysis.effective_dimension(eigenvalues, lam) == pytest.approx(
+    assert spectra.effective_dimension(eigenvalues, lam) == pytest.approx(
         4 / (4 + 1.5) + 1 / (1 + 1.5))
 
 
 def test_approximation_errors_fall_with_m(moons):
-    m_values, errors = analysis.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
+    m_values, errors = spectra.approximation_errors(moons.X_train, PARAMS, [5, 40], [0, 1])
     assert m_values == [5, 40]
     for name, (mean, _) in errors.items():
         assert mean[1] < mean[0], name
     assert any("random Fourier" in name for name in errors)
-    _, polynomial = analysis.approximation_errors(
+    _, polynomial = spectra.approximation_errors(
         moons.X_train, {**PARAMS, "kernel": "polynomial"}, [5], [0])
     assert not any("random Fourier" in name for name in polynomial)
 
@@ -161,13 +162,13 @@ def test_a_trained_model_is_never_changed_after_fit(moons, monkeypatch):
 
     monkeypatch.setattr(SnacksClassifier, "fit", fit)
     monkeypatch.setattr(SnacksClassifier, "set_params", set_params)
-    run = analysis.train(moons, PARAMS, keep_checkpoints=True)
+    run = evaluation.train(moons, PARAMS, keep_checkpoints=True)
     assert fitted == [run.model] and run.checkpoints
     assert run.model.get_params()["n_components"] == 20
 
 
 def test_evaluate_is_one_shared_measure(moons):
-    run = analysis.train(moons, PARAMS)
+    run = evaluation.train(moons, PARAMS)
     model, m = run.model, run.metrics
     Z = model.embedding_.transform(moons.X_train)
     targets = np.where(moons.y_train == model.classes_[1], 1.0, -1.0)
@@ -177,7 +178,7 @@ def test_evaluate_is_one_shared_measure(moons):
     majority = labels[np.argmax(counts)]
     assert m["majority_error"] == pytest.approx(np.mean(moons.y_test != majority))
     assert m["n_landmarks"] == 20 and m["epochs"] > 0
-    exact = analysis.train(moons, {**PARAMS, "solver": "libsvm"}).metrics
+    exact = evaluation.train(moons, {**PARAMS, "solver": "libsvm"}).metrics
     assert exact["epochs"] is None and exact["iterations"] > 0 and exact["n_landmarks"] is None
 
 
@@ -187,13 +188,13 @@ def test_f1_is_the_minority_class_by_default():
     X = np.vstack([rng.normal(0, 1, (270, 2)), rng.normal(2.5, 1, (30, 2))])
     y = np.array([1] * 270 + [0] * 30)
     split = split_dataset(_dataset(X, y), random_state=0)
-    run = analysis.train(split, {**PARAMS, "gamma": 0.5})
+    run = evaluation.train(split, {**PARAMS, "gamma": 0.5})
     assert metrics.minority_class(split.y_train) == 0
     assert run.metrics["f1_label"] == 0
     from sklearn.metrics import f1_score
     assert run.metrics["f1"] == pytest.approx(
         f1_score(split.y_test, run.model.predict(split.X_test), pos_label=0))
-    chosen = analysis.evaluate(run.model, split, pos_label=1)
+    chosen = evaluation.evaluate(run.model, split, pos_label=1)
     assert chosen["f1_label"] == 1 and chosen["f1"] > run.metrics["f1"]
 
 
@@ -206,7 +207,9 @@ def _dataset(X, y):
 def test_snacks_core_and_the_cli_never_import_streamlit():
     import subprocess
     import sys
-    code = ("import sys, snacks_core, snacks_core.analysis, snacks_core.figures, "
+    code = ("import sys, snacks_core, snacks_core.evaluation, snacks_core.spectra, "
+            "snacks_core.defaults, snacks_core.settings, snacks_core.ui.explorer, "
+            "snacks_core.figures, "
             "snacks_core.sweeps, snacks_core.persistence, snacks_core.cli as cli\n"
             "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'streamlit' not in sys.modules, 'streamlit imported'\n")
@@ -217,11 +220,11 @@ def test_snacks_core_and_the_cli_never_import_streamlit():
 
 def test_warm_up_trains_every_solver(monkeypatch):
     seen = []
-    original = analysis.train
-    monkeypatch.setattr(analysis, "train",
+    original = evaluation.train
+    monkeypatch.setattr(evaluation, "train",
                         lambda split, params, **kw: seen.append(params["solver"])
                         or original(split, params, **kw))
-    analysis.warm_up()
+    evaluation.warm_up()
     from snacks_core.solvers import SOLVERS
     assert set(SOLVERS) <= set(seen)
 
@@ -231,18 +234,18 @@ def test_train_warms_a_new_configuration_up_before_measuring_it(moons, monkeypat
     (numba loads its code then), so that the time measured and shown is a warm one; later
     fits of the same configuration go straight to the measured fit."""
     calls = []
-    original = analysis._fit_and_measure
-    monkeypatch.setattr(analysis, "_fit_and_measure",
+    original = evaluation._fit_and_measure
+    monkeypatch.setattr(evaluation, "_fit_and_measure",
                         lambda split, params, keep: calls.append(split.X_train.shape[0])
                         or original(split, params, keep))
-    monkeypatch.setattr(analysis, "_WARM_CONFIGURATIONS", set())
+    monkeypatch.setattr(evaluation, "_WARM_CONFIGURATIONS", set())
     params = {**PARAMS, "sampling": "balanced", "kernel": "laplacian"}
-    first = analysis.train(moons, params)
+    first = evaluation.train(moons, params)
     n_train = moons.X_train.shape[0]
-    assert calls == [2 * analysis._WARM_ROWS_PER_CLASS, n_train]
-    again = analysis.train(moons, params)
+    assert calls == [2 * evaluation._WARM_ROWS_PER_CLASS, n_train]
+    again = evaluation.train(moons, params)
     assert calls[2:] == [n_train]
     # The warm-up does not change the model measured.
     np.testing.assert_array_equal(first.model.coef_, again.model.coef_)
-    analysis.train(moons, {**params, "solver": "pegasos"})
-    assert calls[3:] == [2 * analysis._WARM_ROWS_PER_CLASS, n_train]
+    evaluation.train(moons, {**params, "solver": "pegasos"})
+    assert calls[3:] == [2 * evaluation._WARM_ROWS_PER_CLASS, n_train]

@@ -301,7 +301,7 @@ def test_fit_defaults_are_the_apps_data_aware_ones(capsys):
     """Without --m and --lam, `snacks fit` trains with λ = 0.02/n and m = 2√n (within
     [50, 500]) on its training rows: the rule the app's sidebar starts from (which rounds
     them to its sliders' steps)."""
-    from snacks_core.ui.widgets import defaults_for
+    from snacks_core.ui.sidebar import defaults_for
 
     status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
     n_train = 1400

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer
 from sklearn.metrics import f1_score
 
-from snacks_core import analysis, cli, datasets, metrics
+from snacks_core import cli, datasets, evaluation, metrics
+from snacks_core.ui import explorer
 
 
 @settings(max_examples=60, deadline=None)
@@ -67,8 +68,8 @@ def test_playground_heatmap_and_cli_report_the_same_numbers(capsys, tmp_path):
     params = {"kernel": "rbf", "gamma": 0.05, "n_components": 30, "lam": 1e-3,
               "solver": "snacks", "sampling": "balanced", "max_epochs": 50,
               "class_weight": None, "random_state": 0, "dtype": np.float32}
-    playground = analysis.train(split, params).metrics
-    heatmap = analysis.robustness(split, params, "m", [30], [1e-3], [0]).iloc[0]
+    playground = evaluation.train(split, params).metrics
+    heatmap = explorer.robustness(split, params, "m", [30], [1e-3], [0]).iloc[0]
     command = _cli_numbers(capsys, ["fit", str(path), "--m", "30", "--lam", "1e-3",
                                     "--gamma", "0.05", "--seed", "0", "--progress", "never"])
     assert playground["f1_label"] == 0 and float(command["F1 of"]) == 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import streamlit
 
-from snacks_core.ui import state, text
+from snacks_core.ui import state, teaching
 
 
 @pytest.fixture
@@ -71,13 +71,13 @@ def test_the_browsers_stale_value_is_not_a_choice(session):
 ])
 def test_try_this_reads_the_fit(train, test, expected, absent):
     settings = {name: setting.default for name, setting in state.SETTINGS.items()}
-    hints = text.try_this({**settings, "m": 75, "lam": 2e-5, "n_train": 1400,
+    hints = teaching.try_this({**settings, "m": 75, "lam": 2e-5, "n_train": 1400,
                            "train_error": train, "test_error": test})
     for hint in expected:
         assert hint in hints, hints
     for hint in absent:
         assert hint not in hints, hints
-    by_C = text.try_this({**settings, "reg_by": "C", "m": 75, "lam": 2e-5, "n_train": 1400,
+    by_C = teaching.try_this({**settings, "reg_by": "C", "m": 75, "lam": 2e-5, "n_train": 1400,
                           "train_error": train, "test_error": test})
     assert "**λ** (" not in by_C and "**C** (" in by_C
 
@@ -95,7 +95,8 @@ def test_sidebar_defaults_follow_the_data(n, d, sparse, expected):
     import scipy.sparse as sp
 
     from snacks_core.datasets import make_dataset
-    from snacks_core.ui.widgets import LIVE_MAX_ENTRIES, defaults_for
+    from snacks_core.ui.sidebar import defaults_for
+    from snacks_core.ui.training import LIVE_MAX_ENTRIES
 
     rng = np.random.default_rng(0)
     X = (sp.random(n, d, density=0.1, random_state=0, format="csr", data_rvs=np.ones)

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import streamlit as st
 
-from .. import analysis, datasets, serving
+from .. import datasets, evaluation, serving, spectra
 from ..datasets.drawn import drawn_dataset
 from ..figures import decision_surface
 from ..hss import compression_table
@@ -188,10 +188,10 @@ def _train(data_key, model_key, _split, _params):
     # the server's queue here, on a cache miss only.
     work = serving.fit_work(_split.X_train.shape[0], _params["n_components"], _params["solver"])
     with server.train_slot(work):
-        return analysis.train(_split, _params, keep_checkpoints=_split.n_features == 2)
+        return evaluation.train(_split, _params, keep_checkpoints=_split.n_features == 2)
 
 
-def train(request: DataRequest, split, params) -> analysis.Run:
+def train(request: DataRequest, split, params) -> evaluation.Run:
     """The trained run for these settings (cached: one fit per distinct setting)."""
     return _train(request.key(), params_key(params), split, params)
 
@@ -259,7 +259,7 @@ def _kernel_key(params) -> str:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _spectrum(data_key, kernel_key, _X, _params, factors, m, seed):
-    return analysis.spectrum_curves(_X, _params, factors, m, seed)
+    return spectra.spectrum_curves(_X, _params, factors, m, seed)
 
 
 def spectrum(request, split, params, factors, m):
@@ -270,7 +270,7 @@ def spectrum(request, split, params, factors, m):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _approximation(data_key, kernel_key, _X, _params, m_values, seeds):
-    return analysis.approximation_errors(_X, _params, list(m_values), list(seeds))
+    return spectra.approximation_errors(_X, _params, list(m_values), list(seeds))
 
 
 def approximation(request, split, params, m_values, seeds):

@@ -31,9 +31,9 @@ from ..datasets.drawn import (
     ordinal,
     points_csv,
 )
-from . import cached, widgets
+from . import cached, run_view
 from .state import Keys, current
-from .text import CAPTIONS, HELP
+from .teaching import CAPTIONS, HELP
 
 MODES = {"A": "Add class A", "B": "Add class B", "erase": "Erase"}
 
@@ -137,7 +137,7 @@ def plane(request=None, split=None, params=None, run=None):
                                         classes=classes, plane=PLANE)
     else:
         dataset = cached.load_dataset(request)
-        landmarks = widgets.landmarks_of(run)
+        landmarks = run_view.landmarks_of(run)
         figure = figures.drawing_figure(
             _plane_surface(request.key(), cached.params_key(params), split, run.model),
             dataset.X, dataset.y, dataset.X_test, dataset.y_test, classes=classes,

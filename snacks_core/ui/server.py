@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from .. import analysis, serving
+from .. import evaluation, serving
 from ..cancellation import Cancelled, stop_when
 
 # Set once for the process: per run it would be a race between sessions (see
@@ -36,7 +36,7 @@ def _warm_up():
     """The solvers' warm-up, said in the server's log when it is over (the log tells a
     teacher the server is ready before anyone visits)."""
     start = time.perf_counter()
-    analysis.warm_up()
+    evaluation.warm_up()
     print(f"Snacks Explorer: the solvers are warm ({time.perf_counter() - start:.1f} s).",
           file=sys.stderr, flush=True)
 

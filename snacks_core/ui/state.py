@@ -221,7 +221,7 @@ def init_session(query_params) -> None:
     state[Keys.INITIALIZED] = True
 
 
-# The settings that data-aware defaults choose (see widgets.data_aware_defaults).
+# The settings that data-aware defaults choose (see sidebar.apply_data_aware_defaults).
 DATA_AWARE = ("scaling", "gamma_scale", "lam", "C", "m")
 
 

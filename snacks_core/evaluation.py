@@ -1,0 +1,227 @@
+"""A trained model and its measurements: what a fitted model achieved on a train/test split.
+
+:func:`evaluate` gives the app, the command line and the sweeps the same numbers under the
+same names: errors beside the majority-class baseline, F1 of a named positive class (the
+minority class of the training labels by default), the objective F of the weights the
+model returns, the times, and how the solver stopped.  :func:`train` fits a model on a
+:class:`~snacks_core.datasets.Split` from a dict of estimator settings and measures it (a
+:class:`Run`), after warming numba's code for that configuration up on a few rows.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.class_weight import compute_sample_weight
+
+from .datasets import make_synthetic, split_dataset
+from .estimator import SnacksClassifier
+from .metrics import classification_scores, error_rate
+from .nystrom import NystromEmbedding
+from .objective import hinge_loss, lam_to_C
+from .pipeline import binary_targets, embedded_row_blocks
+from .settings import estimator_from_settings
+from .solvers import EMBEDDED_SOLVERS, SOLVERS
+
+
+def solver_objective(model):
+    """F of the returned point as the solver measured it (its history's last row, which is
+    the point returned), averaged over the one-vs-rest problems."""
+    history = model.history_
+    last = [np.flatnonzero(history["problem"] == k)[-1]
+            for k in np.unique(history["problem"]).astype(int)]
+    return float(np.mean(history["objective"][last]))
+
+
+def returned_objective(model, X, y):
+    """F(w) of the returned weights, averaged over the one-vs-rest problems.
+
+    For a Nyström model it is computed from ``coef_`` on the embedded training rows (a
+    solver's last history row can be a later point than the best one it returns).  Models
+    without a Nyström embedding (LIBSVM, ADMM) report their own objective: the last row of
+    their history.
+    """
+    if not isinstance(model.embedding_, NystromEmbedding):
+        return solver_objective(model)
+    weights = compute_sample_weight(model.class_weight, y) if model.class_weight else None
+    targets = binary_targets(np.asarray(y), model.classes_)
+    n = X.shape[0]
+    # The hinge terms summed over blocks of rows.
+    hinge = np.zeros(len(targets))
+    for start, stop in embedded_row_blocks(n, model.coef_.shape[1]):
+        Z = model.embedding_.transform(X[start:stop])
+        part = None if weights is None else weights[start:stop]
+        hinge += [(stop - start) * hinge_loss(w, Z, t[start:stop], part)
+                  for w, t in zip(model.coef_, targets, strict=True)]
+    return float(np.mean([h / n + model.lam * float(w @ w)
+                          for h, w in zip(hinge, model.coef_, strict=True)]))
+
+
+def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=None) -> dict:
+    """Metrics of a fitted :class:`~snacks_core.SnacksClassifier` on a split.
+
+    Parameters
+    ----------
+    model : SnacksClassifier
+        Fitted on ``split.X_train``.
+    split : snacks_core.datasets.Split
+    pos_label : label, optional
+        The class whose F1 is reported for two-class data; default: the minority class of
+        the training labels (F1 of a 90 % majority class says little).  With more classes
+        F1 is the macro average and ``pos_label`` is ignored.
+    test_pred : ndarray, optional
+        The model's predictions of ``split.X_test``, when the caller has made them.
+    max_train_rows : int, optional
+        Above this many training rows, the training error is measured on a random sample of
+        this many rows (``train_error_rows`` says how many) and the objective is the one
+        the solver measured at the returned point (its history's last row), instead of
+        embedding every training row once more.
+
+    Returns
+    -------
+    dict
+        ``train_error``, ``test_error``, ``majority_error`` (test error of always predicting
+        the most frequent training class), ``f1``, ``f1_label`` (the class of the F1, None
+        for the macro average), ``predicted_classes`` (number of distinct test
+        predictions), ``embedding_time``, ``training_time``, ``objective`` (F of the returned
+        weights), ``epochs`` (None for solvers that do not count passes), ``iterations``,
+        ``n_components``, ``n_landmarks`` (None without a Nyström embedding), ``C``,
+        ``stop``, ``train_pred`` (of the rows measured), ``test_pred``, ``train_error_rows``.
+    """
+    n_train = split.X_train.shape[0]
+    sampled = max_train_rows is not None and n_train > max_train_rows
+    train_rows = (np.sort(np.random.default_rng(0).choice(n_train, max_train_rows, replace=False))
+                  if sampled else slice(None))
+    train_pred = model.predict(split.X_train[train_rows])
+    if test_pred is None:
+        test_pred = model.predict(split.X_test)
+    history = model.history_
+    epochs = history["epoch"][np.isfinite(history["epoch"])]
+    embedding = model.embedding_
+    return {
+        "train_error": error_rate(split.y_train[train_rows], train_pred),
+        "train_error_rows": train_pred.shape[0],
+        **classification_scores(split.y_train, split.y_test, test_pred, model.classes_,
+                                pos_label=pos_label),
+        "embedding_time": float(model.embedding_time_),
+        "training_time": float(model.training_time_),
+        "objective": (solver_objective(model) if sampled else
+                      returned_objective(model, split.X_train, split.y_train)),
+        "epochs": float(np.max(epochs)) if epochs.size else None,
+        "iterations": int(model.n_iter_),
+        "n_components": int(model.coef_.shape[1]),
+        "n_landmarks": (int(embedding.landmarks_.shape[0])
+                        if isinstance(embedding, NystromEmbedding) else None),
+        "C": lam_to_C(model.lam, split.X_train.shape[0]),
+        "stop": ", ".join(sorted(set(model.stop_reasons_))),
+        "train_pred": train_pred,
+        "test_pred": test_pred,
+    }
+
+
+@dataclass(frozen=True)
+class Run:
+    """A trained model with its metrics, the warnings it raised and optional checkpoints.
+
+    ``checkpoints`` holds (history record, weights) pairs of a two-class embedded solver,
+    for replaying the decision boundary as it converged.  ``created`` is the
+    ``time.time()`` at the end of training: a page tells a run from the cache by it.
+    Nothing changes a run (or its model) after it is made: the app caches and shares it.
+    """
+
+    model: SnacksClassifier
+    metrics: dict
+    notes: list = field(default_factory=list)
+    checkpoints: list = field(default_factory=list)
+    created: float = 0.0
+
+
+class CheckpointRecorder:
+    """A solver callback that keeps a copy of the weights at every checkpoint."""
+
+    def __init__(self):
+        self.checkpoints = []
+
+    def __call__(self, record, w):
+        self.checkpoints.append((dict(record), np.array(w)))
+
+
+def train(split, params, *, keep_checkpoints=False) -> Run:
+    """Fit on the training part with the test part as ``eval_set`` and measure the result.
+
+    Warnings of the estimator (m clipped to n, …) come back in ``Run.notes``.  The model is
+    built with its final parameters (the checkpoint recorder included) and never modified
+    after ``fit``.
+    """
+    _warm_up_for(split, params, keep_checkpoints)
+    return _fit_and_measure(split, params, keep_checkpoints)
+
+
+# The configurations trained in this process (see _warm_up_for).
+_WARM_CONFIGURATIONS = set()
+
+
+_WARM_ROWS_PER_CLASS = 20
+
+
+def _warm_up_for(split, params, keep_checkpoints):
+    """Train the configuration once on a few rows when this process has not trained it yet.
+
+    numba loads (or compiles) a function's code for each new combination of argument types
+    at its first call: without this, the first fit of a kernel, a sampling or a sparse
+    format would show that start-up cost as its training time, and the app would keep that
+    time in its cache.  Every time shown is then a warm one, measured the same way.
+    """
+    X, y = split.X_train, split.y_train
+    classes = np.unique(y)
+    key = (params.get("solver"), params.get("kernel"), params.get("sampling"),
+           params.get("class_weight") is not None, sp.issparse(X), np.dtype(X.dtype).str,
+           classes.shape[0] > 2, bool(keep_checkpoints), params.get("dtype"))
+    if key in _WARM_CONFIGURATIONS:
+        return
+    rows = np.concatenate([np.flatnonzero(y == c)[:_WARM_ROWS_PER_CLASS] for c in classes])
+    few = replace(split, X_train=X[rows], y_train=y[rows], X_test=X[rows], y_test=y[rows])
+    m = int(params.get("n_components", 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _fit_and_measure(few, {**params, "n_components": max(1, min(m, rows.shape[0] // 2))},
+                         keep_checkpoints)
+    _WARM_CONFIGURATIONS.add(key)
+
+
+def _fit_and_measure(split, params, keep_checkpoints):
+    binary = np.unique(split.y_train).shape[0] == 2
+    recorder = None
+    if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
+        recorder = CheckpointRecorder()
+    model = estimator_from_settings(
+        params, solver_options=None if recorder is None else {"callback": recorder})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, UserWarning)))
+    return Run(model, evaluate(model, split), notes,
+               [] if recorder is None else recorder.checkpoints, time.time())
+
+
+def warm_up() -> None:
+    """Train every solver once on a few rows, dense and sparse, so that numba's compiled
+    code is loaded before a user's first click (:func:`train` warms any other
+    configuration up itself before it measures a fit)."""
+    split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
+                          random_state=0)
+    sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
+                     X_test=sp.csr_matrix(np.abs(split.X_test)))
+    params = {"kernel": "rbf", "gamma": "scale", "n_components": 10, "lam": 1e-3,
+              "sampling": "balanced", "max_epochs": 3, "class_weight": None, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for solver in SOLVERS:
+            train(split, {**params, "solver": solver}, keep_checkpoints=True)
+        for solver in EMBEDDED_SOLVERS:
+            train(sparse, {**params, "solver": solver})

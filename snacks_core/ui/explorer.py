@@ -1,0 +1,205 @@
+"""The computations behind the explorer's pages that only the explorer needs: the
+robustness sweep of the sidebar's settings and its axes, how much choosing a cell on the
+test rows flatters it, Auto-tune, the solver comparison's rows and the replay of a
+boundary.  Plain Python (no Streamlit): the pages call them, tests call them directly.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from ..defaults import C_values_around_default, gamma_values_around, round_125
+from ..kernels import resolve_gamma
+from ..objective import C_to_lam
+from ..pipeline import labels_from_scores
+from ..search import SnacksSearchCV
+from ..settings import estimator_from_settings
+from ..solvers import EMBEDDED_SOLVERS
+from ..specs import Resources
+from ..sweeps import GRID_AXIS_SYMBOLS, GridSchedule, robustness_grid
+
+
+def animation_frames(run, xs, ys, max_frames=30) -> list:
+    """(label, f on the grid, history record) for up to ``max_frames`` checkpoints of a
+    two-class run, evenly spread and always including the last."""
+    if not run.checkpoints:
+        return []
+    gx, gy = np.meshgrid(xs, ys)
+    Z = run.model.embedding_.transform(np.column_stack([gx.ravel(), gy.ravel()]))
+    picks = np.unique(np.linspace(0, len(run.checkpoints) - 1,
+                                  min(max_frames, len(run.checkpoints))).round().astype(int))
+    frames = []
+    for k in picks:
+        record, w = run.checkpoints[k]
+        label = f"epoch {record['epoch']:.3g}"
+        frames.append((label, (Z @ w).reshape(gy.shape), record))
+    return frames
+
+
+def shared_embedding_time(runs):
+    """One time for the Nyström embedding the embedded solvers of ``runs`` (solver → Run)
+    share: the same landmarks and Z computed once per run, so the median of their times
+    (None when no embedded solver is there)."""
+    times = [run.metrics["embedding_time"] for solver, run in runs.items()
+             if solver in EMBEDDED_SOLVERS]
+    return float(np.median(times)) if times else None
+
+
+def solver_row(label, metrics, shared_embedding=None) -> dict:
+    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics;
+    ``shared_embedding`` replaces the embedding time of a Nyström-embedded run."""
+    embedding = metrics["embedding_time"]
+    if shared_embedding is not None and metrics["n_landmarks"] is not None:
+        embedding = shared_embedding
+    return {"solver": label, "embedding time (s)": embedding,
+            "training time (s)": metrics["training_time"],
+            "train error": metrics["train_error"], "test error": metrics["test_error"],
+            "F1": metrics["f1"], "objective": metrics["objective"],
+            "epochs": metrics["epochs"], "iterations": metrics["iterations"],
+            "stopped by": metrics["stop"]}
+
+
+# The settings a robustness grid takes from the sidebar (the axes and seeds are its own).
+GRID_SETTINGS = ("kernel", "degree", "coef0", "sampling", "class_weight", "max_epochs")
+
+
+def grid_solver(params) -> str:
+    """The solver of a robustness grid: the chosen one, or Snacks for the exact solver
+    (a grid varies the landmarks, which the exact kernel SVM has none of)."""
+    return params["solver"] if params["solver"] in EMBEDDED_SOLVERS else "snacks"
+
+
+def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
+               should_stop=None, cv=None, keep_test_scores=False, keep_models=False):
+    """Error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.sweeps.robustness_grid`.
+
+    ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
+    (the solver through :func:`grid_solver`).  With ``cv=k`` each cell is scored by k-fold
+    cross-validation on the training part (one row per fold) and only the chosen cell's
+    model sees the test part (``attrs['chosen']``); without, each cell by its test error
+    (``keep_test_scores``: with each cell's test decision values, for
+    :func:`selection_optimism`).  ``keep_models`` (True, or a predicate of a row) adds
+    each cell's fitted model, the one its error was measured on (column ``model``).
+    ``progress(done, total, row)`` is called after each fit (one cell, seed and fold) and
+    ``should_stop()`` is polled between columns.
+    """
+    grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
+    grid[axis] = list(axis_values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=grid["m"], lam=lams,
+            gamma=grid["gamma"], seeds=list(seeds), cv=cv,
+            estimator=estimator_from_settings(
+                {name: params[name] for name in GRID_SETTINGS if name in params}
+                | {"solver": grid_solver(params)}),
+            schedule=GridSchedule(keep_test_scores=keep_test_scores, keep_models=keep_models),
+            resources=Resources(progress=progress, should_stop=should_stop))
+
+
+def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dict:
+    """How much choosing a grid's cell on the test rows flatters the choice.
+
+    ``table`` is a grid with ``test_scores`` (one test-set pass per cell and seed).  The
+    test rows are halved at random ``n_halvings`` times; each time the cell with the
+    lowest error (mean over seeds) on one half is chosen, and its error on that half and
+    on the other is recorded.  Returns the means: ``picked`` (the error on the rows that
+    chose it: what picking on the test set reports), ``fresh`` (on rows that took no part
+    in the choice) and ``gap`` = fresh − picked, with ``n_cells``, ``n_test`` and
+    ``n_halvings``.
+    """
+    classes = np.unique(y_train)
+    y_test = np.asarray(y_test)
+    wrong = np.array([
+        np.mean([labels_from_scores(scores, classes) != y_test for scores in cell], axis=0)
+        for _, cell in table.groupby(["gamma", "m", "lam"])["test_scores"]])
+    rng = np.random.default_rng(seed)
+    picked, fresh = [], []
+    for _ in range(n_halvings):
+        order = rng.permutation(y_test.shape[0])
+        half, other = order[: y_test.shape[0] // 2], order[y_test.shape[0] // 2:]
+        errors = wrong[:, half].mean(axis=1)
+        best = int(np.argmin(errors))
+        picked.append(errors[best])
+        fresh.append(wrong[best, other].mean())
+    return {"picked": float(np.mean(picked)), "fresh": float(np.mean(fresh)),
+            "gap": float(np.mean(fresh) - np.mean(picked)), "n_cells": wrong.shape[0],
+            "n_test": y_test.shape[0], "n_halvings": n_halvings}
+
+
+# What Auto-tune tries: γ around the 'scale' rule, C in decades around the default C ≈ 25
+# (λ ≈ 0.02/n, so that the grid moves with n as the default does), m as set and 4×.
+AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+AUTO_TUNE_CS = C_values_around_default(3)
+
+
+AUTO_TUNE_FOLDS = 3
+
+
+def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
+    """A quick cross-validated search on the training part for the explorer's sidebar.
+
+    Tries γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5
+    times a power of ten, within :data:`snacks_core.defaults.GAMMA_RANGE`), λ = 1/(2nC) for C in
+    :data:`AUTO_TUNE_CS` (n the training rows; rounded to 1, 2 or 5 times a power of ten
+    unless ``by_C``, for a sidebar that sets λ) and m as set and four times that (at most
+    half the training rows), by
+    :data:`AUTO_TUNE_FOLDS`-fold CV with successive halving; the test part is not used.
+    Returns ``params`` (the chosen ``gamma``, ``lam`` and ``n_components``), ``cv_error``
+    (its mean CV error), ``results`` (the search's ``cv_results_`` as a DataFrame) and
+    ``seconds``.
+    """
+    n_train = split.X_train.shape[0]
+    m = int(params["n_components"])
+    lams = [C_to_lam(C, n_train) for C in AUTO_TUNE_CS]
+    grid = {"lam": lams if by_C else sorted({round_125(lam) for lam in lams}),
+            "n_components": sorted({min(m, n_train // 2), min(4 * m, n_train // 2, 2000)})}
+    if params["kernel"] != "linear":
+        scale = resolve_gamma("scale", split.X_train)
+        grid["gamma"] = gamma_values_around(scale, AUTO_TUNE_GAMMA_FACTORS)
+    base = estimator_from_settings({**params, "solver": grid_solver(params)})
+    search = SnacksSearchCV(base, grid, cv=AUTO_TUNE_FOLDS, halving=True, n_jobs=n_jobs,
+                            random_state=params.get("random_state"))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        search.fit(split.X_train, split.y_train)
+    return {"params": dict(search.best_params_), "cv_error": 1.0 - search.best_score_,
+            "results": pd.DataFrame(search.cv_results_),
+            "seconds": time.perf_counter() - start}
+
+
+def progress_text(done, total, axis, row) -> str:
+    """A sweep's progress as a fraction of the whole sweep, and the last fit's result."""
+    name = GRID_AXIS_SYMBOLS[axis]
+    return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
+            f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
+            f"{100 * row['test_error']:.1f} %")
+
+
+def grid_axes(kind, params, X_train, size, folds=None):
+    """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
+    values, ``size`` values each, log-spaced; m at most the rows a cell trains on (with
+    ``folds``-fold cross-validation, the smallest fold's)."""
+    lams = _round_log(np.logspace(-6, -1, size))
+    if kind == "m":
+        n_train = X_train.shape[0]
+        if folds:
+            n_train -= -(-n_train // folds)
+        ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
+        return "m", [int(m) for m in ms], lams
+    if params.get("kernel") == "linear":
+        raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
+    gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
+    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), lams
+
+
+def _round_log(values):
+    """Log-spaced values to one significant digit (readable axis labels)."""
+    return list(dict.fromkeys(float(f"{v:.0e}") for v in values))
