@@ -21,6 +21,7 @@ from sklearn.svm import SVC
 
 from snacks_core.kernels import resolve_gamma
 from snacks_core.objective import lam_to_C
+from snacks_core.specs import Resources
 from snacks_core.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
@@ -48,7 +49,7 @@ def main():
     svc_error = np.mean(svc.predict(X_test) != y_test)
     start = time.perf_counter()
     table = robustness_grid(X, y, X_test, y_test, m=PAPER_M, lam=lams, gamma=gamma,
-                            n_jobs=args.n_jobs)
+                            resources=Resources(n_jobs=args.n_jobs))
     grid_seconds = time.perf_counter() - start
     best = table.loc[table.test_error.idxmin()]
     print(f"w8a, {X.shape[0]} training / {X_test.shape[0]} test rows, γ = {gamma:.4g}")

@@ -30,6 +30,7 @@ from _report import machine, write_section  # noqa: E402
 from snacks_core import SnacksClassifier  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402
+from snacks_core.specs import Resources  # noqa: E402
 from snacks_core.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid  # noqa: E402
 
 GAMMA, SEED, DTYPE, MAX_EPOCHS, TOL = 0.01, 0, "float32", 10, 1e-3
@@ -40,8 +41,9 @@ SCALING_N = (8_000, 16_000, 32_561)
 def run_grid(X, y, X_test, y_test):
     start = time.perf_counter()
     table = robustness_grid(X, y, X_test, y_test, m=PAPER_M, lam=PAPER_LAMBDAS, gamma=GAMMA,
-                            seeds=[SEED], max_epochs=MAX_EPOCHS, tol=TOL, dtype=DTYPE,
-                            n_jobs=-1)
+                            seeds=[SEED],
+                            estimator=SnacksClassifier(max_epochs=MAX_EPOCHS, tol=TOL),
+                            resources=Resources(dtype=DTYPE, n_jobs=-1))
     return time.perf_counter() - start, table
 
 
@@ -93,7 +95,8 @@ def main():
     lines += [
         "### The full grid", "",
         "| | seconds |", "|---|---|",
-        f"| wall time, `robustness_grid(n_jobs=-1)` ({table.attrs['plan']['n_jobs']} jobs) "
+        f"| wall time, `robustness_grid(resources=Resources(n_jobs=-1))` "
+        f"({table.attrs['plan']['n_jobs']} jobs) "
         f"| **{wall:.1f}** |",
         f"| embedding, summed over cells (landmarks, K_nm and K_tm once, one eigen-"
         f"decomposition and projection per m) | {embedding:.1f} |",
