@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import doctest
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core import defaults
+from snacks_core import defaults, settings
 from snacks_core.datasets import make_dataset, split_dataset
 from snacks_core.objective import lam_to_C
 from snacks_core.settings import estimator_from_settings
@@ -76,3 +78,9 @@ def test_estimator_from_settings():
         estimator_from_settings({"bogus": 1})
     with pytest.raises(ValueError, match="solver_options"):
         estimator_from_settings({"solver_options": {}})
+
+
+@pytest.mark.parametrize("module", [defaults, settings])
+def test_examples_run(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
