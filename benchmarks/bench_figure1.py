@@ -30,7 +30,8 @@ def snacks_iterates(Z, y, lam, quarters):
     iterates = []
     for q in range(1, quarters + 1):
         seen = []
-        snacks.solve(Z, y, lam, max_epochs=q / 4, tol=0.0, polish=False, random_state=SEED,
+        snacks.solve(Z, y, lam, max_epochs=q / 4, tol=0.0, random_state=SEED,
+                     options=snacks.SnacksOptions(polish=False),
                      callback=lambda record, w, seen=seen: seen.append(
                          np.array(w, dtype=np.float64)))
         iterates.append(seen[-1])  # the point the run stood on, not the best it returns

@@ -194,7 +194,8 @@ def bench_race(Z, y, lam, f_star, seeds):
         for name, run in (
                 ("snacks (pure ASSG)",
                  lambda seed=seed: snacks.solve(Z, y, lam, max_epochs=max(RACE_EPOCHS), tol=0.0,
-                                                polish=False, random_state=seed)),
+                                                random_state=seed,
+                                                options=snacks.SnacksOptions(polish=False))),
                 ("pegasos",
                  lambda seed=seed: pegasos.solve(Z, y, lam, max_epochs=max(RACE_EPOCHS), tol=0.0,
                                                  random_state=seed))):

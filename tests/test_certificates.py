@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import reference
 from snacks_core.solvers import snacks
+from snacks_core.solvers.snacks import SnacksOptions
 from test_snacks_l1 import l1_svm_lp
 
 # Rounding of F* and of the recorded objective; the problems have F* between 1e-2 and 1.
@@ -47,8 +48,9 @@ def problems(draw):
 def recorded_points(Z, y, lam, weights, seed, penalty):
     """(history row, w) at every checkpoint of a short Snacks run."""
     points = []
-    snacks.solve(Z, y, lam, sample_weight=weights, penalty=penalty, max_epochs=20, tol=1e-6,
-                 random_state=seed, callback=lambda row, w: points.append((row, w.copy())))
+    snacks.solve(Z, y, lam, sample_weight=weights, max_epochs=20, tol=1e-6, random_state=seed,
+                 callback=lambda row, w: points.append((row, w.copy())),
+                 options=SnacksOptions(penalty=penalty))
     assert points
     return points
 

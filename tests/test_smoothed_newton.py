@@ -15,6 +15,7 @@ import reference
 from snacks_core import SnacksClassifier
 from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params, pegasos, smoothed_newton
 from snacks_core.solvers.base import HISTORY_COLUMNS
+from snacks_core.solvers.smoothed_newton import SmoothedNewtonOptions
 
 
 def elastic_net_svm_qp(Z, y, lam, mu, sample_weight=None):
@@ -49,7 +50,7 @@ def elastic_net_svm_qp(Z, y, lam, mu, sample_weight=None):
 
 
 def test_registered_as_embedded_solver():
-    assert EMBEDDED_SOLVERS["smoothed_newton"] is smoothed_newton.solve
+    assert EMBEDDED_SOLVERS["smoothed_newton"] is smoothed_newton.registry_solve
 
 
 def test_smoothed_hinge_is_the_convolution_of_the_hinge():
@@ -146,7 +147,8 @@ def test_stops_on_the_gap_tol_asks_for_not_at_alpha_one_over_n(tol):
 
 def test_explicit_alpha_min_still_ends_the_halving(moons_problem):
     p = moons_problem
-    result = smoothed_newton.solve(p.Z, p.y, p.lam, tol=1e-12, max_epochs=500, alpha_min=1e-2)
+    result = smoothed_newton.solve(p.Z, p.y, p.lam, tol=1e-12, max_epochs=500,
+                                   options=SmoothedNewtonOptions(alpha_min=1e-2))
     assert result.stop_reason == "converged" and result.info["alpha"] <= 1e-2
 
 
@@ -180,8 +182,8 @@ def test_warm_start_from_the_optimum(moons_problem):
 def test_l1_l2_matches_qp_oracle(mu, tiny_problem):
     p = tiny_problem
     f_star, w_star = elastic_net_svm_qp(p.Z, p.y, p.lam, mu)
-    result = smoothed_newton.solve(p.Z, p.y, p.lam, penalty="l1+l2", lam_l1=mu, tol=1e-8,
-                                   max_epochs=500, alpha_min=1e-10)
+    options = SmoothedNewtonOptions(penalty="l1+l2", lam_l1=mu, alpha_min=1e-10)
+    result = smoothed_newton.solve(p.Z, p.y, p.lam, tol=1e-8, max_epochs=500, options=options)
     f = result.history["objective"][-1]
     expected = reference.objective(result.coef, p.Z, p.y, p.lam) + mu * np.abs(result.coef).sum()
     assert f == pytest.approx(expected, rel=1e-10)
@@ -249,7 +251,7 @@ def test_bad_options(options, refused):
 def test_options_inconsistent_with_the_problem(options, tiny_problem):
     p = tiny_problem
     with pytest.raises(ValueError, match="lam_l1|w0"):
-        smoothed_newton.solve(p.Z, p.y, p.lam, **options)
+        smoothed_newton.registry_solve(p.Z, p.y, p.lam, **options)
 
 
 def test_bad_problem(tiny_problem):

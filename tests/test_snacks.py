@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
+from snacks_core.solvers import REGISTRY, check_solver_params, pegasos, snacks
 from snacks_core.solvers import _snacks_kernels as loops
-from snacks_core.solvers import check_solver_params, pegasos, snacks
+from snacks_core.solvers.snacks import AssgSchedule, EarlyStopping, SnacksOptions
 from snacks_core.storage import EmbeddingStore
 
 # Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
@@ -101,7 +102,7 @@ def _assert_close(actual, expected, tol=1e-10):
 def test_reaches_target_within_200_epochs(moons_problem):
     p = moons_problem
     result = snacks.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=0,
-                          polish=False)
+                          options=SnacksOptions(polish=False))
     assert result.stop_reason == "max_epochs" and result.n_epochs == 200
     assert _relative_excess(result.coef, p) <= TARGET
 
@@ -110,7 +111,7 @@ def test_needs_fewer_epochs_than_pegasos(moons_problem):
     p = moons_problem
 
     def epochs(module, seed):
-        options = {"polish": False} if module is snacks else {}
+        options = {"options": SnacksOptions(polish=False)} if module is snacks else {}
         result = module.solve(p.Z, p.y, p.lam, max_epochs=200, tol=0.0, random_state=seed,
                               **options)
         return _epochs_to_reach(result, p)
@@ -125,7 +126,7 @@ def test_needs_fewer_epochs_than_pegasos(moons_problem):
 def test_float32_embedding_reaches_target(moons_problem):
     p = moons_problem
     result = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, max_epochs=200, tol=0.0,
-                          random_state=0, polish=False)
+                          random_state=0, options=SnacksOptions(polish=False))
     assert result.coef.dtype == np.float64
     assert _relative_excess(result.coef, p) <= TARGET
 
@@ -221,7 +222,7 @@ def test_solve_matches_algorithm_1(tiny_problem, weighted_problem):
         result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=15,
                               tol=0.0, random_state=5,
                               callback=lambda row, w, seen=seen: seen.append(w.copy()),
-                              polish=False)
+                              options=SnacksOptions(polish=False))
         eta, radius = _documented_step_and_radius(p.Z, p.sample_weight, p.lam, n,
                                                   result.history["gap"][0])
         stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(n, 5, result.n_iter), eta,
@@ -239,8 +240,9 @@ def test_solve_with_a_small_ball_matches_algorithm_1(tiny_problem):
     p = tiny_problem
     seen = []
     result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=5, w0=p.w_star,
-                          eta0=0.5, radius0=0.1, callback=lambda row, w: seen.append(w.copy()),
-                          polish=False)
+                          callback=lambda row, w: seen.append(w.copy()),
+                          options=SnacksOptions(polish=False,
+                                                schedule=AssgSchedule(eta0=0.5, radius0=0.1)))
     stages = reference.assg_reference(p.Z, p.y, p.lam, _stage_rows(30, 5, result.n_iter), 0.5, 0.1,
                                       w0=p.w_star)
     # The last stage's output (the history may end with a repeat of the best point).
@@ -267,7 +269,8 @@ def test_history_time_excludes_evaluation(moons_problem, monkeypatch):
     monkeypatch.setattr(snacks._L2Stages, "certificate", slow_certificate)
     start = time.perf_counter()
     result = snacks.solve(p.Z, p.y, p.lam, max_epochs=7, tol=0.0, random_state=0,
-                          callback=lambda row, w: time.sleep(pause), polish=False)
+                          callback=lambda row, w: time.sleep(pause),
+                          options=SnacksOptions(polish=False))
     wall = time.perf_counter() - start
     elapsed = result.history["time"]
     checkpoints = len(elapsed)
@@ -305,8 +308,8 @@ def test_gap_certifies_the_excess_at_every_checkpoint(problem, request):
 
 def test_warm_start_begins_at_w0(moons_problem):
     p = moons_problem
-    result = snacks.solve(p.Z, p.y, p.lam, w0=p.w_star, eta0=1e-3, max_epochs=20, tol=0.0,
-                          random_state=0, polish=False)
+    result = snacks.solve(p.Z, p.y, p.lam, w0=p.w_star, max_epochs=20, tol=0.0, random_state=0,
+                          options=SnacksOptions(polish=False, schedule=AssgSchedule(eta0=1e-3)))
     h = result.history
     assert h["objective"][0] == pytest.approx(p.f_star, rel=1e-12)
     assert np.all((h["objective"] - p.f_star) / p.f_star <= TARGET)
@@ -379,7 +382,7 @@ def test_polishing_starts_from_the_assg_dual_estimate(moons_problem):
     p = moons_problem
     hybrid = snacks.solve(p.Z, p.y, p.lam, tol=0.0, max_epochs=5, random_state=0)
     cold = snacks.solve(p.Z, p.y, p.lam, tol=0.0, max_epochs=5, random_state=0,
-                        eta0=1e-12, radius0=1e-12)
+                        options=SnacksOptions(schedule=AssgSchedule(eta0=1e-12, radius0=1e-12)))
     assert hybrid.history["gap"][-1] < 0.1 * cold.history["gap"][-1]
 
 
@@ -429,14 +432,37 @@ def test_checkpoint_pass_against_numpy(weighted_problem, monkeypatch, parallel):
                                rtol=1e-10)
 
 
+def test_registry_groups_the_flat_solver_options(moons_problem):
+    """The registry's entry takes ``solver_options``' flat keys, accepts exactly today's
+    names, and gives the bits of :func:`snacks.solve` on the grouped options."""
+    p = moons_problem
+    validation = (p.Z[:100], p.y[:100])
+    flat = REGISTRY["snacks"].solve(p.Z, p.y, p.lam, max_epochs=6, random_state=4,
+                                    validation=validation, n_iter_no_change=4, omega=3.0,
+                                    stage_epochs=2.0, stage_growth=1.5, eta0=0.2, polish=False,
+                                    penalty="l2", n_jobs=1)
+    grouped = snacks.solve(p.Z, p.y, p.lam, max_epochs=6, random_state=4, validation=validation,
+                           options=SnacksOptions(polish=False, n_jobs=1, schedule=AssgSchedule(
+                               eta0=0.2, omega=3.0, stage_epochs=2.0, stage_growth=1.5)),
+                           early_stopping=EarlyStopping(4))
+    np.testing.assert_array_equal(flat.coef, grouped.coef)
+    for column in ("iteration", "objective", "gap", "validation_error"):
+        np.testing.assert_array_equal(flat.history[column], grouped.history[column])
+    assert REGISTRY["snacks"].option_names() == {
+        "callback", "w0", "n_iter_no_change", "eta0", "radius0", "omega", "stage_epochs",
+        "stage_growth", "penalty", "polish", "n_jobs"}
+
+
 def test_same_result_for_any_thread_count(moons_problem, monkeypatch):
     """Serial passes (small blocks), and parallel ones on 1 or 2 threads: the same bits."""
     p = moons_problem
-    held = {"validation": (p.Z[:100], p.y[:100]), "n_iter_no_change": 3}
+    held = {"validation": (p.Z[:100], p.y[:100]), "early_stopping": EarlyStopping(3)}
     serial = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, **held)
     monkeypatch.setattr(loops, "PARALLEL_MIN_ENTRIES", 0)
-    one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=1, **held)
-    two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, n_jobs=2, **held)
+    one = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, **held,
+                       options=SnacksOptions(n_jobs=1))
+    two = snacks.solve(p.Z, p.y, p.lam, max_epochs=10, random_state=3, **held,
+                       options=SnacksOptions(n_jobs=2))
     for result in (one, two):
         np.testing.assert_array_equal(serial.coef, result.coef)
         np.testing.assert_array_equal(serial.history["objective"], result.history["objective"])
@@ -449,8 +475,8 @@ def test_same_result_for_any_thread_count(moons_problem, monkeypatch):
 def test_early_stopping_on_a_validation_plateau(moons_problem):
     p = moons_problem
     train, held = np.arange(800), np.arange(800, 1000)
-    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=200,
-                          random_state=0, validation=(p.Z[held], p.y[held]), n_iter_no_change=3)
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=200, random_state=0,
+                          validation=(p.Z[held], p.y[held]), early_stopping=EarlyStopping(3))
     errors = result.history["validation_error"]
     assert result.stop_reason == "early_stopping" and result.n_epochs < 200
     # Each of the last three checkpoints missed the best error before it by less than a
@@ -458,7 +484,7 @@ def test_early_stopping_on_a_validation_plateau(moons_problem):
     for k in range(len(errors) - 3, len(errors)):
         assert errors[k] > errors[:k].min() - 0.5 / 200
     with pytest.raises(ValueError, match="validation"):
-        snacks.solve(p.Z, p.y, p.lam, n_iter_no_change=3)
+        snacks.solve(p.Z, p.y, p.lam, early_stopping=EarlyStopping(3))
     with pytest.raises(ValueError, match="'n_iter_no_change' parameter of solver='snacks'"):
         check_solver_params("snacks", max_epochs=200, tol=0.0,
                             solver_options={"n_iter_no_change": 0})
@@ -473,8 +499,8 @@ def test_early_stopping_never_returns_an_untrained_warm_start(moons_problem):
     Z, y = p.Z[train], p.y[train]
     w0 = snacks.solve(Z, y, p.lam, tol=1e-8, max_epochs=500, random_state=0).coef
     errors = lambda w: np.sum(np.sign(p.Z[held] @ w) != p.y[held])  # noqa: E731
-    result = snacks.solve(Z, y, p.lam, w0=w0, random_state=0, polish=False,
-                          validation=(p.Z[held], p.y[held]), n_iter_no_change=2)
+    result = snacks.solve(Z, y, p.lam, w0=w0, random_state=0, validation=(p.Z[held], p.y[held]),
+                          options=SnacksOptions(polish=False), early_stopping=EarlyStopping(2))
     assert result.stop_reason == "early_stopping"
     assert not np.array_equal(result.coef, w0) and result.history["epoch"][-1] > 0
     assert errors(result.coef) >= errors(w0)  # nothing beat the start: the old answer was w0
@@ -489,8 +515,9 @@ def test_early_stopping_measures_f_only_at_stage_ends_and_at_the_returned_point(
     p = moons_problem
     train, held = np.arange(800), np.arange(800, 1000)
     Z, y = p.Z[train], p.y[train]
-    result = snacks.solve(Z, y, p.lam, tol=0.0, max_epochs=60, random_state=1, polish=False,
-                          validation=(p.Z[held], p.y[held]), n_iter_no_change=20)
+    result = snacks.solve(Z, y, p.lam, tol=0.0, max_epochs=60, random_state=1,
+                          validation=(p.Z[held], p.y[held]), options=SnacksOptions(polish=False),
+                          early_stopping=EarlyStopping(20))
     h = result.history
     inner = ~np.isin(h["epoch"][:-1], [0, 1, 3, 7, 15, 31])
     assert inner.any() and (~inner).sum() >= 4
@@ -516,9 +543,9 @@ def test_early_stopping_checks_the_held_out_set_four_times_an_epoch(moons_proble
     monkeypatch.setattr(snacks, "EARLY_STOPPING_MIN_CHECK_ROWS", 200)
     p = moons_problem
     train, held = np.arange(800), np.arange(800, 1000)
-    options = dict(tol=0.0, max_epochs=7, random_state=0, polish=False)
-    result = snacks.solve(p.Z[train], p.y[train], p.lam, stopping_set=(p.Z[held], p.y[held]),
-                          n_iter_no_change=100, **options)
+    options = dict(tol=0.0, max_epochs=7, random_state=0, options=SnacksOptions(polish=False))
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, **options,
+                          early_stopping=EarlyStopping(100, (p.Z[held], p.y[held])))
     h = result.history
     assert result.stop_reason == "max_epochs"
     np.testing.assert_array_equal(h["epoch"][:29], np.arange(29) / 4)
@@ -539,10 +566,11 @@ def test_early_stopping_records_and_returns_the_best_held_out_error(moons_proble
     train, held = np.arange(800), np.arange(800, 1000)
     Z_stop, y_stop = p.Z[held], p.y[held]
     seen = []
-    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=60,
-                          random_state=0, polish=False, stopping_set=(Z_stop, y_stop),
-                          n_iter_no_change=3, callback=lambda record, w: seen.append(
-                              (record["iteration"], record["validation_error"], w.copy())))
+    result = snacks.solve(p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=60, random_state=0,
+                          callback=lambda record, w: seen.append(
+                              (record["iteration"], record["validation_error"], w.copy())),
+                          options=SnacksOptions(polish=False),
+                          early_stopping=EarlyStopping(3, (Z_stop, y_stop)))
     assert result.stop_reason == "early_stopping" and result.n_epochs < 60
     for _, recorded, w in seen:
         assert recorded == np.mean(np.sign(Z_stop @ w) != y_stop)

@@ -11,6 +11,7 @@ import reference
 from snacks_core import SnacksClassifier
 from snacks_core.solvers import _snacks_kernels as loops
 from snacks_core.solvers import check_solver_params, snacks
+from snacks_core.solvers.snacks import SnacksOptions
 
 
 def l1_svm_lp(Z, y, lam, sample_weight=None):
@@ -77,9 +78,10 @@ def test_history_is_the_l1_problem_and_converges(fixture, target, request):
     p = request.getfixturevalue(fixture)
     f_star, _ = l1_svm_lp(p.Z, p.y, p.lam, p.sample_weight)
     rows = []
-    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, penalty="l1",
-                          max_epochs=60, tol=0.0, random_state=0,
-                          callback=lambda row, w: rows.append((row, w.copy())))
+    result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=60, tol=0.0,
+                          random_state=0,
+                          callback=lambda row, w: rows.append((row, w.copy())),
+                          options=SnacksOptions(penalty="l1"))
     h = result.history
     for row, w in rows[:: max(1, len(rows) // 5)]:
         assert row["objective"] == pytest.approx(l1_objective(w, p), rel=1e-9)
@@ -92,17 +94,19 @@ def test_history_is_the_l1_problem_and_converges(fixture, target, request):
 def test_l2_path_is_unchanged(moons_problem):
     p = moons_problem
     default = snacks.solve(p.Z, p.y, p.lam, max_epochs=3, random_state=5)
-    explicit = snacks.solve(p.Z, p.y, p.lam, max_epochs=3, random_state=5, penalty="l2")
+    explicit = snacks.solve(p.Z, p.y, p.lam, max_epochs=3, random_state=5,
+                            options=SnacksOptions(penalty="l2"))
     np.testing.assert_array_equal(default.coef, explicit.coef)
 
 
 def test_same_seed_same_weights_and_float32(moons_problem):
     p = moons_problem
-    first = snacks.solve(p.Z, p.y, p.lam, penalty="l1", max_epochs=4, random_state=1)
-    second = snacks.solve(p.Z, p.y, p.lam, penalty="l1", max_epochs=4, random_state=1)
+    l1 = SnacksOptions(penalty="l1")
+    first = snacks.solve(p.Z, p.y, p.lam, max_epochs=4, random_state=1, options=l1)
+    second = snacks.solve(p.Z, p.y, p.lam, max_epochs=4, random_state=1, options=l1)
     np.testing.assert_array_equal(first.coef, second.coef)
-    single = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, penalty="l1", max_epochs=4,
-                          random_state=1)
+    single = snacks.solve(p.Z.astype(np.float32), p.y, p.lam, max_epochs=4, random_state=1,
+                          options=SnacksOptions(penalty="l1"))
     assert single.coef.dtype == np.float64
     assert l1_objective(single.coef, p) == pytest.approx(l1_objective(first.coef, p), rel=1e-2)
 

@@ -517,7 +517,8 @@ def test_snacks_needs_fewer_epochs_than_pegasos(moons_problem):
         return result.history["epoch"][reached[0]] if reached.size else np.inf
 
     # ASSG alone (the paper's claim), and with its dual-ascent polish.
-    assert epochs_to_reach(snacks, tol=0.0, polish=False) < epochs_to_reach(pegasos, tol=0.0)
+    assert (epochs_to_reach(snacks, tol=0.0, options=snacks.SnacksOptions(polish=False))
+            < epochs_to_reach(pegasos, tol=0.0))
     assert epochs_to_reach(snacks, tol=0.0) < epochs_to_reach(pegasos, tol=0.0)
 
 
@@ -527,13 +528,15 @@ def test_snacks_runs_the_papers_fixed_schedule(weighted_problem):
     stage outputs are those of the plain-Python Algorithm 1 on the rows the solver draws
     (oracle: tests/reference.py), so the app can race it against the default schedule."""
     from snacks_core.solvers import snacks
+    from snacks_core.solvers.snacks import AssgSchedule, SnacksOptions
 
     p = weighted_problem
     n, K, seed, eta0, radius0 = p.Z.shape[0], 6, 7, 0.05, 5.0
     seen = []
     result = snacks.solve(p.Z, p.y, p.lam, sample_weight=p.sample_weight, max_epochs=K, tol=0.0,
-                          random_state=seed, stage_growth=1.0, eta0=eta0, radius0=radius0,
-                          polish=False, callback=lambda row, w: seen.append(w.copy()))
+                          random_state=seed, callback=lambda row, w: seen.append(w.copy()),
+                          options=SnacksOptions(polish=False, schedule=AssgSchedule(
+                              eta0=eta0, radius0=radius0, stage_growth=1.0)))
     assert result.stop_reason == "max_epochs" and result.n_epochs == K
     rng = np.random.default_rng(seed)
     rows = [rng.integers(0, n, size=n) for _ in range(K)]
@@ -792,7 +795,7 @@ def test_registry_constraints_name_parameters_of_the_solvers():
     from snacks_core.operators import build_operator
 
     for name, entry in REGISTRY.items():
-        accepted = set(inspect.signature(entry.solve).parameters)
+        accepted = set(inspect.signature(entry.solve).parameters) | entry.option_keywords
         if entry.input == "operator":
             accepted |= set(inspect.signature(build_operator).parameters)
         assert set(entry.constraints) <= accepted, name

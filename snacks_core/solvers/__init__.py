@@ -94,6 +94,10 @@ class Solver:
         Parameter name → list of scikit-learn constraints, for ``max_epochs`` and ``tol``
         (an embedded solver's) and the solver's own options; a name left out is not
         checked.  Defaults to :data:`BUDGET_CONSTRAINTS`.
+    option_keywords : frozenset
+        The names a ``solve`` taking ``**options`` accepts there: an adapter that groups
+        flat ``solver_options`` into the solver's frozen options (e.g.
+        :func:`snacks_core.solvers.snacks.registry_solve`).
     """
 
     solve: Callable
@@ -103,20 +107,20 @@ class Solver:
     early_stopping: bool = False
     streaming: bool = False
     constraints: dict = field(default_factory=lambda: dict(BUDGET_CONSTRAINTS))
+    option_keywords: frozenset = frozenset()
 
     def __post_init__(self):
         if self.input not in INPUTS:
             raise ValueError(f"input must be one of {INPUTS}, got {self.input!r}.")
 
-    def option_names(self) -> frozenset | None:
+    def option_names(self) -> frozenset:
         """Names a caller may pass in ``solver_options``: the keyword-only parameters of
-        ``solve`` and the constrained names, less what the caller passes itself (None when
-        ``solve`` takes any keyword)."""
+        ``solve``, its ``option_keywords`` and the constrained names, less what the caller
+        passes itself."""
         parameters = inspect.signature(self.solve).parameters.values()
-        if any(p.kind is p.VAR_KEYWORD for p in parameters):
-            return None
         keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
-        return frozenset((keywords | set(self.constraints)) - _SUPPLIED[self.input])
+        return frozenset((keywords | self.option_keywords | set(self.constraints))
+                         - _SUPPLIED[self.input])
 
 
 # First stage of a warm-started Snacks solve, in epochs.  The start is already close to the
@@ -127,7 +131,8 @@ class Solver:
 WARM_STAGE_EPOCHS = 3.0
 
 REGISTRY = {
-    "snacks": Solver(snacks.solve, warm_start=True,
+    "snacks": Solver(snacks.registry_solve, option_keywords=snacks.OPTION_KEYWORDS,
+                     warm_start=True,
                      warm_start_options={"stage_epochs": WARM_STAGE_EPOCHS},
                      early_stopping=True, streaming=True, constraints={
                          "max_epochs": [_POSITIVE],
@@ -150,7 +155,9 @@ REGISTRY = {
     "liblinear": Solver(liblinear.solve, constraints={
         "max_epochs": [Integers(1, whole_floats=True)],
         "tol": [_NON_NEGATIVE]}),
-    "smoothed_newton": Solver(smoothed_newton.solve, warm_start=True, constraints={
+    "smoothed_newton": Solver(smoothed_newton.registry_solve,
+                              option_keywords=smoothed_newton.OPTION_KEYWORDS,
+                              warm_start=True, constraints={
         "max_epochs": [_POSITIVE],
         "tol": [_NON_NEGATIVE],
         "penalty": [StrOptions(set(smoothed_newton.PENALTIES))],
@@ -198,7 +205,7 @@ def check_solver_params(solver: str, *, max_epochs, tol, solver_options: dict | 
     entry = REGISTRY[solver]
     options = dict(solver_options or {})
     accepted = entry.option_names()
-    unknown = [] if accepted is None else sorted(str(k) for k in options if k not in accepted)
+    unknown = sorted(str(k) for k in options if k not in accepted)
     if unknown:
         raise ValueError(f"solver_options {unknown} are not options of solver={solver!r}; it "
                          f"accepts {sorted(accepted)}.")

@@ -49,6 +49,8 @@ step takes its curvature from that band.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
@@ -248,14 +250,60 @@ def _dual_bound(v, s_beta_mean, lam, mu):
     return s_beta_mean - float(excess @ excess) / (4.0 * lam)
 
 
+@dataclass(frozen=True)
+class SmoothedNewtonOptions:
+    """The penalty and the smoothing schedule of :func:`solve`.
+
+    Attributes
+    ----------
+    penalty : {'l2', 'l1+l2'}
+        'l1+l2' adds μ‖w‖₁ and solves with the active-set strategy.
+    lam_l1 : float, optional
+        μ ≥ 0 for ``penalty='l1+l2'``; defaults to λ.  Must be left unset for 'l2'
+        (ValueError).
+    alpha0 : float > 0
+        Initial smoothing width α (half the margin: the first bands hold many rows).
+    alpha_min : float > 0, optional
+        Stop (``'converged'``) once α is below it and a Newton step predicts a negligible
+        reduction, even if the gap is still above ``tol``.  By default α keeps halving
+        until the gap meets ``tol`` (the paper's "α below about 1/n" is not enough for a
+        tight ``tol``), down to 10⁻¹², where the smoothing is at rounding level.
+    """
+
+    penalty: str = "l2"
+    lam_l1: float | None = None
+    alpha0: float = 0.5
+    alpha_min: float | None = None
+
+    def __post_init__(self):
+        if self.penalty == "l2" and self.lam_l1 is not None:
+            raise ValueError("lam_l1 is the weight of ‖w‖₁: use it with penalty='l1+l2'.")
+
+
+# The flat keywords of ``solver_options`` that :func:`registry_solve` groups.
+OPTION_KEYWORDS = frozenset(field.name for field in fields(SmoothedNewtonOptions))
+
+
+def registry_solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4,
+                   random_state=None, validation=None, callback=None, w0=None, **options):
+    """:func:`solve` from flat keywords: the registry's entry for ``solver='smoothed_newton'``.
+
+    ``options`` (:data:`OPTION_KEYWORDS`, as ``solver_options`` spells them, checked once
+    by :func:`snacks_core.solvers.check_solver_params`) are the fields of
+    :class:`SmoothedNewtonOptions`; the other keywords are :func:`solve`'s.
+    """
+    return solve(Z, y, lam, sample_weight=sample_weight, max_epochs=max_epochs, tol=tol,
+                 random_state=random_state, validation=validation, callback=callback, w0=w0,
+                 options=SmoothedNewtonOptions(**options))
+
+
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_state=None,
-          validation=None, callback=None, penalty="l2", lam_l1=None, alpha0=0.5,
-          alpha_min=None, w0=None):
+          validation=None, callback=None, w0=None, options=SmoothedNewtonOptions()):
     """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖² (+ μ‖w‖₁) by SmSVM.
 
     Newton's method on the smoothed hinge h_α (see the module docstring), exact line
     search, α halved once the smoothed problem is solved within its smoothing error; with
-    ``penalty='l1+l2'`` an active set keeps the Newton system to the free weights
+    ``options.penalty='l1+l2'`` an active set keeps the Newton system to the free weights
     (Hajewski, Oliveira & Stewart, "Smoothed hinge loss and support vector machines",
     Algorithms 1–4).
 
@@ -279,19 +327,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
         Held-out rows whose error is recorded at each checkpoint.
     callback : callable(record: dict, w: ndarray), optional
         Called at each checkpoint.
-    penalty : {'l2', 'l1+l2'}
-        'l1+l2' adds μ‖w‖₁ and solves with the active-set strategy.
-    lam_l1 : float, optional
-        μ ≥ 0 for ``penalty='l1+l2'``; defaults to ``lam``.  Must be left unset for 'l2'.
-    alpha0 : float > 0
-        Initial smoothing width α (half the margin: the first bands hold many rows).
-    alpha_min : float > 0, optional
-        Stop (``'converged'``) once α is below it and a Newton step predicts a negligible
-        reduction, even if the gap is still above ``tol``.  By default α keeps halving
-        until the gap meets ``tol`` (the paper's "α below about 1/n" is not enough for a
-        tight ``tol``), down to 10⁻¹², where the smoothing is at rounding level.
     w0 : ndarray of shape (m,), optional
         Starting point; zero by default (all weights inactive for 'l1+l2').
+    options : SmoothedNewtonOptions
+        The penalty (μ) and the smoothing schedule (α₀, the floor of α).
 
     Returns
     -------
@@ -304,11 +343,10 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
         ``info['passes']`` the passes over the data.
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    if penalty == "l2" and lam_l1 is not None:
-        raise ValueError("lam_l1 is the weight of ‖w‖₁: use it with penalty='l1+l2'.")
-    mu = 0.0 if penalty == "l2" else float(lam if lam_l1 is None else lam_l1)
+    lam_l1 = options.lam_l1
+    mu = 0.0 if options.penalty == "l2" else float(lam if lam_l1 is None else lam_l1)
     n, m = Z.shape
-    alpha_min = _ALPHA_FLOOR if alpha_min is None else alpha_min
+    alpha_min = _ALPHA_FLOOR if options.alpha_min is None else options.alpha_min
     lam = float(lam)
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != m or not np.all(np.isfinite(w)):
@@ -318,7 +356,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=100, tol=1e-4, random_sta
     _loss_slope(np.zeros(1), np.zeros(1), np.ones(1), 1.0, 0.0)
     recorder = HistoryRecorder(Z, y, lam, sample_weight, validation, callback)
     sample_weight = np.ones(n) if sample_weight is None else sample_weight
-    state = _Smoothing(Z, y, sample_weight, lam, mu, w, float(alpha0))
+    state = _Smoothing(Z, y, sample_weight, lam, mu, w, float(options.alpha0))
     stop_reason = _run(state, recorder, max_epochs, tol, alpha_min)
     passes = state.passes()
     return SolverResult(coef=state.w, history=recorder.as_arrays(), n_iter=state.newton_steps,

@@ -58,7 +58,7 @@ that set.  It is not polished.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -171,14 +171,119 @@ def patience_rows(n, n_iter_no_change):
     return min(n_iter_no_change * n, EARLY_STOPPING_PATIENCE_ROWS)
 
 
+@dataclass(frozen=True)
+class AssgSchedule:
+    """ASSG's stages (Algorithm 1): the first step and ball, their shrinking, the stage lengths.
+
+    Attributes
+    ----------
+    eta0, radius0 : float or None
+        Initial step η₀ and ball radius D₀; None: from the data
+        (:func:`default_step_and_radius`, :func:`default_step_and_radius_l1`).
+    omega : float > 1
+        Factor dividing η and D after each stage.
+    stage_epochs : float > 0
+        Length T₁ of the first stage in epochs (T₁ = stage_epochs · n).
+    stage_growth : float >= 1 or None
+        Factor multiplying T after each stage; None: ω, the growth ASSG's analysis
+        prescribes for a 2λ-strongly convex objective (error bound exponent θ = 1/2,
+        T_k ∝ ω^{2(1−θ)k}), so that η_k·T_k stays constant.  For the polyhedral ℓ1-SVM
+        (θ = 1) the analysis allows a constant T above an unknown threshold; growing by ω
+        is robust to it.  1 is the paper's fixed schedule.
+    """
+
+    eta0: float | None = None
+    radius0: float | None = None
+    omega: float = 2.0
+    stage_epochs: float = 1.0
+    stage_growth: float | None = None
+
+
+@dataclass(frozen=True)
+class SnacksOptions:
+    """How :func:`solve` runs: the penalty, the ASSG schedule, the polish and the threads.
+
+    Attributes
+    ----------
+    penalty : {'l2', 'l1'}
+        'l1' solves the ℓ1-SVM F₁ (module docstring); the history's objective and gap are
+        then F₁'s.
+    polish : bool
+        After the ASSG stage that completes :data:`POLISH_AFTER_EPOCHS` epochs, finish
+        with dual coordinate ascent from ASSG's dual estimate (ℓ2 only; module
+        docstring).  Under early stopping only where dual ascent is fast
+        (C·mean(s_i‖z_i‖²) ≤ 10, C = 1/(2λn)).  False runs ASSG alone, as in the paper.
+    schedule : AssgSchedule
+        ASSG's step, ball and stage lengths.
+    n_jobs : int or None
+        Threads of the checkpoint passes (None: every core the current numba, BLAS and
+        affinity limits allow).  The stochastic steps and the dual ascent are sequential.
+    """
+
+    penalty: str = "l2"
+    polish: bool = True
+    schedule: AssgSchedule = AssgSchedule()
+    n_jobs: int | None = None
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """Early stopping on held-out rows: the patience and the rows.
+
+    Attributes
+    ----------
+    n_iter_no_change : int >= 1
+        Stop when the error on ``stopping_set`` (default: :func:`solve`'s ``validation``)
+        has not improved by at least 0.1 % of its rows (and one row) for this many
+        checkpoints (up to :data:`EARLY_STOPPING_CHECKS_PER_EPOCH` per epoch of ASSG,
+        :func:`rows_between_checks`: one per epoch below 2·10⁴ rows; one per polishing
+        sweep) and over :func:`patience_rows` rows visited (this many epochs, at most
+        :data:`EARLY_STOPPING_PATIENCE_ROWS` rows).
+    stopping_set : tuple (Z_stop, y_stop) or None
+        Held-out rows, when they are not :func:`solve`'s recorded ``validation``.
+        Without ``validation`` their error is the history's ``validation_error``.
+    """
+
+    n_iter_no_change: int
+    stopping_set: tuple | None = None
+
+
+# The flat keywords of ``solver_options`` that :func:`registry_solve` groups: the fields of
+# AssgSchedule and the other fields of SnacksOptions.
+_SCHEDULE_KEYWORDS = tuple(field.name for field in fields(AssgSchedule))
+OPTION_KEYWORDS = frozenset(_SCHEDULE_KEYWORDS) | {
+    field.name for field in fields(SnacksOptions) if field.name != "schedule"}
+
+
+def registry_solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3,
+                   random_state=None, validation=None, callback=None, w0=None,
+                   n_iter_no_change=None, stopping_set=None, **options):
+    """:func:`solve` from flat keywords: the registry's entry for ``solver='snacks'``.
+
+    ``options`` (:data:`OPTION_KEYWORDS`, as ``solver_options`` spells them, checked once
+    by :func:`snacks_core.solvers.check_solver_params`) are the fields of
+    :class:`AssgSchedule` and of :class:`SnacksOptions`; ``n_iter_no_change`` (None: off)
+    and ``stopping_set`` make the :class:`EarlyStopping`.  The other keywords are
+    :func:`solve`'s.
+    """
+    schedule = AssgSchedule(**{name: options.pop(name) for name in _SCHEDULE_KEYWORDS
+                               if name in options})
+    early_stopping = (None if n_iter_no_change is None
+                      else EarlyStopping(n_iter_no_change, stopping_set))
+    return solve(Z, y, lam, sample_weight=sample_weight, max_epochs=max_epochs, tol=tol,
+                 random_state=random_state, validation=validation, callback=callback, w0=w0,
+                 options=SnacksOptions(schedule=schedule, **options),
+                 early_stopping=early_stopping)
+
+
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
-          validation=None, callback=None, eta0=None, radius0=None, omega=2.0,
-          stage_epochs=1.0, stage_growth=None, w0=None, penalty="l2", polish=True,
-          n_iter_no_change=None, stopping_set=None, n_jobs=None):
+          validation=None, callback=None, w0=None, options=SnacksOptions(),
+          early_stopping=None):
     """Minimise F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖² with Snacks (ASSG).
 
-    With ``penalty='l1'``, minimise F₁(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖₁
-    instead (Snacks paper, Theorem 2; see the module docstring).
+    With ``options.penalty='l1'``, minimise F₁(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) +
+    λ‖w‖₁ instead (Snacks paper, Theorem 2; module docstring).  The options are trusted:
+    the registry checks them once (:func:`registry_solve`).
 
     Parameters
     ----------
@@ -199,73 +304,46 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     random_state : int, Generator or None
         Seed of the row sampling and of the polishing order.
     validation : tuple (Z_val, y_val), optional
-        Held-out rows whose error is recorded at each checkpoint (the history's
-        ``validation_error``).
+        Held-out rows whose error each checkpoint records (``validation_error``).
     callback : callable(record: dict, w: ndarray), optional
         Called at each checkpoint.
-    eta0, radius0 : float, optional
-        Initial step η₀ and ball radius D₀; default from the data
-        (:func:`default_step_and_radius`).
-    omega : float > 1
-        Factor dividing η and D after each stage.
-    stage_epochs : float > 0
-        Length T₁ of the first stage in epochs (T₁ = stage_epochs · n).
-    stage_growth : float >= 1, optional
-        Factor multiplying T after each stage; defaults to ω, the growth ASSG's analysis
-        prescribes for a 2λ-strongly convex objective (error bound exponent θ = 1/2,
-        T_k ∝ ω^{2(1−θ)k}), so that η_k·T_k stays constant.  ``stage_growth=1`` is the
-        paper's fixed schedule.
     w0 : ndarray of shape (m,), optional
         Starting point (warm start); zero by default.
-    penalty : {'l2', 'l1'}
-        'l1' solves the ℓ1-SVM, with η₀ and D₀ from :func:`default_step_and_radius_l1`;
-        the history's objective and gap are F₁'s.  F₁ is polyhedral (error bound
-        exponent θ = 1), for which ASSG's analysis allows a constant T, but only above a
-        threshold set by an unknown error-bound constant; T still grows by ω by default,
-        which makes the method robust to it (measured: a constant T stalls at 30–100 %
-        above F₁* on the test problems).
-    polish : bool
-        After the ASSG stage that completes :data:`POLISH_AFTER_EPOCHS` epochs, finish
-        with dual coordinate ascent from ASSG's dual estimate (ℓ2 only; see the module
-        docstring).  Under early stopping only where dual ascent is fast
-        (C·mean(s_i‖z_i‖²) ≤ 10, C = 1/(2λn)).  False runs ASSG alone, as in the paper.
-    n_iter_no_change : int or None
-        Early stopping: stop when the error on ``stopping_set`` (default: ``validation``)
-        has not improved by at least 0.1 % of its rows (and one row) for this many
-        checkpoints (up to :data:`EARLY_STOPPING_CHECKS_PER_EPOCH` per epoch of ASSG,
-        :func:`rows_between_checks`: one per epoch below 2·10⁴ rows; one per polishing
-        sweep) and over :func:`patience_rows` rows visited (this many epochs, at most
-        :data:`EARLY_STOPPING_PATIENCE_ROWS` rows).  None disables it.
-    stopping_set : tuple (Z_stop, y_stop), optional
-        Held-out rows for early stopping, when they are not the recorded ``validation``.
-        Without ``validation`` their error is the history's ``validation_error``.
-    n_jobs : int or None
-        Threads of the checkpoint passes (None: every core the current numba, BLAS and
-        affinity limits allow).  The stochastic steps and the dual ascent are sequential.
+    options : SnacksOptions
+        Penalty, ASSG schedule, polish and threads.
+    early_stopping : EarlyStopping or None
+        Stop on the error of held-out rows (by default ``validation``); None: off.
 
     Returns
     -------
     SolverResult
-        ``coef`` is the checkpoint iterate with the lowest F (a subgradient method is not
+        ``coef`` is the checkpoint with the lowest F (a subgradient method is not
         monotone; checkpoints are the stage averages and the running stage average once
         per epoch, then the start of each polishing sweep, recorded when the sweep that
         certifies it ends); after early stopping, the checkpoint after the start (never
         a warm start's ``w0``) with the lowest held-out error.  The history ends with it.
-        Under early stopping (``n_iter_no_change``) the checkpoints inside a stage
-        measure the held-out error only and record F and the gap as NaN; the stage ends
-        and the returned point have them.  Under early stopping the history's
-        ``validation_error`` is the error on ``validation`` if given, else on
-        ``stopping_set``, at every checkpoint.  ``stop_reason`` is
-        ``'tol_gap'``, ``'early_stopping'``, ``'tol_objective'`` (pure ASSG: no decrease
-        of F over two stages, the stochastic noise floor) or ``'max_epochs'``.
-        ``info`` holds ``assg_epochs`` and ``polish_epochs`` (the epochs of each phase)
-        and ``checkpoint_time`` (seconds spent certifying and recording, excluded from
-        the history's clock).
+        Under early stopping the checkpoints inside a stage measure the held-out error
+        only (F and the gap NaN; the stage ends and the returned point have them), and
+        ``validation_error`` is the error on ``validation`` if given, else on the
+        stopping rows.  ``stop_reason`` is ``'tol_gap'``, ``'early_stopping'``,
+        ``'tol_objective'`` (pure ASSG: no decrease of F over two stages, the stochastic
+        noise floor) or ``'max_epochs'``.  ``info`` holds ``assg_epochs`` and
+        ``polish_epochs`` (the epochs of each phase) and ``checkpoint_time`` (seconds
+        spent certifying and recording, excluded from the history's clock).
+
+    Raises
+    ------
+    ValueError
+        When ``w0`` does not have m entries, or early stopping has no held-out rows.
     """
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
-    stopping_set = validation if stopping_set is None else stopping_set
-    if n_iter_no_change is not None and stopping_set is None:
-        raise ValueError("n_iter_no_change (early stopping) needs a validation set.")
+    n_iter_no_change, stopping_set = None, validation
+    if early_stopping is not None:
+        n_iter_no_change = early_stopping.n_iter_no_change
+        if early_stopping.stopping_set is not None:
+            stopping_set = early_stopping.stopping_set
+        if stopping_set is None:
+            raise ValueError("n_iter_no_change (early stopping) needs a validation set.")
     blocks = RowBlocks(Z)
     n, m = blocks.shape
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
@@ -276,18 +354,18 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     recorder = HistoryRecorder(blocks.array, y, lam, sample_weight, validation, callback)
     sample_weight = np.ones(n) if sample_weight is None else sample_weight
     early = n_iter_no_change is not None
-    with numba_threads(n_jobs):
-        stages = (_L1Stages if penalty == "l1" else _L2Stages)(blocks, y, sample_weight, lam,
-                                                                recorder)
+    with numba_threads(options.n_jobs):
+        stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(blocks, y, sample_weight,
+                                                                        lam, recorder)
         run = _Run(recorder, tol, n_iter_no_change, stopping_set,
                    0 if n_iter_no_change is None else patience_rows(n, n_iter_no_change))
         objective, gap = stages.certificate(w)
         run.checkpoint(w, 0, 0.0, objective, gap)
-        schedule = _Schedule.first(stages, w, objective, gap, stage_epochs * n, eta0, radius0,
-                                   omega, stage_growth)
-        polish = polish and penalty == "l2" and (not early or _dual_ascent_is_fast(stages, lam))
+        schedule = _Schedule.first(stages, w, objective, gap, n, options.schedule)
+        polish = (options.polish and options.penalty == "l2"
+                  and (not early or _dual_ascent_is_fast(stages, lam)))
         steps = _optimise(stages, run, w, objective, schedule, rng, max_steps, polish, early)
-    return _result(stages, run, recorder, steps, n_jobs)
+    return _result(stages, run, recorder, steps, options.n_jobs)
 
 
 @dataclass
@@ -302,12 +380,15 @@ class _Schedule:
     stage_growth: float
 
     @classmethod
-    def first(cls, stages, w, objective, gap, stage_steps, eta0, radius0, omega, stage_growth):
-        """The first stage's: η₀ and D₀ given, or from the data at the start w."""
+    def first(cls, stages, w, objective, gap, n, schedule):
+        """The first stage's, for n rows: the :class:`AssgSchedule`'s η₀ and D₀, or from the
+        data at the start w."""
+        stage_steps = schedule.stage_epochs * n
         eta, radius = stages.defaults(stage_steps, gap, float(np.linalg.norm(w)), objective)
-        return cls(eta if eta0 is None else float(eta0),
-                   radius if radius0 is None else float(radius0), omega, stage_steps,
-                   omega if stage_growth is None else float(stage_growth))
+        omega, growth = schedule.omega, schedule.stage_growth
+        return cls(eta if schedule.eta0 is None else float(schedule.eta0),
+                   radius if schedule.radius0 is None else float(schedule.radius0), omega,
+                   stage_steps, omega if growth is None else float(growth))
 
     def next_stage(self, steps_left):
         """The length T of the next stage (at least one step, at most ``steps_left``)."""
