@@ -249,23 +249,48 @@ def _boundary_legend(legend_above):
                 font=dict(size=12))
 
 
+@dataclass(frozen=True)
+class BoundaryStyle:
+    """How :func:`decision_boundary_figure` is drawn: titles, size, legend, point caps.
+
+    Attributes
+    ----------
+    axis_titles : tuple of 2 str
+        Titles of the x and y axes.
+    title : str or None
+        The figure's title.
+    height : int or None
+        Height in pixels; None leaves it to the page (a chart stretched to its
+        container's).
+    legend_above : bool
+        The legend in rows above the plot (columns whose width the square plot should
+        fill), rather than beside it.
+    max_train, max_test, max_crosses : int
+        Large data is drawn as a class-stratified sample of ``max_train`` training and
+        ``max_test`` test points and at most ``max_crosses`` crosses, with the counts in
+        the legend.
+    """
+
+    axis_titles: tuple = ("x₁", "x₂")
+    title: str | None = None
+    height: int | None = 680
+    legend_above: bool = False
+    max_train: int = MAX_TRAIN_POINTS
+    max_test: int = MAX_TEST_POINTS
+    max_crosses: int = MAX_CROSSES
+
+
 def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None, *,
                              classes, train_pred=None, test_pred=None, landmarks=None,
-                             axis_titles=("x₁", "x₂"), title=None, height=680,
-                             max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS,
-                             max_crosses=MAX_CROSSES, legend_above=False):
+                             style=BoundaryStyle()):
     """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
 
-    The legend sits beside the plot, or in rows above it with ``legend_above`` (columns
-    whose width the square plot should fill); ``height`` None leaves the height to the
-    page (a chart stretched to its container's).
-
     For more than two classes the regions of the predicted class replace the contour.
-    Large data is drawn as a class-stratified sample of ``max_train`` training and
-    ``max_test`` test points and at most ``max_crosses`` crosses, with the counts in the
-    legend; the landmarks are always all drawn, on top.
+    ``style`` (:class:`BoundaryStyle`) sets the titles, the height, where the legend sits
+    and how many points large data shows; the landmarks are always all drawn, on top.
     """
+    max_train, max_test = style.max_train, style.max_test
     X_train, X_test, landmarks = _dense(X_train), _dense(X_test), _dense(landmarks)
     y_train = np.asarray(y_train)
     y_test = None if y_test is None else np.asarray(y_test)
@@ -275,7 +300,7 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
                                           size=5 if large else 7, max_train=max_train,
                                           max_test=max_test))
     crosses = _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred,
-                                   max_crosses=max_crosses, large=large)
+                                   max_crosses=style.max_crosses, large=large)
     if crosses is not None:
         fig.add_trace(crosses)
     if landmarks is not None and len(landmarks):
@@ -283,13 +308,13 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
             landmarks, scatter=go.Scattergl, name=f"landmarks (m = {len(landmarks)})",
             size=14 if large else 12, outline_width=1.2,
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
-    fig = _layout(fig, title, height)
+    fig = _layout(fig, style.title, style.height)
     # Legend above or beside the square plot and the colour bar right beside it: nothing
     # below, so a figure as tall as its column is wide keeps the plot square and no gap
     # opens between the plot and the colour bar.
-    fig.update_layout(margin=dict(l=50, r=10, t=40 if title else 10, b=45),
-                      legend=_boundary_legend(legend_above))
-    _square_axes(fig, surface.xs, surface.ys, axis_titles)
+    fig.update_layout(margin=dict(l=50, r=10, t=40 if style.title else 10, b=45),
+                      legend=_boundary_legend(style.legend_above))
+    _square_axes(fig, surface.xs, surface.ys, style.axis_titles)
     # A figure wider than the square plot leaves the room on the left, not between the
     # plot and its colour bar.
     fig.update_xaxes(constraintoward="right")
@@ -316,7 +341,7 @@ def drawing_figure(surface, X_train, y_train, X_test=None, y_test=None, *, class
         fig = decision_boundary_figure(surface, X_train, y_train, X_test, y_test,
                                        classes=classes, train_pred=train_pred,
                                        test_pred=test_pred, landmarks=landmarks,
-                                       height=height, legend_above=True)
+                                       style=BoundaryStyle(height=height, legend_above=True))
     else:
         X_train = _dense(X_train)
         fig = go.Figure(_sampled_points_traces(

@@ -47,6 +47,21 @@ def test_boundary_figure_layers(moons):
     assert f"misclassified ({wrong})" in names
 
 
+def test_boundary_style_sets_titles_legend_and_point_caps(moons):
+    split, model = moons
+    surface = figures.decision_surface(model, split.X_train, resolution=10)
+    style = figures.BoundaryStyle(axis_titles=("a", "b"), title="T", height=None,
+                                  legend_above=True, max_train=50, max_test=20, max_crosses=5)
+    fig = figures.decision_boundary_figure(
+        surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=[-1, 1],
+        train_pred=-split.y_train, test_pred=-split.y_test, style=style)
+    assert fig.layout.title.text == "T" and fig.layout.height is None
+    assert fig.layout.legend.orientation == "h"
+    assert fig.layout.xaxis.title.text == "a" and fig.layout.yaxis.title.text == "b"
+    shown = lambda prefix: sum(len(t.x) for t in fig.data if t.name.startswith(prefix))  # noqa: E731
+    assert shown("train") <= 52 and shown("test") <= 22 and shown("misclassified") == 5
+
+
 def test_multiclass_boundary_shows_regions():
     split = split_dataset(make_synthetic("blobs", 150, random_state=0))
     model = SnacksClassifier(n_components=10, gamma=1.0, random_state=0).fit(split.X_train,

@@ -117,8 +117,8 @@ def heatmap_cell_view(split, result, folds, solver):
         figure = figures.decision_boundary_figure(
             surface, X_fit, y_fit, X_scored, y_scored, classes=classes, train_pred=fit_pred,
             test_pred=scored_pred, landmarks=model.embedding_.landmarks_[:model.n_landmarks_],
-            axis_titles=split.feature_names[:2], height=CELL_BOUNDARY_HEIGHT,
-            legend_above=True)
+            style=figures.BoundaryStyle(axis_titles=split.feature_names[:2],
+                                        height=CELL_BOUNDARY_HEIGHT, legend_above=True))
         if folds:
             figure = figures.rename_test_points(figure, "validation")
         st.plotly_chart(figure, width="stretch", key="cell_boundary")

@@ -173,8 +173,8 @@ def decision_view(request, split, params, run, *, key_prefix, boundary_height,
         figure = figures.decision_boundary_figure(
             surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
             train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-            landmarks=landmarks_of(run), axis_titles=split.feature_names[:2],
-            height=boundary_height, legend_above=True)
+            landmarks=landmarks_of(run), style=figures.BoundaryStyle(
+                axis_titles=split.feature_names[:2], height=boundary_height, legend_above=True))
         if boundary_height is None:
             with st.container(key=f"{key_prefix}boundary_figure"):
                 st.plotly_chart(figure, width="stretch", height="stretch",
