@@ -1,5 +1,10 @@
-"""snacks_core: large-scale kernel SVMs by Nyström embedding and fast primal solvers."""
+"""snacks_core: large-scale kernel SVMs by Nyström embedding and fast primal solvers.
 
+The names below are imported on first use (PEP 562), so that importing one submodule (the
+command line's parser, the dataset readers) does not load the whole library.
+"""
+
+import importlib
 import os
 
 # numba's parallel loops run on GNU OpenMP, whose idle threads spin for a while after each
@@ -10,11 +15,23 @@ import os
 # chosen a policy.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from .estimator import SnacksClassifier
-from .nystrom import NystromEmbedding
-from .objective import C_to_lam, lam_to_C, primal_objective
-from .search import SnacksSearchCV
+# Public name → the submodule that defines it.
+_PUBLIC = {"SnacksClassifier": "estimator", "SnacksSearchCV": "search",
+           "NystromEmbedding": "nystrom", "primal_objective": "objective",
+           "lam_to_C": "objective", "C_to_lam": "objective"}
 
 __all__ = ["SnacksClassifier", "SnacksSearchCV", "NystromEmbedding", "primal_objective",
            "lam_to_C", "C_to_lam"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

@@ -4,7 +4,9 @@ never pickle).
 The file holds the estimator's parameters (as JSON text), the classes, ``coef_``,
 ``intercept_``, the feature map (landmarks and ``components_`` of the Nyström embedding,
 or the support vectors of the exact model), the convergence history and, when given, the
-split's fitted scaling and 2-D projection.  Loading reads each entry's declared shape and
+split's fitted scaling and 2-D projection, the index base of the LIBSVM files the model was
+trained on and the class whose F1 was reported (what ``snacks predict`` reads new files and
+scores with: :func:`load_model`).  Loading reads each entry's declared shape and
 type before reading its data, refuses anything larger than :data:`MAX_MODEL_BYTES` or the
 memory this process can spare, and checks every entry (names, kernel, map, γ, shapes,
 finite values) so that a damaged or crafted file fails on load with a ``ValueError``, never
@@ -18,6 +20,7 @@ import json
 import math
 import zipfile
 import zlib
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +46,7 @@ _FIXED_ENTRIES = {
     "gamma", "landmark_indices", "components", "triangular", "eigenvalues", "landmarks",
     "landmarks_data", "landmarks_indices", "landmarks_indptr", "landmarks_shape",
     "scaling", "scaling_offset", "scaling_factor", "projection_mean", "projection_components",
+    "index_base", "f1_class",
 }
 _REQUIRED = ("params", "map", "classes", "coef", "intercept", "n_features_in", "gamma",
              "landmark_indices")
@@ -123,6 +127,11 @@ def _put_preprocessing(arrays, preprocessing):
         elif isinstance(step, MaxAbsScaler):
             arrays.update(scaling=np.array("maxabs"), scaling_offset=np.zeros_like(step.scale_),
                           scaling_factor=step.scale_)
+        elif isinstance(step, FeatureScaling):
+            arrays.update(scaling=np.array(step.kind), scaling_offset=step.offset,
+                          scaling_factor=step.factor)
+        elif isinstance(step, LinearProjection):
+            arrays.update(projection_components=step.components, projection_mean=step.mean)
         elif isinstance(step, (PCA, TruncatedSVD)):
             mean = getattr(step, "mean_", None)
             arrays.update(projection_components=step.components_,
@@ -133,19 +142,55 @@ def _put_preprocessing(arrays, preprocessing):
                              "(standard, minmax, maxabs) and PCA/SVD projections can.")
 
 
-def model_to_npz(model, preprocessing=()) -> bytes:
+def model_to_npz(model, preprocessing=(), *, index_base=None, f1_label=None) -> bytes:
     """The bytes of a ``.npz`` file holding a fitted :class:`SnacksClassifier`.
 
-    ``preprocessing`` is the split's fitted scaler and projection
-    (:attr:`snacks_core.datasets.Split.preprocessing`): :func:`pipeline_from_npz` then gives
-    a pipeline that predicts on raw rows.
+    Parameters
+    ----------
+    model : SnacksClassifier or sklearn.pipeline.Pipeline
+        Fitted; a pipeline's last step is the classifier and its other steps the
+        preprocessing (scalers, PCA/SVD projections; 'passthrough' steps are skipped).
+    preprocessing : sequence of fitted transformers, optional
+        The split's fitted scaler and projection
+        (:attr:`snacks_core.datasets.Split.preprocessing`), for a bare classifier:
+        :func:`pipeline_from_npz` then gives a pipeline that predicts on raw rows.
+    index_base : {0, 1}, optional
+        The first feature index of the LIBSVM files the model was trained on.
+    f1_label : label, optional
+        The class whose F1 was reported at training (one of the model's classes).
+
+    Raises
+    ------
+    ValueError
+        For an unfitted model, a pipeline that does not end in a SnacksClassifier, both a
+        pipeline and ``preprocessing``, or a step or feature map that cannot be exported.
     """
+    if isinstance(model, Pipeline):
+        if len(preprocessing):
+            raise ValueError("give the preprocessing either as the pipeline's steps or as "
+                             "preprocessing=, not both.")
+        preprocessing = [step for _, step in model.steps[:-1]
+                         if step is not None and step != "passthrough"]
+        model = model.steps[-1][1]
+    if not isinstance(model, SnacksClassifier) or not hasattr(model, "coef_"):
+        what = "an unfitted" if isinstance(model, SnacksClassifier) else "a"
+        raise ValueError(f"model_to_npz saves a fitted SnacksClassifier (or a Pipeline ending "
+                         f"in one); got {what} {type(model).__name__}.")
     classes = np.asarray(model.classes_)
     if classes.dtype.kind == "O":
         classes = classes.astype(str)
     arrays = {"format_version": np.array(FORMAT_VERSION), "params": np.array(_params_json(model)),
               "classes": classes, "coef": model.coef_, "intercept": model.intercept_,
               "n_features_in": np.array(model.n_features_in_)}
+    if index_base is not None:
+        if index_base not in (0, 1):
+            raise ValueError(f"index_base is 0 or 1, got {index_base!r}.")
+        arrays["index_base"] = np.array(int(index_base))
+    if f1_label is not None:
+        matches = np.flatnonzero(np.asarray(model.classes_) == f1_label)
+        if matches.size != 1:
+            raise ValueError(f"f1_label {f1_label!r} is not one of the model's classes.")
+        arrays["f1_class"] = np.array(int(matches[0]))
     embedding = model.embedding_
     if isinstance(embedding, NystromEmbedding):
         arrays.update({"map": np.array("nystrom"), "components": embedding.components_,
@@ -168,6 +213,37 @@ def model_to_npz(model, preprocessing=()) -> bytes:
     return buffer.getvalue()
 
 
+class SavedModel(NamedTuple):
+    """What a model file holds for predicting on new files (:func:`load_model`).
+
+    ``pipeline`` predicts on raw rows (:func:`pipeline_from_npz`); ``n_features`` is the
+    width of those rows; ``index_base`` the first feature index of the LIBSVM files it was
+    trained on and ``f1_label`` the class whose F1 was reported then (None when the file
+    does not say).
+    """
+
+    pipeline: Pipeline
+    n_features: int
+    index_base: int | None
+    f1_label: object
+
+
+def load_model(source) -> SavedModel:
+    """The pipeline of a :func:`model_to_npz` file with how to read and score new rows.
+
+    Raises
+    ------
+    ValueError
+        As :func:`model_from_npz`.
+    """
+    steps, model, extras = _load(source)
+    raw = steps[0][1] if steps else model
+    n_features = (raw.components.shape[1] if isinstance(raw, LinearProjection) else
+                  raw.offset.shape[0] if isinstance(raw, FeatureScaling) else
+                  model.n_features_in_)
+    return SavedModel(Pipeline(steps + [("model", model)]), int(n_features), **extras)
+
+
 def model_from_npz(source) -> SnacksClassifier:
     """The :class:`SnacksClassifier` of a :func:`model_to_npz` file, ready to predict on rows
     preprocessed as at training time (:func:`pipeline_from_npz` includes that step).
@@ -184,8 +260,7 @@ def model_from_npz(source) -> SnacksClassifier:
 def pipeline_from_npz(source) -> Pipeline:
     """A scikit-learn pipeline that predicts on raw rows: the stored scaling and projection
     (when the file has them), then the classifier."""
-    steps, model = _load(source)
-    return Pipeline(steps + [("model", model)])
+    return load_model(source).pipeline
 
 
 def _load(source):
@@ -347,7 +422,21 @@ def _build(arrays):
     model.n_features_in_ = int(n_features)
     model.embedding_ = embedding
     model.history_ = history
-    return steps, model
+    return steps, model, _reading(arrays, classes)
+
+
+def _reading(arrays, classes):
+    """The optional index base and F1 class of a model file."""
+    index_base = _scalar(arrays, "index_base", "iu") if "index_base" in arrays else None
+    if index_base not in (None, 0, 1):
+        raise ValueError(f"not a valid Snacks model file: index base {index_base!r}.")
+    f1_label = None
+    if "f1_class" in arrays:
+        position = _scalar(arrays, "f1_class", "iu")
+        if not 0 <= position < classes.shape[0]:
+            raise ValueError(f"not a valid Snacks model file: F1 class {position!r}.")
+        f1_label = classes[position].item()
+    return {"index_base": index_base, "f1_label": f1_label}
 
 
 def _nystrom_map(arrays, model, gamma, landmarks, indices, n_features):

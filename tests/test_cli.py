@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import re
 
@@ -11,6 +12,9 @@ import pytest
 from sklearn.datasets import make_moons
 
 from snacks_core import cli
+from snacks_core.cli import heatmap as heatmap_command
+from snacks_core.cli import model as model_command
+from snacks_core.cli import parser as cli_parser
 from snacks_core.datasets import make_a9a_like, make_dataset
 
 
@@ -53,15 +57,33 @@ def test_console_script_points_to_main():
     assert [s.value for s in scripts] == ["snacks_core.cli:main"]
 
 
+def test_the_parsers_names_are_the_librarys():
+    """The parser writes its choices out (it imports no numerical library): they must be
+    the registries'."""
+    from snacks_core import datasets, kernels, landmarks, solvers, storage, sweeps
+
+    assert cli_parser.KERNELS == tuple(kernels.KERNELS)
+    assert cli_parser.SAMPLINGS == tuple(landmarks.SAMPLINGS)
+    assert cli_parser.SOLVERS == tuple(solvers.SOLVERS)
+    assert cli_parser.EMBEDDED_SOLVERS == tuple(solvers.EMBEDDED_SOLVERS)
+    assert cli_parser.STORAGES == tuple(storage.STORAGES)
+    assert cli_parser.BACKENDS == tuple(sweeps.BACKENDS)
+    assert cli_parser.SCALINGS == tuple(datasets.SCALINGS)
+    assert cli_parser.PAPER_M == tuple(sweeps.PAPER_M)
+    assert cli_parser.PAPER_LAMBDAS == tuple(sweeps.PAPER_LAMBDAS)
+
+
 @pytest.mark.parametrize("command, options", [
-    (None, ["fit", "heatmap", "compare", "search", "datasets", "examples"]),
-    ("fit", ["--m", "--lam", "--gamma", "--kernel", "--solver", "--test", "--label-column",
-             "--scaling", "--max-epochs", "--tol", "--seed", "--dtype"]),
+    (None, ["fit", "predict", "heatmap", "compare", "search", "datasets", "examples"]),
+    ("fit", ["--m", "--lam", "--C", "--gamma", "--kernel", "--solver", "--test",
+             "--label-column", "--scaling", "--max-epochs", "--tol", "--seed", "--dtype",
+             "--model", "--zero-based", "--one-based"]),
+    ("predict", ["MODEL", "DATA", "--out", "--decision-values", "--zero-based"]),
     ("heatmap", ["--m", "--lam", "--gamma", "--seeds", "--out", "--plot", "--n-jobs",
                  "--backend", "--scheduler", "--cold", "paper"]),
     ("compare", ["--solvers", "--m", "--lam", "--out"]),
-    ("search", ["--m", "--lam", "--gamma", "--cv", "--scoring", "--halving", "--refine",
-                "--out", "--model"]),
+    ("search", ["--m", "--lam", "--C", "--gamma", "--scaling", "--cv", "--scoring",
+                "--halving", "--refine", "--out", "--model"]),
     ("datasets", ["--download", "--cache-dir"]),
 ])
 def test_help_documents_every_command(capsys, command, options):
@@ -219,13 +241,13 @@ def test_sample_files_by_name_with_class_weights(capsys):
 
 def test_class_weight_reaches_the_estimator(monkeypatch):
     seen = {}
-    real = cli.SnacksClassifier
+    real = model_command.estimator_from_settings
 
-    def record(**params):
-        seen.update(params)
-        return real(**params)
+    def record(settings):
+        seen.update(settings)
+        return real(settings)
 
-    monkeypatch.setattr(cli, "SnacksClassifier", record)
+    monkeypatch.setattr(model_command, "estimator_from_settings", record)
     assert cli.main(["fit", "imbalanced_blobs.csv", "--m", "20", "--max-epochs", "2",
                      "--class-weight", "fraud=9,ok=1"]) == 0
     assert seen["class_weight"] == {"fraud": 9.0, "ok": 1.0}
@@ -267,15 +289,16 @@ def test_n_samples_and_label_column_only_where_they_apply(capsys):
 def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
     out = tmp_path / "grid.csv"
     lengths = []
-    real = cli.robustness_grid
+    real = heatmap_command.robustness_grid
 
-    def watch(*args, progress, **kwargs):
+    def watch(*args, resources, **kwargs):
         def report(done, total, row):
-            progress(done, total, row)
+            resources.progress(done, total, row)
             lengths.append(len(pd.read_csv(out)))
-        return real(*args, progress=report, **kwargs)
+        return real(*args, resources=dataclasses.replace(resources, progress=report),
+                    **kwargs)
 
-    monkeypatch.setattr(cli, "robustness_grid", watch)
+    monkeypatch.setattr(heatmap_command, "robustness_grid", watch)
     status, _, err = run(capsys, "heatmap", "moons", "--n-samples", "200", "--m", "5,10",
                          "--lam", "1e-2,1e-3", "--n-jobs", "1", "--max-epochs", "5",
                          "--out", str(out))

@@ -72,8 +72,9 @@ def test_playground_heatmap_and_cli_report_the_same_numbers(capsys, tmp_path):
     heatmap = explorer.robustness(split, params, "m", [30], [1e-3], [0]).iloc[0]
     command = _cli_numbers(capsys, ["fit", str(path), "--m", "30", "--lam", "1e-3",
                                     "--gamma", "0.05", "--seed", "0", "--progress", "never"])
-    assert playground["f1_label"] == 0 and float(command["F1 of"]) == 0
-    for name, column, line in (("f1", "f1", "F1"), ("test_error", "test_error", "test error"),
+    assert playground["f1_label"] == 0 and "F1 (class 0)" in command
+    for name, column, line in (("f1", "f1", "F1 (class 0)"),
+                               ("test_error", "test_error", "test error"),
                                ("train_error", "train_error", "train error")):
         assert playground[name] == pytest.approx(heatmap[column], abs=1e-12), name
         assert playground[name] == pytest.approx(float(command[line]), rel=1e-5), name

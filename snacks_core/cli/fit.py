@@ -1,0 +1,52 @@
+"""``snacks fit``: train one model, print its metrics, save it for ``snacks predict``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..kernels import resolve_gamma
+from ..objective import lam_to_C
+from ..persistence import model_to_npz
+from .data import training_data, training_split
+from .model import f1_name, fit_and_measure, resolve_regularisation
+from .output import check_writable
+from .progress import Progress
+
+# The kernel on which each solver's objective F is measured.
+OBJECTIVE_KERNEL = {
+    "libsvm": "the exact kernel",
+    "admm": "ADMM's kernel approximation K̃",
+}
+
+
+def run(args) -> int:
+    """Train, print the metrics, and write ``--model``."""
+    if args.model:
+        check_writable(args.model)
+    progress = Progress.for_args(args)
+    dataset = training_data(args, progress)
+    split = training_split(args, dataset)
+    n_train = split.X_train.shape[0]
+    resolve_regularisation(args, n_train, split.n_features)
+    model, table, metrics = fit_and_measure(args, args.solver, split, progress)
+    print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
+          f"{split.n_features} features")
+    # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
+    gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
+                                                                      split.X_train)
+    print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
+          f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
+    for name, value in table.items():
+        if name == "F1 of":
+            continue
+        name = f1_name(metrics["f1_label"]) if name == "F1" else name
+        print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
+              f"  {name:<20} {value}")
+    print(f"  (objective: F of the returned model on "
+          f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {args.m})')})")
+    if args.model:
+        Path(args.model).write_bytes(model_to_npz(
+            model, split.preprocessing, index_base=dataset.index_base,
+            f1_label=metrics["f1_label"]))
+        print(f"model: {args.model}")
+    return 0

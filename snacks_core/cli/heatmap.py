@@ -1,0 +1,138 @@
+"""``snacks heatmap``: test error over an (m, λ) or (γ, λ) grid, written as cells finish."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import sys
+
+from ..objective import C_to_lam
+from ..settings import estimator_from_settings
+from ..specs import Resources
+from ..sweeps import GRID_COLUMNS, GridSchedule, robustness_grid, summarize_grid
+from .data import training_data, training_split
+from .output import check_writable
+from .parser import STOPPED, flatten
+from .progress import ProgressBar
+
+
+def run(args) -> int:
+    """Fill the grid, write its table (and plot), print the best cell."""
+    m_values, gammas, seeds = flatten(args.m), flatten(args.gamma), flatten(args.seeds)
+    if args.plot and len(set(m_values)) > 1 and len(set(gammas)) > 1:
+        raise ValueError("--plot draws an (m, λ) or a (γ, λ) heatmap: give a single m or a "
+                         "single γ (the CSV can hold any grid).")
+    if args.scheduler and args.backend != "dask":
+        raise ValueError("--scheduler needs --backend dask.")
+    # The output paths are checked (and the table started) before any work.
+    out = _RowWriter(args.out)
+    if args.plot:
+        check_writable(args.plot)
+    try:
+        return _run_heatmap(args, out, m_values, gammas, seeds)
+    finally:
+        out.close()
+
+
+class _RowWriter:
+    """The heatmap table on disk: from the first finished cell on, each cell is appended and
+    flushed as it comes (a crash or a second Ctrl-C keeps them); at the end the whole sorted
+    table takes its place.  A grid that fails before its first cell leaves the path as it was."""
+
+    def __init__(self, path):
+        check_writable(path)
+        self.path, self._file, self._writer = path, None, None
+
+    def append(self, row):
+        if self._file is None:
+            self._file = open(self.path, "w", newline="")
+            self._writer = csv.DictWriter(self._file, fieldnames=list(GRID_COLUMNS))
+            self._writer.writeheader()
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def replace(self, table):
+        self.close()
+        temporary = f"{self.path}.part"
+        table.to_csv(temporary, index=False)
+        os.replace(temporary, self.path)
+
+    def close(self):
+        if self._file is not None and not self._file.closed:
+            self._file.close()
+
+
+def _run_heatmap(args, out, m_values, gammas, seeds):
+    split = training_split(args, training_data(args))
+    lams = (flatten(args.lam) if args.lam else
+            [C_to_lam(C, split.X_train.shape[0]) for C in flatten(args.C)])
+    client = None
+    if args.backend == "dask":
+        client = args.scheduler or _local_dask_client()
+    stop = {"requested": False}
+
+    def request_stop(signum, frame):
+        if stop["requested"]:
+            raise KeyboardInterrupt
+        stop["requested"] = True
+        sys.stderr.write("\nsnacks: stopping after the columns in progress "
+                         "(Ctrl-C again to abort)\n")
+
+    previous = signal.signal(signal.SIGINT, request_stop)
+    try:
+        table = robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=m_values, lam=lams,
+            gamma=gammas, seeds=seeds, estimator=estimator_from_settings({
+                "kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
+                "sampling": args.sampling, "solver": args.solver,
+                "max_epochs": args.max_epochs, "tol": args.tol}),
+            schedule=GridSchedule(warm_start=not args.cold),
+            resources=Resources(dtype=args.dtype, n_jobs=args.n_jobs, backend=args.backend,
+                                client=client, progress=ProgressBar(sys.stderr, out.append),
+                                should_stop=lambda: stop["requested"]))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if client is not None and not isinstance(client, str):
+            client.close()
+    out.replace(table)
+    plan = table.attrs["plan"]
+    print(f"{len(table)} of {plan['n_cells']} cells in {table.attrs['wall_time']:.1f} s "
+          f"({plan['n_jobs']} jobs, {plan['dtype']}): {args.out}")
+    status = 0
+    if table.attrs.get("stopped") and len(table) < plan["n_cells"]:
+        sys.stderr.write(f"snacks heatmap: stopped: {len(table)} of {plan['n_cells']} cells "
+                         f"written to {args.out}\n")
+        status = STOPPED
+    if table.empty:
+        return status
+    cells = table.groupby(["m", "gamma", "lam"])["test_error"].mean()
+    m, gamma, lam = cells.idxmin()
+    print(f"lowest mean test error {cells.min():.4f} at m = {m}, γ = {gamma:.4g}, λ = {lam:g} "
+          "(picked on the test part, so optimistic: 'snacks search' chooses by "
+          "cross-validation)")
+    if args.plot:
+        _write_plot(table, args.plot, by_gamma=len(set(gammas)) > 1)
+        print(f"heatmap: {args.plot}")
+    return status
+
+
+
+def _local_dask_client():
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--backend dask needs dask.distributed: pip install "
+                         "'snacks-explorer[distributed]'.") from None
+    return Client(processes=True, threads_per_worker=1, dashboard_address=None)
+
+
+def _write_plot(table, path, *, by_gamma):
+    from ..figures import grid_axis_title, heatmap_figure
+
+    rows = "gamma" if by_gamma else "m"
+    row_values, lam_values, mean, std, seconds = summarize_grid(table, rows=rows)
+    figure = heatmap_figure(row_values, lam_values, mean, std, seconds,
+                            row_label=grid_axis_title(rows), col_label=grid_axis_title("lam"),
+                            title="Test error over the grid (mean ± std over seeds)")
+    figure.write_html(path, include_plotlyjs=True)

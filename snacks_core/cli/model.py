@@ -1,0 +1,103 @@
+"""The model `fit` and `compare` train from their options, and what they print about it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..analysis import evaluate
+from ..defaults import default_lam, default_m
+from ..objective import C_to_lam
+from ..pipeline import embedded_row_blocks
+from ..settings import estimator_from_settings
+
+# Above this many training rows `fit` measures the training error on a sample of them (an
+# embedding pass over every training row would cost as much as the fit's own).
+TRAIN_ERROR_ROWS = 200_000
+
+
+def resolve_regularisation(args, n_train, n_features):
+    """Fill ``args.m`` and ``args.lam`` for ``n_train`` training rows: λ from --lam, or from
+    --C (λ = 1/(2nC)), else the data-aware default, as m is without --m."""
+    if args.C is not None:
+        if not args.C > 0:
+            raise ValueError(f"C must be positive, got {args.C!r}.")
+        args.lam = C_to_lam(args.C, n_train)
+    if args.lam is None:
+        args.lam = default_lam(n_train)
+    if args.m is None:
+        args.m = default_m(n_train, n_features)
+
+
+def make_estimator(args, solver, classes):
+    """The estimator the options describe (``args.m`` and ``args.lam`` resolved)."""
+    return estimator_from_settings({
+        "kernel": args.kernel, "gamma": args.gamma, "degree": args.degree,
+        "coef0": args.coef0, "n_components": args.m, "lam": args.lam, "solver": solver,
+        "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol,
+        "dtype": args.dtype, "random_state": args.seed,
+        "class_weight": class_weights(args.class_weight, classes),
+        "memory_budget": args.memory_budget, "storage": args.storage})
+
+
+def class_weights(weights, classes):
+    """--class-weight for the estimator: 'balanced', None, or {class: weight} by label text."""
+    if not isinstance(weights, dict):
+        return weights
+    by_text = {str(c): c for c in classes}
+    unknown = [label for label in weights if label not in by_text]
+    if unknown:
+        raise ValueError(f"--class-weight names {', '.join(map(repr, unknown))}, not a label "
+                         f"of the data; the labels are {', '.join(by_text)}.")
+    return {by_text[label]: weight for label, weight in weights.items()}
+
+
+def f1_name(label) -> str:
+    """How a printed F1 names its class: ``F1 (class 1)`` or ``F1 (macro average)``."""
+    return "F1 (macro average)" if label is None else f"F1 (class {label})"
+
+
+def measure(model, split, progress=None):
+    """Errors, F1, objective, times and stop reasons of a fitted model (the app's evaluate);
+    on more than :data:`TRAIN_ERROR_ROWS` training rows the training error is measured on a
+    sample of them.  ``F1 of`` is the class of the F1 (the minority training class), or
+    'macro average'."""
+    test_pred = predict_in_blocks(model, split.X_test, progress)
+    metrics = evaluate(model, split, test_pred=test_pred, max_train_rows=TRAIN_ERROR_ROWS)
+    label = metrics["f1_label"]
+    sampled = metrics["train_error_rows"] < split.X_train.shape[0]
+    return {
+        f"train error{' (sample)' if sampled else ''}": metrics["train_error"],
+        "test error": metrics["test_error"],
+        "majority error": metrics["majority_error"],
+        "F1": metrics["f1"],
+        "F1 of": "macro average" if label is None else str(label),
+        "objective": metrics["objective"],
+        "embedding time (s)": metrics["embedding_time"],
+        "training time (s)": metrics["training_time"],
+        "iterations": metrics["iterations"],
+        "stopped by": metrics["stop"],
+    }, metrics
+
+
+def predict_in_blocks(model, X, progress=None):
+    """Predictions of X in blocks of rows, with a progress line."""
+    if progress is None:
+        return model.predict(X)
+    blocks = []
+    for start, stop in embedded_row_blocks(X.shape[0], model.coef_.shape[1]):
+        blocks.append(model.predict(X[start:stop]))
+        progress("predicting", stop, X.shape[0])
+    return np.concatenate(blocks)
+
+
+def fit_and_measure(args, solver, split, progress):
+    """A fitted model of ``solver``, its printed metrics and evaluate()'s dict, with progress
+    lines on stderr."""
+    model = make_estimator(args, solver, np.unique(split.y_train))
+    model.fit(split.X_train, split.y_train, progress=progress)
+    if progress is not None:
+        progress.end()
+    table, metrics = measure(model, split, progress)
+    if progress is not None:
+        progress.end()
+    return model, table, metrics

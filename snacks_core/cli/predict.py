@@ -1,0 +1,126 @@
+"""``snacks predict``: the rows of a file through a saved model, block by block.
+
+A LIBSVM file is read in chunks of whole lines (:meth:`TextStream.chunks`), every chunk
+with the model's number of features and index base, predicted and written before the next
+is read, so that a file of any size streams through.  Other formats are read whole.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import datasets
+from ..datasets.streams import TextStream
+from ..metrics import error_rate, f1
+from ..persistence import load_model
+from ..pipeline import labels_from_scores
+from .data import read_files
+from .model import f1_name
+from .output import check_writable, label_texts
+from .progress import Progress
+
+
+def run(args) -> int:
+    """Write the predictions (or decision values); print the error and F1 when the file's
+    labels are the model's classes."""
+    if args.out:
+        check_writable(args.out)
+    saved = load_model(Path(args.model).read_bytes())
+    classes = saved.pipeline.classes_
+    texts = dict(zip(classes.tolist(), label_texts(classes), strict=True))
+    index_base = (args.index_base if args.index_base is not None else
+                  saved.index_base if saved.index_base is not None else "auto")
+    progress = Progress.for_args(args)
+    score = _Score(classes)
+    out = open(args.out, "w") if args.out else sys.stdout
+    try:
+        if args.decision_values:
+            # One column per one-vs-rest problem: for two classes, the positive class's.
+            columns = list(texts.values())[1:] if len(classes) == 2 else texts.values()
+            out.write("labels " + " ".join(columns) + "\n")
+        for X, y in _blocks(args, saved.n_features, index_base, progress):
+            scores = saved.pipeline.decision_function(X)
+            predicted = labels_from_scores(scores, classes)
+            if args.decision_values:
+                np.savetxt(out, scores.reshape(X.shape[0], -1), fmt="%.10g")
+            else:
+                out.write("".join(f"{texts[label]}\n" for label in predicted.tolist()))
+            score.add(y, predicted)
+            if progress is not None:
+                progress("predicting", score.rows, None)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if progress is not None:
+        progress.end()
+    # The numbers never mix with predictions written to standard output.
+    report = sys.stdout if args.out else sys.stderr
+    report.write(score.summary(Path(args.data).name, saved.f1_label) + "\n")
+    return 0
+
+
+def _blocks(args, n_features, index_base, progress):
+    """``(X, y)`` blocks of DATA's rows, read as the training data was (y None without
+    labels)."""
+    path = Path(args.data)
+    if datasets.file_kind(path) != "libsvm":
+        data = read_files([path], args.label_column, progress, n_features=n_features,
+                          index_base=index_base, purpose="predict")[0]
+        yield data.X, data.y
+        return
+    if args.label_column is not None:
+        raise ValueError(f"{path.name} is read as a LIBSVM file (the label is the first field "
+                         "of each line): --label-column only applies to CSV, Parquet and "
+                         ".npy files.")
+    with TextStream(path) as text:
+        for chunk, first_line in text.chunks():
+            name = path.name if first_line == 1 else f"{path.name} (from line {first_line:,})"
+            data = datasets.load_libsvm(chunk, n_features=n_features, index_base=index_base,
+                                        purpose="predict", name=name)
+            # A model that does not know its base: the first block's decides for the rest
+            # (a later index 0 is then an error that names the base).
+            index_base = data.index_base
+            yield data.X, data.y
+
+
+class _Score:
+    """The predictions and the file's labels, block by block, for one error and F1 at the
+    end; labels outside the model's classes (placeholders, or classes it never saw) turn the
+    scoring off and are named in the summary."""
+
+    def __init__(self, classes):
+        self.classes, self.rows = classes, 0
+        self.true, self.predicted, self.unseen, self.unlabelled = [], [], set(), False
+
+    def add(self, y, predicted):
+        self.rows += predicted.shape[0]
+        if y is None:
+            self.unlabelled = True
+            return
+        unknown = ~np.isin(y, self.classes)
+        if unknown.any():
+            self.unseen.update(np.unique(y[unknown]).tolist()[:5])
+        if not (self.unseen or self.unlabelled):
+            self.true.append(np.asarray(y))
+            self.predicted.append(predicted)
+
+    def summary(self, name, f1_label):
+        """One line: the error and F1 (of ``f1_label``, the class the fit reported, else the
+        macro average), or why there are none."""
+        rows = f"{name}: {self.rows:,} rows predicted"
+        if not self.rows:
+            return rows
+        if self.unlabelled:
+            return f"{rows} (no labels, so no error)"
+        if self.unseen:
+            unseen = ", ".join(map(str, sorted(self.unseen, key=str)[:5]))
+            known = ", ".join(map(str, self.classes.tolist()))
+            return (f"{rows}; no error or F1: its labels {unseen} are not among the model's "
+                    f"classes ({known}): placeholder labels, or classes the model never saw")
+        true, predicted = np.concatenate(self.true), np.concatenate(self.predicted)
+        label = f1_label if len(self.classes) == 2 else None
+        return (f"{rows}; error {error_rate(true, predicted):.6g}, "
+                f"{f1_name(label)} {f1(true, predicted, label, self.classes):.6g}")

@@ -1,0 +1,249 @@
+"""`snacks fit --model` then `snacks predict`: the same predictions and error as the fit, files
+read as the training data was, a quick start; model_to_npz on a Pipeline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from snacks_core import SnacksClassifier, cli
+from snacks_core.cli import fit as fit_command
+from snacks_core.datasets import make_a9a_like
+from snacks_core.persistence import load_model, model_to_npz, pipeline_from_npz
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of ``snacks argv…``."""
+    try:
+        status = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def write_libsvm(path, X, y, base=1):
+    """Rows as LIBSVM lines with indices from ``base``; labels as numbers (+1, -1) or text."""
+    with open(path, "w") as handle:
+        for row, label in zip(X, y, strict=True):
+            pairs = " ".join(f"{j + base}:{v:.17g}"
+                             for j, v in zip(row.indices, row.data, strict=True))
+            text = label if isinstance(label, str) else f"{int(label):+d}"
+            handle.write(f"{text} {pairs}\n")
+    return path
+
+
+@pytest.fixture
+def pair(tmp_path):
+    """A training and a test LIBSVM file (a9a-shaped, ±1 labels)."""
+    X, y, X_test, y_test = make_a9a_like(400, 150, random_state=3)
+    return (write_libsvm(tmp_path / "train.txt", X, y),
+            write_libsvm(tmp_path / "test.txt", X_test, y_test), X_test, y_test)
+
+
+FAST = ("--m", "40", "--max-epochs", "10", "--progress", "never")
+
+
+def fit_and_record(capsys, monkeypatch, *argv):
+    """`snacks fit argv…`, with the fit's own test predictions."""
+    seen = {}
+    real = fit_command.fit_and_measure
+
+    def record(*args, **kwargs):
+        model, table, metrics = real(*args, **kwargs)
+        seen["test_pred"] = metrics["test_pred"]
+        return model, table, metrics
+
+    monkeypatch.setattr(fit_command, "fit_and_measure", record)
+    status, out, err = run(capsys, "fit", *argv)
+    assert status == 0, err
+    return out, seen["test_pred"]
+
+
+def test_fit_then_predict_gives_the_fits_predictions_and_error(capsys, monkeypatch, tmp_path,
+                                                               pair):
+    train, test, _, y_test = pair
+    model, predictions = tmp_path / "model.npz", tmp_path / "predictions.txt"
+    out, test_pred = fit_and_record(capsys, monkeypatch, train, "--test", test, "--model",
+                                    model, "--scaling", "standard", *FAST)
+    assert f"model: {model}" in out
+    fit_error = out.split("test error")[1].split()[0]
+    status, out, err = run(capsys, "predict", model, test, "--out", predictions)
+    assert status == 0, err
+    written = predictions.read_text().splitlines()
+    assert written == [f"{int(v)}" for v in test_pred]
+    assert set(written) <= {"1", "-1"}
+    assert f"test.txt: 150 rows predicted; error {fit_error}," in out
+    f1_fit = out.split("F1 (class ")[1]
+    assert f1_fit.split(")")[0] == "1"
+    saved = load_model(model.read_bytes())
+    assert saved.n_features == 123 and saved.index_base == 1 and saved.f1_label == 1
+
+
+def test_predict_writes_decision_values_with_a_header(capsys, tmp_path, pair):
+    train, test, _, _ = pair
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", train, "--model", model, *FAST)[0] == 0
+    status, out, err = run(capsys, "predict", model, test, "--decision-values")
+    assert status == 0, err
+    header, *lines = out.splitlines()
+    assert header == "labels 1"
+    values = np.array([float(line) for line in lines])
+    status, out, _ = run(capsys, "predict", model, test)
+    labels = np.array([int(v) for v in out.splitlines()])
+    np.testing.assert_array_equal(labels, np.where(values > 0, 1, -1))
+    assert "150 rows predicted; error" in err
+
+
+def test_decision_values_of_three_classes_have_one_column_each(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2)) + np.repeat(np.eye(3, 2) * 4, 50, axis=0)
+    labels = np.repeat(["ant", "bee", "cow"], 50)
+    data = tmp_path / "three.csv"
+    data.write_text("a,b,kind\n" + "".join(f"{a:.6f},{b:.6f},{k}\n"
+                                          for (a, b), k in zip(X, labels, strict=True)))
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", data, "--model", model, "--m", "20", "--progress", "never")[0] == 0
+    status, out, err = run(capsys, "predict", model, data, "--decision-values")
+    assert status == 0, err
+    header, *lines = out.splitlines()
+    assert header == "labels ant bee cow"
+    assert len(lines) == 150 and all(len(line.split()) == 3 for line in lines)
+    assert "F1 (macro average)" in err
+    status, out, _ = run(capsys, "predict", model, data)
+    assert set(out.split()) == {"ant", "bee", "cow"}
+
+
+def test_predict_accepts_placeholder_labels_and_one_class_files(capsys, tmp_path, pair):
+    train, _, X_test, y_test = pair
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", train, "--model", model, *FAST)[0] == 0
+    unlabelled = write_libsvm(tmp_path / "new.txt", X_test, ["0"] * X_test.shape[0])
+    status, out, err = run(capsys, "predict", model, unlabelled)
+    assert status == 0, err
+    assert len(out.splitlines()) == X_test.shape[0]
+    assert "no error or F1: its labels 0 are not among the model's classes (-1, 1)" in err
+    positives = y_test == 1
+    one_class = write_libsvm(tmp_path / "positives.txt", X_test[positives],
+                             ["+1"] * int(positives.sum()))
+    status, out, err = run(capsys, "predict", model, one_class)
+    assert status == 0, err
+    error = float(err.split("error ")[1].split(",")[0])
+    assert error == pytest.approx(np.mean(np.array(out.split(), int) != 1))
+
+
+def test_a_zero_based_model_reads_new_rows_without_index_0_zero_based(capsys, tmp_path):
+    """A file whose rows lack index 0 would read one-based on its own (shifted by a column);
+    the model's index base decides."""
+    X, y, X_test, _ = make_a9a_like(300, 40, random_state=4)
+    X = X.tolil()
+    X[0, 122] = 1.0  # the training file spans every column
+    train = write_libsvm(tmp_path / "train.txt", X.tocsr(), y, base=0)
+    assert "0:" in train.read_text()
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", train, "--model", model, "--zero-based", *FAST)[0] == 0
+    assert load_model(model.read_bytes()).index_base == 0
+    no_zero = X_test[X_test[:, 0].toarray().ravel() == 0]
+    new = write_libsvm(tmp_path / "new.txt", no_zero, ["0"] * no_zero.shape[0], base=0)
+    status, out, err = run(capsys, "predict", model, new)
+    assert status == 0, err
+    pipeline = pipeline_from_npz(model.read_bytes())
+    expected = pipeline.predict(no_zero)
+    assert out.split() == [str(v) for v in expected]
+
+
+def test_fit_reads_a_test_file_without_index_0_with_the_training_files_base(capsys,
+                                                                         monkeypatch, tmp_path):
+    """A zero-based pair whose test rows lack index 0 reads as the same pair written
+    one-based: the test rows are not shifted by a column."""
+    X, y, X_test, y_test = make_a9a_like(300, 60, random_state=5)
+    keep = X_test[:, 0].toarray().ravel() == 0
+    runs = []
+    for base in (0, 1):
+        train = write_libsvm(tmp_path / f"train{base}.txt", X, y, base=base)
+        test = write_libsvm(tmp_path / f"test{base}.txt", X_test[keep], y_test[keep], base=base)
+        runs.append(fit_and_record(capsys, monkeypatch, train, "--test", test, *FAST))
+    (zero_out, zero_pred), (one_out, one_pred) = runs
+    assert "0:" in (tmp_path / "train0.txt").read_text()
+    assert " 0:" not in (tmp_path / "test0.txt").read_text()
+    np.testing.assert_array_equal(zero_pred, one_pred)
+    assert zero_out.split("test error")[1].split()[0] == one_out.split("test error")[1].split()[0]
+
+
+def test_unseen_test_labels_are_refused_in_one_line(capsys, tmp_path, pair):
+    train, _, X_test, y_test = pair
+    test = write_libsvm(tmp_path / "test01.txt", X_test, (y_test > 0).astype(int))
+    status, _, err = run(capsys, "fit", train, "--test", test, *FAST)
+    assert status == 1 and len(err.strip().splitlines()) == 1
+    assert "test01.txt has the label(s) 0 that the training data does not have" in err
+    assert "average='binary'" not in err
+
+
+def test_fit_prints_one_f1_line_naming_its_class(capsys):
+    status, out, err = run(capsys, "fit", "imbalanced_blobs.csv", "--m", "20",
+                           "--max-epochs", "5")
+    assert status == 0, err
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("F1")]
+    assert len(lines) == 1 and lines[0].startswith("F1 (class fraud)")
+    assert "F1 of" not in out
+
+
+def test_C_is_accepted_wherever_lambda_is_and_never_with_it(capsys):
+    status, out, err = run(capsys, "fit", "moons", "--n-samples", "200", "--C", "10", *FAST)
+    assert status == 0, err
+    assert f"λ = {1 / (2 * 140 * 10):g} (C = 10)" in out
+    status, _, err = run(capsys, "fit", "moons", "--C", "10", "--lam", "1e-3")
+    assert status == 2 and "not allowed with argument" in err
+
+
+def test_search_needs_no_lambda_and_prints_f1(capsys, tmp_path):
+    status, out, err = run(capsys, "search", "moons", "--n-samples", "200", "--cv", "2",
+                           "--max-epochs", "5", "--scaling", "standard,none", "--n-jobs", "1")
+    assert status == 0, err
+    assert "'C': 20.0" in out or "'C': " in out
+    assert "F1 (class" in out and "scaling" in out
+
+
+def test_model_to_npz_saves_a_pipeline():
+    X, y = np.random.default_rng(1).normal(size=(120, 3)) * [1, 10, 100], np.repeat([0, 1], 60)
+    X[y == 1, 0] += 2
+    pipeline = make_pipeline(StandardScaler(), SnacksClassifier(n_components=20,
+                                                                random_state=0)).fit(X, y)
+    loaded = pipeline_from_npz(model_to_npz(pipeline))
+    np.testing.assert_allclose(loaded.decision_function(X), pipeline.decision_function(X),
+                               rtol=1e-10)
+    assert load_model(model_to_npz(pipeline)).n_features == 3
+    # What load_model gives back saves again as it was.
+    again = pipeline_from_npz(model_to_npz(loaded))
+    np.testing.assert_array_equal(again.predict(X), loaded.predict(X))
+    with pytest.raises(ValueError, match="not both"):
+        model_to_npz(pipeline, [StandardScaler()])
+    with pytest.raises(ValueError, match="unfitted SnacksClassifier"):
+        model_to_npz(SnacksClassifier())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["fit", "--help"], ["fit"],
+                                  ["fit", "x", "--kernel", "sigmoid"]])
+def test_help_and_argument_errors_import_no_numerical_library(argv):
+    code = ("import sys\nfrom snacks_core.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            "loaded = [m for m in ('numpy', 'scipy', 'sklearn', 'numba', 'pandas') "
+            "if m in sys.modules]\n"
+            "print('LOADED', loaded)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert "LOADED []" in result.stdout
+
+
+def test_importing_snacks_core_loads_its_estimator_on_first_use():
+    code = ("import sys, snacks_core\n"
+            "print('sklearn' in sys.modules)\n"
+            "print(snacks_core.SnacksClassifier.__name__, 'sklearn' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert result.stdout.split() == ["False", "SnacksClassifier", "True"]
