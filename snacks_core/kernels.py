@@ -13,8 +13,11 @@ linear      k(x, x') = ⟨x, x'⟩
 Every row of a kernel matrix is computed from a row of *statistics* — inner products
 ⟨x_i, y_j⟩ (rbf, polynomial, linear) or ℓ1 distances ‖x_i − y_j‖₁ (laplacian) — that a
 shared finishing step turns into kernel values; the rbf uses
-‖x − y‖² = ‖x‖² + ‖y‖² − 2⟨x, y⟩ clipped at 0.  Statistics are accumulated in float64
-whatever the output dtype: float32 output halves the memory of the result, not its accuracy.
+‖x − y‖² = ‖x‖² + ‖y‖² − 2⟨x, y⟩ clipped at 0 (k(x, x) may differ from 1 by a rounding
+error), the laplacian of a sparse row against a dense one
+‖y‖₁ + Σ_{x_k≠0} (|x_k − y_k| − |y_k|), exact up to rounding relative to ‖y‖₁.
+Statistics are accumulated in float64 whatever the output dtype: float32 output halves the
+memory of the result, not its accuracy.
 
 Paths, chosen from the input formats:
 
@@ -396,7 +399,7 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     Y : {ndarray, sparse matrix} of shape (n_Y, n_features)
         Same.  A sparse Y with at most 2**25 entries (n_Y × n_features) is densified.
     kernel : {'rbf', 'laplacian', 'polynomial', 'linear'}, default='rbf'
-        See the module docstring for the formulas.
+        See the module docstring for the formulas and how they are computed.
     gamma : float or {'scale', 'auto'}, default=1.0
         Scale γ (unused by the linear kernel).  Strings are resolved on X with
         :func:`resolve_gamma`; when X changes between calls (fit, then transform), resolve
@@ -417,10 +420,8 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
         C-contiguous array of the output dtype to write into instead of allocating.
     n_jobs : int or None, default=None
         Threads, as in :func:`snacks_core.threads.effective_n_threads`: None uses the cores
-        the current limits allow (a caller inside ``threadpoolctl.threadpool_limits(1)``
-        gets one thread).
-        Each row block is computed on one thread with one BLAS thread, the same way for any
-        number of threads, so the result does not depend on it.
+        the current limits allow (inside ``threadpoolctl.threadpool_limits(1)``: one).  Each
+        row block runs on one thread with one BLAS thread: the result does not depend on it.
 
     Returns
     -------
@@ -430,15 +431,9 @@ def kernel_matrix(X, Y, kernel="rbf", *, gamma=1.0, degree=3, coef0=1.0, dtype=N
     Raises
     ------
     ValueError
-        For invalid kernel parameters, ``dtype``, ``block_rows`` or ``n_jobs``; inputs that are not
-        non-empty 2-D numeric matrices with finite values; a mismatch of n_features; or an
-        output larger than half the machine's memory.
-
-    Notes
-    -----
-    The rbf uses ‖x‖² + ‖y‖² − 2⟨x, y⟩ clipped at 0, so k(x, x) may differ from 1 by a
-    rounding error; the laplacian of a sparse row against a dense one uses
-    ‖y‖₁ + Σ_{x_k≠0} (|x_k − y_k| − |y_k|), exact up to rounding relative to ‖y‖₁.
+        For invalid kernel parameters, ``dtype``, ``block_rows`` or ``n_jobs``; inputs that
+        are not non-empty 2-D numeric matrices with finite values; a mismatch of n_features;
+        or an output larger than half the machine's memory.
 
     Examples
     --------
