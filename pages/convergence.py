@@ -3,7 +3,7 @@
 import streamlit as st
 
 from snacks_core import figures
-from snacks_core.ui import cached, errors, lessons, navigation, run_view, state, training
+from snacks_core.ui import cached, lessons, navigation, run_view, state, training, user_errors
 from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
 navigation.require_entry_point("convergence")
@@ -12,7 +12,7 @@ st.caption("Several solvers on the same Nyström embedding (same landmarks, same
            "does each one drive the objective F(w) down, and when does the test error settle?")
 lessons.lesson_banner()
 
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
 left, right = st.columns([3, 2])
 solvers = training.solver_multiselect("conv_solvers", left)

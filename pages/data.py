@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets, figures
-from snacks_core.ui import cached, errors, lessons, navigation, run_view, state
+from snacks_core.ui import cached, lessons, navigation, run_view, state, user_errors
 from snacks_core.ui.state import Keys
 from snacks_core.ui.teaching import HELP
 
@@ -24,7 +24,7 @@ def use_upload(name, raw, label):
     error is kept to be shown by the page)."""
     try:
         state.select_dataset_next_run(cached.parse_upload(name, raw, label))
-    except errors.USER_ERRORS as exc:
+    except user_errors.USER_ERRORS as exc:
         st.session_state[Keys.UPLOAD_ERROR] = exc
 
 
@@ -51,11 +51,11 @@ with upload_tab:
             st.button("Use this file", type="primary", key="use_upload",
                       icon=":material/upload:", on_click=use_upload,
                       args=(uploaded.name, raw, label))
-        except errors.USER_ERRORS as exc:
-            errors.show_error(exc)
+        except user_errors.USER_ERRORS as exc:
+            user_errors.show_error(exc)
         failed = st.session_state.pop(Keys.UPLOAD_ERROR, None)
         if failed is not None:
-            errors.show_error(failed)
+            user_errors.show_error(failed)
 
 with public_tab:
     st.caption("Binary datasets of the LIBSVM collection, downloaded once into a local cache "
@@ -70,8 +70,8 @@ with public_tab:
                 option = cached.download_libsvm(name)
             state.select_dataset_next_run(option)
             st.rerun()
-        except errors.USER_ERRORS as exc:
-            errors.show_error(exc)
+        except user_errors.USER_ERRORS as exc:
+            user_errors.show_error(exc)
 
 with samples_tab:
     files = datasets.sample_files()
@@ -80,7 +80,7 @@ with samples_tab:
                 + ", ".join(f"`{f}`" for f in files) + ". They are in the sidebar's list.")
 
 st.divider()
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 dataset = cached.load_dataset(request)
 st.subheader(f"{cached.dataset_label(request.dataset)}")
 if dataset.description:

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core.objective import lam_to_C
-from snacks_core.ui import cached, errors, lessons, navigation, state, training
+from snacks_core.ui import cached, lessons, navigation, state, training, user_errors
 from snacks_core.ui.paper_tables import PAPER_SOLVERS, PAPER_TABLES
 from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
@@ -22,7 +22,7 @@ st.segmented_control("Paper table", list(PAPER_TABLES), key="paper_table",
                      format_func=lambda name: f"{PAPER_TABLES[name].number} · {name}",
                      help=HELP["paper_table"])
 paper = PAPER_TABLES[state.current("paper_table") or state.SETTINGS["paper_table"].default]
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 n_train = split.X_train.shape[0]
 m = min(paper.m, n_train)
 params = {**cached.model_params(), "n_components": m}

@@ -7,12 +7,12 @@ from snacks_core.ui import (
     auto_tune,
     cached,
     drawing,
-    errors,
     export,
     lessons,
     navigation,
     run_view,
     training,
+    user_errors,
 )
 from snacks_core.ui.state import Keys, current
 from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
@@ -44,7 +44,7 @@ if drawn:
             drawing.plane()
         st.stop()
 
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
 if not training.training_gate("playground", split, params):
     if drawn:

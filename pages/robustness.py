@@ -5,7 +5,16 @@ import streamlit as st
 
 from snacks_core import figures
 from snacks_core.sweeps import summarize_grid
-from snacks_core.ui import cached, errors, explorer, heatmap, lessons, navigation, server, state
+from snacks_core.ui import (
+    cached,
+    explorer,
+    heatmap,
+    lessons,
+    navigation,
+    server,
+    state,
+    user_errors,
+)
 from snacks_core.ui.state import Keys
 from snacks_core.ui.teaching import CAPTIONS, HELP, solver_label
 
@@ -15,7 +24,7 @@ st.caption("Is there a wide region of good settings, or a narrow ridge? Each cel
            "model once per seed (and fold) and shows its mean error (± spread).")
 lessons.lesson_banner()
 
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
 a, b, c = st.columns(3)
 a.segmented_control("Grid", state.GRIDS, key="rob_grid", format_func=state.GRID_LABELS.get,
@@ -26,7 +35,7 @@ st.segmented_control("Choose the best cell by", state.SELECTIONS, key="rob_selec
                      format_func=state.SELECTION_LABELS.get, help=HELP["rob_select"])
 kind = state.current("rob_grid") or state.GRIDS[0]
 folds = state.ROBUSTNESS_FOLDS if (state.current("rob_select") or "cv") == "cv" else None
-with errors.stop_on_user_error():
+with user_errors.stop_on_user_error():
     axis, axis_values, lams = explorer.grid_axes(kind, params, split.X_train,
                                                  state.current("rob_size"), folds)
 seeds = [request.seed + k for k in range(state.current("rob_seeds"))]
@@ -79,10 +88,10 @@ if run_clicked:
                                         progress=report, cv=folds,
                                         keep_test_scores=not folds,
                                         keep_models=heatmap.sweep_models_to_keep(seeds[0]))
-        except errors.USER_ERRORS as exc:
+        except user_errors.USER_ERRORS as exc:
             st.session_state.pop(Keys.SWEEP_ROWS, None)
             status.update(label="Sweep failed", state="error")
-            errors.show_error(exc)
+            user_errors.show_error(exc)
             st.stop()
         status.update(label=f"Sweep done: {n_fits} fits", state="complete", expanded=False)
     st.session_state.pop(Keys.SWEEP_ROWS, None)

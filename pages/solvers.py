@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core import figures
-from snacks_core.ui import cached, errors, explorer, lessons, navigation, training
+from snacks_core.ui import cached, explorer, lessons, navigation, training, user_errors
 from snacks_core.ui.teaching import CAPTIONS, solver_label
 
 navigation.require_entry_point("solvers")
@@ -14,7 +14,7 @@ st.caption("Every solver on the same data, kernel, landmarks and λ: times, erro
            "\"optimal\" row the others are measured against.")
 lessons.lesson_banner()
 
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
 solvers = training.solver_multiselect("cmp_solvers")
 runs = training.train_solvers("solvers", request, split, params, solvers)

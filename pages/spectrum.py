@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from snacks_core import figures, spectra
-from snacks_core.ui import cached, errors, lessons, navigation, state, training
+from snacks_core.ui import cached, lessons, navigation, state, training, user_errors
 from snacks_core.ui.teaching import CAPTIONS, HELP
 
 navigation.require_entry_point("spectrum")
@@ -14,7 +14,7 @@ st.caption("How many landmarks does this kernel need? The eigenvalues of the lan
            "matrix K_mm tell: a fast decay means a few directions carry the kernel.")
 lessons.lesson_banner()
 
-request, split = errors.load_split_or_stop()
+request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
 if params["kernel"] == "linear":
     st.info("The linear kernel has rank at most d (the number of features): its spectrum is "
@@ -33,7 +33,7 @@ m = state.current("spec_max_m")
 if not training.training_gate("spectrum", split, params, ()):
     st.stop()
 
-with errors.stop_on_user_error(), st.spinner("Eigen-decomposing K_mm…"):
+with user_errors.stop_on_user_error(), st.spinner("Eigen-decomposing K_mm…"):
     curves = cached.spectrum(request, split, params, sorted(set(factors) | {1.0}), m)
 base_label = next(label for label in curves if label.endswith("(×1)"))
 base = curves[base_label]
@@ -59,7 +59,7 @@ with col_spectrum:
 with col_error:
     st.subheader("Approximation error against m")
     m_values = sorted({int(v) for v in np.geomspace(5, m, 6).round()})
-    with errors.stop_on_user_error(), st.spinner("Comparing Nyström and random features…"):
+    with user_errors.stop_on_user_error(), st.spinner("Comparing Nyström and random features…"):
         m_used, errors = cached.approximation(request, split, params, m_values, (0, 1, 2))
     st.plotly_chart(figures.approximation_error_figure(m_used, errors), width="stretch",
                     key="approximation")
@@ -75,7 +75,7 @@ st.caption("ADMM stores the whole n × n kernel as a hierarchically semi-separab
            "the target: each block meets it on the entries sampled to build it, and the "
            "nested bases compound their errors.")
 if st.button("Measure the HSS compression", icon=":material/compress:"):
-    with errors.stop_on_user_error(), st.spinner("Compressing the kernel matrix…"):
+    with user_errors.stop_on_user_error(), st.spinner("Compressing the kernel matrix…"):
         rows = cached.compression(request, split, params)
     st.dataframe(pd.DataFrame([{
         "target accuracy": row["target"],

@@ -7,7 +7,6 @@ import streamlit as st
 
 from ..objective import lam_to_C
 from . import explorer, server
-from .errors import stop_on_user_error
 from .run_view import percent
 from .state import (
     C_OPTIONS,
@@ -17,6 +16,7 @@ from .state import (
     set_settings_next_run,
 )
 from .teaching import HELP
+from .user_errors import stop_on_user_error
 
 
 def auto_tune_section(request, split, params):

@@ -7,7 +7,7 @@ import streamlit as st
 
 from .. import persistence, snippets
 from . import cached
-from .errors import USER_ERRORS, show_error
+from .user_errors import USER_ERRORS, show_error
 
 
 def export_section(request, split, params, run):

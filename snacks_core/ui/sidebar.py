@@ -12,7 +12,6 @@ from ..datasets.drawn import decode_points
 from ..kernels import resolve_gamma
 from ..objective import C_to_lam, lam_to_C
 from . import cached
-from .errors import USER_ERRORS
 from .lessons import start_lesson
 from .state import (
     C_OPTIONS,
@@ -33,6 +32,7 @@ from .state import (
 )
 from .teaching import HELP, LESSONS, solver_label
 from .training import LIVE_MAX_ENTRIES
+from .user_errors import USER_ERRORS
 
 
 def _format_float(value):

@@ -8,13 +8,13 @@ import time
 import streamlit as st
 
 from . import cached, server
-from .errors import stop_on_user_error
 from .state import (
     SETTINGS,
     Keys,
     current,
 )
 from .teaching import HELP, solver_label
+from .user_errors import stop_on_user_error
 
 # Live training pauses above this many embedding entries (n × m, 160 MB in float64) or this
 # many training rows for the exact solver (its kernel matrix grows as n²).
