@@ -383,7 +383,7 @@ def _landmark_factor(K_mm, eigen_tol, rank):
         inverse = _inverse_cholesky(K_mm) if rank is None or rank >= m else None
         if inverse is not None and 1.0 / np.sum(inverse * inverse) > eigen_tol * np.trace(K_mm):
             return None, inverse.T, True
-        # Each m × m LAPACK call runs to its end (about 1 s at m = 2000): a cancelled
+        # Each m × m LAPACK call runs to its end (seconds at large m): a cancelled
         # embedding stops between them (snacks_core.cancellation).
         raise_if_stopped()
         values = vectors = None

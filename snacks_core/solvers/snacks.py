@@ -7,8 +7,8 @@ inside the ball B(c, D) around the stage's starting point c; the stage returns t
 average of its projected iterates; η and D are divided by ω after each stage.
 
 **What the default does.**  ASSG does the work to the first digits: its first two stages
-(1 + 2 epochs) bring the test error to its final value on the real datasets we measured
-(a9a, w8a).  ASSG's certified gap then shrinks only like 1/T, so, unless a stop rule
+(1 + 2 epochs) bring the test error to its final value on a9a and w8a (BENCHMARKS.md,
+"Snacks engine").  ASSG's certified gap then shrinks only like 1/T, so, unless a stop rule
 already holds, the solver *polishes*: dual coordinate ascent (LIBLINEAR's update, Hsieh
 et al. 2008) started from ASSG's dual estimate (the rows' averaged margin-violation
 indicators, refined on the rows near the hinge's kink) converges linearly to the
@@ -141,9 +141,9 @@ def default_step_and_radius_l1(sqnorm, sample_weight, lam, stage_steps, norm_w0,
     D₀ = ‖w₀‖ + √(F₁(w₀)/λ), the radius the ℓ2 problem's bound gives.  For F₁ the bound
     is λ‖w*‖₁ ≤ F₁(w₀), i.e. D₀ = ‖w₀‖ + F₁(w₀)/λ, but F₁ is not strongly convex and that
     bound is loose by the factor √(F₁(w₀)/λ) (10²–10³ for λ = 10⁻⁴–10⁻⁵): its first stages
-    wander and ASSG had not reached 100 % above F₁* after 100 epochs on an a9a-shaped
-    problem, against 1–4 % with the smaller radius, which held ‖w* − w₀‖ on every test
-    problem (the stages can travel up to 2D₀ in all).  Pass ``radius0`` = ‖w₀‖ + F₁(w₀)/λ
+    wander far from F₁* on an a9a-shaped problem where the smaller radius converges, and
+    the smaller one held ‖w* − w₀‖ on every test problem (the stages can travel up to 2D₀
+    in all).  Pass ``radius0`` = ‖w₀‖ + F₁(w₀)/λ
     for the guaranteed ball.  η₀ = D₀/(G√T₁) crosses the ball in one stage, with G² the
     mean of (λ√m + s_i‖z_i‖)², a bound on the squared subgradient norms.
     """
@@ -481,9 +481,9 @@ def _dual_ascent_is_fast(stages, lam):
     """Whether dual coordinate ascent improves its primal point quickly on this problem.
 
     Its linear rate degrades as C·‖z_i‖² grows (C = 1/(2λn)): on a SUSY-shaped problem
-    with C‖z‖² ≈ 50 its iterates w(α) were worse than ASSG's for 20 sweeps and its test
-    error 1–9 points higher, while with C‖z‖² ≤ 5 (w8a at λ ≥ 1e-5, a9a at the paper's
-    λ) the first polished point already beats ASSG.  With early stopping, where the
+    with a large C‖z‖² its iterates w(α) stayed worse than ASSG's, in F and in test error,
+    for many sweeps, while with a small one (w8a at λ ≥ 1e-5, a9a at the paper's λ) the
+    first polished point already beats ASSG.  With early stopping, where the
     validation error rather than the certified gap ends the fit, ASSG alone goes on
     beyond this limit.
     """
