@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -14,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from snacks_core import SnacksClassifier, cli
 from snacks_core.cli import fit as fit_command
 from snacks_core.datasets import make_a9a_like
+from snacks_core.defaults import C_values_around_default, default_m
 from snacks_core.persistence import load_model, model_to_npz, pipeline_from_npz
 
 
@@ -202,11 +204,19 @@ def test_C_is_accepted_wherever_lambda_is_and_never_with_it(capsys):
 
 
 def test_search_needs_no_lambda_and_prints_f1(capsys, tmp_path):
+    """Without --lam or --C the search's C axis is the defaults' grid; it can search the
+    scaling, and prints the chosen model's F1 naming its class."""
+    table = tmp_path / "cv.csv"
     status, out, err = run(capsys, "search", "moons", "--n-samples", "200", "--cv", "2",
-                           "--max-epochs", "5", "--scaling", "standard,none", "--n-jobs", "1")
+                           "--max-epochs", "5", "--scaling", "standard,none", "--n-jobs", "1",
+                           "--out", table)
     assert status == 0, err
-    assert "'C': 20.0" in out or "'C': " in out
-    assert "F1 (class" in out and "scaling" in out
+    results = pd.read_csv(table)
+    assert sorted(set(results.param_C)) == list(C_values_around_default())
+    assert set(results.scaling) == {"standard", "none"}
+    assert set(results.param_n_components) == {default_m(140, 2)}
+    chosen = out.split("chosen by CV: ")[1]
+    assert " with scaling " in chosen and "F1 (class " in chosen
 
 
 def test_model_to_npz_saves_a_pipeline():
