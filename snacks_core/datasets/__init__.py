@@ -1,7 +1,8 @@
 """Datasets: synthetic generators, bundled and file datasets, all validated on the way in.
 
 Every source returns a :class:`Dataset`: a numeric ``X`` (dense array or CSR matrix), labels
-``y`` (any two or more values), names, and optionally a predefined test split.  Files are
+``y`` (any two or more values; a file read to predict on may hold one, or none), names, and
+optionally a predefined test split.  Files are
 parsed by our own readers so that an error names the line and says what to do; nothing is
 unpickled or evaluated.
 
@@ -17,7 +18,9 @@ One concept a module; everything public is imported from here:
 - :mod:`.labels`: class labels read from a file;
 - :mod:`.csv_reader`, :mod:`.libsvm_reader` (with its jitted parser
   :mod:`._libsvm_kernels`), :mod:`.columnar` (pyarrow batches, Parquet) and
-  :mod:`.npy_reader`: the file formats; :mod:`.files` picks one by the file's name;
+  :mod:`.npy_reader`: the file formats; :mod:`.files` picks one by the file's name
+  (:func:`load_file`), and reads the files of one run (training, test, prediction) with one
+  LIBSVM index base and one width (:func:`load_files`);
 - :mod:`.sample_data`: the files the project generates and ships in ``sample_data/``;
 - :mod:`.download`: public LIBSVM datasets, downloaded and verified before they are cached;
 - :mod:`.split`: train/test split, scaling and the 2-D projection.

@@ -374,9 +374,12 @@ def _parse_line(line, line_number, name, limit, beyond):
     try:
         label = float(first)
     except ValueError:
+        # svm-predict too needs a label on every line, meaningful or not.
+        missing = (" A file to predict on needs one too: any number, such as 0."
+                   if _PAIR.fullmatch(first) else "")
         raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not a "
                          "number. Each line must read 'label index:value index:value …'."
-                         ) from None
+                         f"{missing}") from None
     if not math.isfinite(label):
         raise ValueError(f"{name}, line {line_number}: the label {first[:50]!r} is not finite.")
     pairs, previous = [], -1
@@ -417,4 +420,5 @@ def _pair_error(name, line, token, key, sep):
 
 
 _STR_TOKEN = re.compile(r"\S+")
+_PAIR = re.compile(r"[0-9]+:\S+")
 _TOKEN = re.compile(rb"[^\s#]+")
