@@ -151,10 +151,7 @@ def load_csv(source: Source, *, label_column: str | int | None = None, name: str
     Traceback (most recent call last):
     ...
     ValueError: people.csv, line 3, column 'income': empty value. Remove or impute ...
-
-    Rows to predict on, without a label column, for a model of two features:
-
-    >>> load_csv(b"31,2.5\n45,3.1\n", n_features=2, purpose="predict").y is None
+    >>> load_csv(b"31,2.5\n45,3.1\n", n_features=2, purpose="predict").y is None  # no labels
     True
     """
     options = _Options(label_column, name, limits, n_features, purpose)
