@@ -75,16 +75,38 @@ def test_fit_then_predict_gives_the_fits_predictions_and_error(capsys, monkeypat
                                     model, "--scaling", "standard", *FAST)
     assert f"model: {model}" in out
     fit_error = out.split("test error")[1].split()[0]
-    status, out, err = run(capsys, "predict", model, test, "--out", predictions)
+    f1_class, f1_value = out.split("F1 (class ")[1].split(")", 1)
+    status, summary, err = run(capsys, "predict", model, test, "--out", predictions)
     assert status == 0, err
     written = predictions.read_text().splitlines()
     assert written == [f"{int(v)}" for v in test_pred]
     assert set(written) <= {"1", "-1"}
-    assert f"test.txt: 150 rows predicted; error {fit_error}," in out
-    f1_fit = out.split("F1 (class ")[1]
-    assert f1_fit.split(")")[0] == "1"
+    assert f"test.txt: 150 rows predicted; error {fit_error}, " in summary
+    assert f1_class == "1" and f"F1 (class 1) {f1_value.split()[0]}" in summary
     saved = load_model(model.read_bytes())
     assert saved.n_features == 123 and saved.index_base == 1 and saved.f1_label == 1
+
+
+def test_the_round_trip_holds_for_dense_csv_files_with_text_labels(capsys, monkeypatch,
+                                                                   tmp_path):
+    rng = np.random.default_rng(2)
+    files = []
+    for name, n in (("train.csv", 300), ("test.csv", 120)):
+        X = rng.normal(size=(n, 3)) * [1, 5, 50]
+        label = np.where(X[:, 0] + X[:, 1] / 5 > 0.3, "yes", "no")
+        path = tmp_path / name
+        path.write_text("a,b,c,label\n" + "".join(
+            f"{a:.6f},{b:.6f},{c:.6f},{k}\n" for (a, b, c), k in zip(X, label, strict=True)))
+        files.append(path)
+    model, predictions = tmp_path / "model.npz", tmp_path / "predictions.txt"
+    out, test_pred = fit_and_record(capsys, monkeypatch, files[0], "--test", files[1],
+                                    "--model", model, *FAST)
+    status, summary, err = run(capsys, "predict", model, files[1], "--out", predictions)
+    assert status == 0, err
+    assert predictions.read_text().splitlines() == list(test_pred)
+    assert f"error {out.split('test error')[1].split()[0]}," in summary
+    f1_class, f1_value = out.split("F1 (class ")[1].split(")", 1)
+    assert f"F1 (class {f1_class}) {f1_value.split()[0]}" in summary
 
 
 def test_predict_writes_decision_values_with_a_header(capsys, tmp_path, pair):
