@@ -583,6 +583,56 @@ def test_early_stopping_records_and_returns_the_best_held_out_error(moons_proble
     np.testing.assert_array_equal(result.coef, next(w for error, w in checks if error == best))
 
 
+@pytest.mark.parametrize(("n", "patience", "rows"), [(800, 3, 2_400), (45_000, 5, 225_000),
+                                                     (100_000, 5, 250_000),
+                                                     (1_000_000, 5, 250_000)])
+def test_patience_rows(n, patience, rows):
+    """The patience spans ``n_iter_no_change`` epochs of rows, at most 250,000 rows."""
+    assert snacks.patience_rows(n, patience) == rows
+
+
+def _waits_after_last_improvement(records, min_gain=1):
+    """Rows and checks from the last improvement of the held-out error (by ``min_gain``
+    rows) to each checkpoint, from the checkpoints' ``(iteration, errors)``; the fit's
+    final record repeats a checkpoint and is left out."""
+    best, improved_at, checks, waits = np.inf, 0, 0, []
+    for k, (iteration, errors) in enumerate(records):
+        if k and iteration == records[k - 1][0]:
+            break
+        if errors <= best - min_gain:
+            best, improved_at, checks = errors, iteration, 0
+        else:
+            checks += 1
+        waits.append((iteration - improved_at, checks))
+    return waits
+
+
+@pytest.mark.parametrize("patience_rows", [None, 0])
+def test_early_stopping_patience_is_measured_in_rows(moons_problem, monkeypatch, patience_rows):
+    """At four checks an epoch (800 rows, a check every 200), a patience of 3 checks also
+    waits 3 epochs (2,400 rows) after the held-out error last improved, and stops at the
+    first check that has waited both; with no patience in rows (the rule before) 3 checks,
+    600 rows, suffice."""
+    monkeypatch.setattr(snacks, "EARLY_STOPPING_MIN_CHECK_ROWS", 200)
+    if patience_rows is not None:
+        monkeypatch.setattr(snacks, "EARLY_STOPPING_PATIENCE_ROWS", patience_rows)
+    p = moons_problem
+    train, held = np.arange(800), np.arange(800, 1000)
+    records = []
+    result = snacks.solve(
+        p.Z[train], p.y[train], p.lam, tol=0.0, max_epochs=60, random_state=0,
+        options=snacks.SnacksOptions(polish=False),
+        early_stopping=snacks.EarlyStopping(3, stopping_set=(p.Z[held], p.y[held])),
+        callback=lambda record, w: records.append(
+            (record["iteration"], round(record["validation_error"] * 200))))
+    assert result.stop_reason == "early_stopping"
+    waits = _waits_after_last_improvement(records)
+    enough = 600 if patience_rows == 0 else 2_400
+    assert [rows >= enough and checks >= 3 for rows, checks in waits] == \
+        [False] * (len(waits) - 1) + [True]
+    assert waits[-1][0] == enough
+
+
 # ------------------------------------------------------------- embeddings in a store
 
 
