@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis import evaluate
 from ..defaults import default_lam, default_m
+from ..evaluation import evaluate
 from ..objective import C_to_lam
 from ..pipeline import embedded_row_blocks
 from ..settings import estimator_from_settings
