@@ -12,14 +12,13 @@ A9A_LIKE = "a9a_like"
 
 
 def load_data(spec, *, label_column=None, n_samples=None, seed=0, progress=None,
-              index_base=None) -> datasets.Dataset:
+              index_base="auto") -> datasets.Dataset:
     """The dataset DATA names: a built-in name, a file of sample_data/, or a file path."""
     generated = spec in datasets.SYNTHETIC or spec == A9A_LIKE
     if n_samples is not None and not generated:
         raise ValueError(f"--n-samples sets the size of a generated dataset "
                          f"({', '.join(datasets.SYNTHETIC)}, {A9A_LIKE}); {spec!r} is not one.")
-    built_in = generated or spec in datasets.BUNDLED or spec in datasets.LIBSVM_DATASETS
-    if label_column is not None and built_in:
+    if label_column is not None and is_built_in(spec):
         raise ValueError(f"--label-column chooses the label of a CSV file; {spec!r} is a "
                          "built-in dataset with its own labels.")
     if spec in datasets.SYNTHETIC:
@@ -60,7 +59,7 @@ def read_files(paths, label_column, progress=None, **options):
                                    **options)
     except ValueError as exc:
         message = str(exc)
-        csv = [Path(path) for path in paths if datasets.file_kind(path) == "csv"]
+        csv = any(datasets.file_kind(path) == "csv" for path in paths)
         if csv and ("label" in message or "not a number" in message):
             message += (" Choose the label column with --label-column NAME_OR_INDEX "
                         "(default: the last column).")
@@ -76,7 +75,7 @@ def training_data(args, progress=None) -> datasets.Dataset:
         When the test part has labels the training part lacks (no model predicts them).
     """
     base = "auto" if args.index_base is None else args.index_base
-    if args.test and _is_file(args.data):
+    if args.test and not is_built_in(args.data):
         # Both files read as one run: one index base, one width.
         dataset, test = read_files([data_path(args.data), args.test], args.label_column,
                                    progress, index_base=base, purpose=("train", "predict"))
@@ -117,8 +116,8 @@ def check_known_labels(y, classes, name):
                          "it was trained on: write the same labels in both files.")
 
 
-def _is_file(spec) -> bool:
-    """Whether DATA names a file rather than a built-in dataset."""
-    built_in = (spec in datasets.SYNTHETIC or spec == A9A_LIKE or spec in datasets.BUNDLED
-                or spec in datasets.LIBSVM_DATASETS)
-    return not built_in
+def is_built_in(spec) -> bool:
+    """Whether DATA names a built-in dataset (a generator, a bundled or a public LIBSVM set)
+    rather than a file."""
+    return (spec in datasets.SYNTHETIC or spec == A9A_LIKE or spec in datasets.BUNDLED
+            or spec in datasets.LIBSVM_DATASETS)
