@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..defaults import C_values_around_default, default_m
+from ..defaults import C_values_around_default, default_m, resolve_scaling
 from ..metrics import classification_scores
 from ..persistence import model_to_npz
 from ..search import SnacksSearchCV
@@ -27,7 +27,9 @@ def run(args) -> int:
             check_writable(path)
     started = time.perf_counter()
     dataset = training_data(args)
-    searches = [_search(args, dataset, scaling) for scaling in dict.fromkeys(args.scaling)]
+    # 'auto' is searched as the scaling it stands for, once.
+    scalings = dict.fromkeys(resolve_scaling(scaling, dataset.X) for scaling in args.scaling)
+    searches = [_search(args, dataset, scaling) for scaling in scalings]
     scaling, split, search = max(searches, key=lambda found: found[2].best_score_)[:3]
     table = pd.concat([found[3] for found in searches], ignore_index=True)
     refits = sum(found[2].refit_time_ for found in searches)
