@@ -279,3 +279,11 @@ def test_importing_snacks_core_loads_its_estimator_on_first_use():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120, check=True)
     assert result.stdout.split() == ["False", "SnacksClassifier", "True"]
+
+
+def test_an_index_0_read_one_based_is_refused_naming_the_base(capsys, tmp_path):
+    data = tmp_path / "zero.svm"
+    data.write_text("1 0:1 2:1\n-1 1:1\n1 0:1\n-1 2:1\n")
+    status, _, err = run(capsys, "fit", data, "--one-based")
+    assert status == 1 and len(err.strip().splitlines()) == 1
+    assert "line 1: index 0 in a file read as one-based" in err and "--zero-based" in err
