@@ -42,7 +42,7 @@ CHUNK_BYTES = 1 << 25
 # Rows between two checks of the arrays read so far against the memory plan.
 PLAN_EVERY = 1 << 16
 # Compressed bytes handed to zlib at once.
-_GZIP_INPUT_BYTES = 1 << 16
+_GZIP_INPUT_BYTES = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _MAGIC = ((b"BZh", "bz2"), (_GZIP_MAGIC, "gzip"), (b"\xfd7zXZ\x00", "xz"))
 SUFFIX_COMPRESSION = {".bz2": "bz2", ".gz": "gzip", ".xz": "xz"}
@@ -314,7 +314,10 @@ class _GzipMembers(io.RawIOBase):
     def read(self, size=-1):
         if size is None or size < 0:
             return b"".join(iter(lambda: self.read(_GZIP_INPUT_BYTES), b""))
-        while not self._done:
+        # As GzipFile does, deliver ``size`` bytes unless the text ends first: the parsers'
+        # chunks stay large enough to be parsed in threads.
+        parts, wanted = [], size
+        while wanted > 0 and not self._done:
             if self._inflate.eof:
                 self._next_member()
                 continue
@@ -322,10 +325,10 @@ class _GzipMembers(io.RawIOBase):
             self._input = b""
             if not data:
                 raise EOFError("the last gzip member is cut short")
-            text = self._inflate.decompress(data, size)
-            if text:
-                return text
-        return b""
+            text = self._inflate.decompress(data, wanted)
+            parts.append(text)
+            wanted -= len(text)
+        return b"".join(parts)
 
     def _compressed(self):
         data = self._stream.read(_GZIP_INPUT_BYTES)
