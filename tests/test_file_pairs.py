@@ -181,3 +181,13 @@ def test_gzip_members_one_after_another_and_gzip_cut_short(tmp_path):
     with pytest.raises(ValueError, match="crc.svm.gz.*corrupt or cut short"):
         good = gzip.compress(b"1 1:1\n-1 2:1\n")
         datasets.load_libsvm(good[:-8] + bytes(8), name="crc.svm.gz")
+
+
+def test_a_first_look_at_a_gzip_file_says_nothing_of_its_trailing_bytes():
+    raw, _, _ = _gzip_with_garbage(b"x,label\n1,a\n2,b\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert datasets.sniff_format(raw, name="p.csv.gz") == "csv"
+        assert datasets.csv_columns(raw) == ["x", "label"]
+    with pytest.warns(UserWarning, match="p.csv.gz: the 21 bytes after the gzip data"):
+        datasets.load_csv(raw, name="p.csv.gz")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import itertools
-import warnings
 from array import array
 from typing import NamedTuple
 
@@ -40,7 +39,7 @@ def csv_columns(source: Source, *, limits: ReadLimits = LOCAL_FILE_LIMITS) -> li
     >>> csv_columns(b"31;2.5;1\n45;3.1;0\n")
     ['column 1', 'column 2', 'column 3']
     """
-    with TextStream(source, limits) as text:
+    with TextStream(source, limits, peek=True) as text:
         first = next(_csv_rows(text, text.name)[1], None)
     if first is None:
         return []
@@ -221,10 +220,7 @@ def _load_csv_arrow(source, options, progress):
     import pyarrow.csv as pacsv
 
     limits = options.limits
-    # This first look reads the head of the text (all of a small file): what the text
-    # stream would say about a gzip file's trailing bytes, the reading that follows says.
-    with TextStream(source, limits, options.name) as text, warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
+    with TextStream(source, limits, options.name, peek=True) as text:
         name = text.name
         dialect, rows = _csv_rows(text, name)
         header, columns, label, _ = _first_rows(rows, name, options)

@@ -163,7 +163,7 @@ def sniff_format(source, *, name: str | None = None,
     >>> sniff_format(b"+1 3:0.5 10:1\n-1 2:1\n"), sniff_format(b"x,y,label\n0.1,2,yes\n")
     ('libsvm', 'csv')
     """
-    with TextStream(source, limits=limits, name=name) as text:
+    with TextStream(source, limits=limits, name=name, peek=True) as text:
         head = text.read(SNIFF_BYTES)
         shown = text.name
     if b"\x00" in head:

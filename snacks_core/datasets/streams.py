@@ -120,12 +120,14 @@ class TextStream:
     (indexed_bzip2, faster than Python's bz2), anything else by Python's modules (rapidgzip
     was slower than zlib and returned a cut-short gzip file's first half without an error:
     BENCHMARKS.md, "Large files").  Use as a context manager; :meth:`chunks` cuts the
-    text into whole lines, :meth:`lines` reads it line by line.
+    text into whole lines, :meth:`lines` reads it line by line.  Bytes after gzip data that
+    are not gzip are ignored with a warning, unless ``peek`` (a first look at the head, read
+    again after): the reading that follows gives it.
     """
 
     def __init__(self, source: Source, limits: ReadLimits = LOCAL_FILE_LIMITS,
-                 name: str | None = None):
-        self.limits = limits
+                 name: str | None = None, *, peek: bool = False):
+        self.limits, self._peek = limits, peek
         self._chunks, self._closed, self._gzip = None, False, None
         binary, default_name, self._owned = _binary_stream(source, limits)
         self.name = name or default_name
@@ -193,7 +195,7 @@ class TextStream:
 
     def _warn_ignored(self):
         """Say, once, what the gzip stream ignored after its data."""
-        if self._gzip is not None and self._gzip.note is not None:
+        if self._gzip is not None and self._gzip.note is not None and not self._peek:
             warnings.warn(self._gzip.note, UserWarning, stacklevel=3)
             self._gzip.note = None
 
