@@ -171,7 +171,7 @@ class _Reader:
             self.limit = limits.max_features
             self.beyond = f"the limit of {limits.max_features:,} features ({limits.policy})"
         else:
-            self.limit = n_features - (index_base == 0)
+            self.limit = n_features - 1 if index_base == 0 else n_features
             self.beyond = f"the {n_features:,} features expected"
             if index_base != "auto":
                 self.beyond += (f" (read {_BASE_NAMES[index_base]}: indices {index_base} to "
