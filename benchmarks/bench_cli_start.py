@@ -91,6 +91,8 @@ def main():
     rows = [f"| {name} | {seconds:.2f} | {seconds / baseline:.2f}× |"
             for name, seconds in median.items()]
     body = "\n".join([
+        "## Command-line start",
+        "",
         f"`benchmarks/bench_cli_start.py --repeats {args.repeats} --rows {args.rows}`; "
         f"{machine()}. Medians of {args.repeats} fresh processes run in turn; the fit on an "
         f"a9a-shaped synthetic file ({args.rows:,} + {args.rows // 2:,} rows) at default "
