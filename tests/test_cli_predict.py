@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 
 from snacks_core import SnacksClassifier, cli
 from snacks_core.cli import fit as fit_command
-from snacks_core.datasets import make_a9a_like
+from snacks_core.datasets import make_a9a_like, streams
 from snacks_core.defaults import C_values_around_default, default_m
 from snacks_core.persistence import load_model, model_to_npz, pipeline_from_npz
 
@@ -287,3 +287,25 @@ def test_an_index_0_read_one_based_is_refused_naming_the_base(capsys, tmp_path):
     status, _, err = run(capsys, "fit", data, "--one-based")
     assert status == 1 and len(err.strip().splitlines()) == 1
     assert "line 1: index 0 in a file read as one-based" in err and "--zero-based" in err
+
+
+def test_predict_streams_files_in_blocks_as_one_read(capsys, monkeypatch, tmp_path, pair):
+    """Blocks of a few lines (every boundary exercised) give what the whole file gives: LIBSVM
+    with the model's base, CSV with its header and text labels read again in every block."""
+    train, test, X_test, _ = pair
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", train, "--model", model, *FAST)[0] == 0
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(80, 2))
+    label = np.where(X[:, 0] > 0, "right", "left")
+    csv = tmp_path / "points.csv"
+    csv.write_text("x,y,side\n" + "".join(f"{a:.6f},{b:.6f},{k}\n"
+                                           for (a, b), k in zip(X, label, strict=True)))
+    csv_model = tmp_path / "points.npz"
+    assert run(capsys, "fit", csv, "--model", csv_model, "--m", "20", *FAST[2:])[0] == 0
+    whole = [run(capsys, "predict", model, test)[1:], run(capsys, "predict", csv_model, csv)[1:]]
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 97)
+    blocks = [run(capsys, "predict", model, test)[1:], run(capsys, "predict", csv_model, csv)[1:]]
+    assert blocks == whole
+    assert whole[1][1].startswith("points.csv: 80 rows predicted; error")
+    assert len(whole[0][0].split()) == X_test.shape[0]

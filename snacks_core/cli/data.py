@@ -51,8 +51,7 @@ def data_path(spec) -> Path:
 def read_files(paths, label_column, progress=None, **options):
     """Data files read as one run (:func:`snacks_core.datasets.load_files`: one index base,
     one width); for a CSV, errors about its columns say how to choose the label."""
-    if label_column is not None and label_column.lstrip("-").isdigit():
-        label_column = int(label_column)
+    label_column = label_column_value(label_column)
     reading = None if progress is None else progress.reader(Path(paths[0]).name)
     try:
         return datasets.load_files(paths, label_column=label_column, progress=reading,
@@ -64,6 +63,12 @@ def read_files(paths, label_column, progress=None, **options):
             message += (" Choose the label column with --label-column NAME_OR_INDEX "
                         "(default: the last column).")
         raise ValueError(message) from None
+
+
+def label_column_value(text):
+    """--label-column as the readers take it: a 0-based index when it is a whole number,
+    else a column name (None: the last column)."""
+    return int(text) if text is not None and text.lstrip("-").isdigit() else text
 
 
 def training_data(args, progress=None) -> datasets.Dataset:

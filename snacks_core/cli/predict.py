@@ -1,8 +1,9 @@
 """``snacks predict``: the rows of a file through a saved model, block by block.
 
-A LIBSVM file is read in chunks of whole lines (:meth:`TextStream.chunks`), every chunk
-with the model's number of features and index base, predicted and written before the next
-is read, so that a file of any size streams through.  Other formats are read whole.
+A LIBSVM or CSV file is read in chunks of whole lines (:meth:`TextStream.chunks`), every
+chunk with the model's number of features and index base (a CSV chunk after the first with
+the file's header line again), predicted and written before the next is read, so that a
+file of any size streams through.  Parquet and .npy files are read whole.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..datasets.streams import TextStream
 from ..metrics import error_rate, f1
 from ..persistence import load_model
 from ..pipeline import labels_from_scores
-from .data import read_files
+from .data import label_column_value, read_files
 from .model import f1_name
 from .output import check_writable, label_texts
 from .progress import Progress
@@ -66,24 +67,50 @@ def _blocks(args, n_features, index_base, progress):
     """``(X, y)`` blocks of DATA's rows, read as the training data was (y None without
     labels)."""
     path = Path(args.data)
-    if datasets.file_kind(path) != "libsvm":
+    kind = datasets.file_kind(path)
+    if kind not in ("libsvm", "csv"):
         data = read_files([path], args.label_column, progress, n_features=n_features,
                           index_base=index_base, purpose="predict")[0]
         yield data.X, data.y
         return
-    if args.label_column is not None:
+    if kind == "libsvm" and args.label_column is not None:
         raise ValueError(f"{path.name} is read as a LIBSVM file (the label is the first field "
                          "of each line): --label-column only applies to CSV, Parquet and "
                          ".npy files.")
+    header = _csv_header(path) if kind == "csv" else b""
     with TextStream(path) as text:
         for chunk, first_line in text.chunks():
-            name = path.name if first_line == 1 else f"{path.name} (from line {first_line:,})"
-            data = datasets.load_libsvm(chunk, n_features=n_features, index_base=index_base,
-                                        purpose="predict", name=name)
+            if first_line == 1:
+                data = _read_block(kind, chunk, path.name, args, n_features, index_base)
+            else:
+                # A later block of a CSV file gets the header again, so that it is read as
+                # the first (its line numbers count the header as line 1).
+                name = (f"{path.name} (its header, then the lines from {first_line:,})"
+                        if header else f"{path.name} (the lines from {first_line:,})")
+                data = _read_block(kind, header + chunk, name, args, n_features, index_base)
             # A model that does not know its base: the first block's decides for the rest
             # (a later index 0 is then an error that names the base).
-            index_base = data.index_base
+            if data.index_base is not None:
+                index_base = data.index_base
             yield data.X, data.y
+
+
+def _read_block(kind, text, name, args, n_features, index_base):
+    if kind == "libsvm":
+        return datasets.load_libsvm(text, n_features=n_features, index_base=index_base,
+                                    purpose="predict", name=name)
+    return datasets.load_csv(text, label_column=label_column_value(args.label_column),
+                             n_features=n_features, purpose="predict", name=name)
+
+
+def _csv_header(path) -> bytes:
+    """The first line of a CSV file when it is a header (b'' when it is data)."""
+    columns = datasets.csv_columns(path)
+    if columns == [f"column {j + 1}" for j in range(len(columns))]:
+        return b""
+    with TextStream(path) as text:
+        first, _ = next(iter(text.chunks()))
+    return first[:first.find(b"\n") + 1]
 
 
 class _Score:
