@@ -16,14 +16,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.class_weight import compute_sample_weight
 
 from .datasets import make_synthetic, split_dataset
 from .estimator import SnacksClassifier
 from .metrics import classification_scores, error_rate
 from .nystrom import NystromEmbedding
-from .objective import hinge_loss, lam_to_C
-from .pipeline import binary_targets, embedded_row_blocks
+from .objective import objective_from_scores
+from .pipeline import binary_targets, hinge_weights, labels_from_scores
 from .settings import estimator_from_settings
 from .solvers import EMBEDDED_SOLVERS, SOLVERS
 
@@ -37,28 +36,21 @@ def solver_objective(model):
     return float(np.mean(history["objective"][last]))
 
 
-def returned_objective(model, X, y):
-    """F(w) of the returned weights, averaged over the one-vs-rest problems.
+def returned_objective(model, y, scores):
+    """F(w) of the returned weights, averaged over the one-vs-rest problems, from the
+    model's decision values ``scores`` on its training rows (labels ``y``).
 
-    For a Nyström model it is computed from ``coef_`` on the embedded training rows (a
-    solver's last history row can be a later point than the best one it returns).  Models
-    without a Nyström embedding (LIBSVM, ADMM) report their own objective: the last row of
-    their history.
+    For a Nyström model it is computed from ``coef_`` (a solver's last history row can be a
+    later point than the best one it returns).  Models without a Nyström embedding (LIBSVM,
+    ADMM) report their own objective: the last row of their history.
     """
     if not isinstance(model.embedding_, NystromEmbedding):
         return solver_objective(model)
-    weights = compute_sample_weight(model.class_weight, y) if model.class_weight else None
+    weights = hinge_weights(model.class_weight, y)
     targets = binary_targets(np.asarray(y), model.classes_)
-    n = X.shape[0]
-    # The hinge terms summed over blocks of rows.
-    hinge = np.zeros(len(targets))
-    for start, stop in embedded_row_blocks(n, model.coef_.shape[1]):
-        Z = model.embedding_.transform(X[start:stop])
-        part = None if weights is None else weights[start:stop]
-        hinge += [(stop - start) * hinge_loss(w, Z, t[start:stop], part)
-                  for w, t in zip(model.coef_, targets, strict=True)]
-    return float(np.mean([h / n + model.lam * float(w @ w)
-                          for h, w in zip(hinge, model.coef_, strict=True)]))
+    scores = np.asarray(scores).reshape(len(y), -1)
+    return float(np.mean([objective_from_scores(w, scores[:, k], t, model.lam_, weights)
+                          for k, (w, t) in enumerate(zip(model.coef_, targets, strict=True))]))
 
 
 def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=None) -> dict:
@@ -96,7 +88,9 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
     sampled = max_train_rows is not None and n_train > max_train_rows
     train_rows = (np.sort(np.random.default_rng(0).choice(n_train, max_train_rows, replace=False))
                   if sampled else slice(None))
-    train_pred = model.predict(split.X_train[train_rows])
+    # One pass over the training rows gives their predictions and F.
+    train_scores = model.decision_function(split.X_train[train_rows])
+    train_pred = labels_from_scores(train_scores, model.classes_)
     if test_pred is None:
         test_pred = model.predict(split.X_test)
     history = model.history_
@@ -110,13 +104,13 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
         "embedding_time": float(model.embedding_time_),
         "training_time": float(model.training_time_),
         "objective": (solver_objective(model) if sampled else
-                      returned_objective(model, split.X_train, split.y_train)),
+                      returned_objective(model, split.y_train, train_scores)),
         "epochs": float(np.max(epochs)) if epochs.size else None,
         "iterations": int(model.n_iter_),
         "n_components": int(model.coef_.shape[1]),
         "n_landmarks": (int(embedding.landmarks_.shape[0])
                         if isinstance(embedding, NystromEmbedding) else None),
-        "C": lam_to_C(model.lam, split.X_train.shape[0]),
+        "C": model.C_,
         "stop": ", ".join(sorted(set(model.stop_reasons_))),
         "train_pred": train_pred,
         "test_pred": test_pred,

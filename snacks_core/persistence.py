@@ -96,6 +96,9 @@ def _params_json(model) -> str:
     params = model.get_params()
     params["dtype"] = np.dtype(params["dtype"]).name
     params["solver_options"] = None
+    if hasattr(model, "lam_"):
+        # The λ the fit solved for, whether it was given as C or 'auto'.
+        params.update(lam=float(model.lam_), C=None)
     if isinstance(params["random_state"], (np.random.RandomState, np.random.Generator)):
         params["random_state"] = None
     try:

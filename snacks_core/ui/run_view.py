@@ -101,7 +101,7 @@ def run_facts(run, split):
     n = split.X_train.shape[0]
     gamma = getattr(model.embedding_, "gamma_", None)
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
-             f"- λ = {model.lam:g}, so C = 1/(2nλ) = {metrics['C']:.4g}"]
+             f"- λ = {model.lam_:g}, so C = 1/(2nλ) = {metrics['C']:.4g}"]
     if metrics["n_landmarks"] is not None:
         lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}")
         dropped = metrics["n_landmarks"] - metrics["n_components"]
@@ -132,7 +132,7 @@ def learned_little(metrics) -> bool:
 def try_this_hints(run, split):
     """The Playground's suggestions for the current settings and the trained model."""
     settings = {name: current(name) for name in SETTINGS}
-    st.markdown(try_this({**settings, "lam": run.model.lam, "n_train": split.X_train.shape[0],
+    st.markdown(try_this({**settings, "lam": run.model.lam_, "n_train": split.X_train.shape[0],
                           "train_error": run.metrics["train_error"],
                           "test_error": run.metrics["test_error"]},
                          learned_little(run.metrics)))
