@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from snacks_core import SnacksClassifier
 from snacks_core.objective import C_to_lam
 from snacks_core.search import SnacksSearchCV
-from snacks_core.sweeps import robustness_grid
+from snacks_core.sweeps import GridSchedule, robustness_grid
 
 GRID = {"gamma": [0.5, 2.0], "lam": [1e-2, 1e-4], "n_components": [15, 30]}
 
@@ -178,7 +178,7 @@ def test_grid_cv_folds_equal_the_estimators_fits(moons):
     X, y = moons
     table = robustness_grid(X, y, X[:50], y[:50], m=[12], lam=[1e-3], gamma=1.0, seeds=[2],
                             cv=StratifiedKFold(2, shuffle=True, random_state=0),
-                            warm_start=False)
+                            schedule=GridSchedule(warm_start=False))
     for (train, test), row in zip(StratifiedKFold(2, shuffle=True, random_state=0).split(X, y),
                                   table.sort_values("fold").itertuples(), strict=True):
         model = SnacksClassifier(n_components=12, lam=1e-3, gamma=1.0, random_state=2,
@@ -203,7 +203,8 @@ def test_grid_cells_with_class_weights_equal_the_estimators_fits():
 
     X, y = make_classification(400, 5, weights=[0.85], random_state=3)
     table = robustness_grid(X[:300], y[:300], X[300:], y[300:], m=[15], lam=[1e-2, 1e-3],
-                            gamma=0.3, class_weight="balanced", warm_start=False)
+                            gamma=0.3, estimator=SnacksClassifier(class_weight="balanced"),
+                            schedule=GridSchedule(warm_start=False))
     weights = compute_sample_weight("balanced", y[:300])
     for row in table.itertuples():
         model = SnacksClassifier(n_components=15, lam=row.lam, gamma=0.3, random_state=0,
@@ -217,7 +218,7 @@ def test_grid_cells_with_class_weights_equal_the_estimators_fits():
 def test_selection_optimism_against_a_brute_force_oracle():
     """30 cells of coin-flip quality (every cell 30 % wrong in truth): choosing on half the
     test rows reads low there and regresses on the other half."""
-    from snacks_core.analysis import selection_optimism
+    from snacks_core.ui.explorer import selection_optimism
 
     rng = np.random.default_rng(0)
     y_test = rng.choice([-1.0, 1.0], 200)
