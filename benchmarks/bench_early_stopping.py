@@ -119,9 +119,11 @@ def main():
           "SVC s / fit s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, X, y, X_test, y_test, options, with_svc in problems(args.susy):
-        # Compiles (or loads) every jitted path of this kind of data before the timings.
-        SnacksClassifier(n_components=20, max_epochs=3, early_stopping=True).fit(
-            X[:300], y[:300])
+        # Compiles (or loads) every jitted path of this kind and size of data (the passes
+        # over large blocks run in parallel) before the timings.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            SnacksClassifier(n_components=1000, max_epochs=1, early_stopping=True).fit(X, y)
         svc = fit_svc(X, y, X_test, y_test, options) if with_svc else None
         if svc:
             print(f"| {name} (γ = {options['gamma']:.4g}, C = "
