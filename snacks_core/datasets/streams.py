@@ -270,11 +270,8 @@ class _RawText(io.RawIOBase):
         return len(data)
 
 
-class _Prefixed(io.RawIOBase):
-    """A binary stream with its first bytes, already read to detect the format, put back."""
-
-    def __init__(self, head, stream):
-        self._head, self._stream = head, stream
+class _ReadableRaw(io.RawIOBase):
+    """A raw binary stream defined by its ``read(size)``."""
 
     def readable(self):
         return True
@@ -284,6 +281,13 @@ class _Prefixed(io.RawIOBase):
         buffer[:len(data)] = data
         return len(data)
 
+
+class _Prefixed(_ReadableRaw):
+    """A binary stream with its first bytes, already read to detect the format, put back."""
+
+    def __init__(self, head, stream):
+        self._head, self._stream = head, stream
+
     def read(self, size=-1):
         if size is None or size < 0:
             return self._head + self._stream.read()
@@ -291,7 +295,7 @@ class _Prefixed(io.RawIOBase):
         return head + self._stream.read(size - len(head)) if size > len(head) else head
 
 
-class _GzipMembers(io.RawIOBase):
+class _GzipMembers(_ReadableRaw):
     """gzip data read as gzip(1) reads it: members one after another, then bytes that are not
     gzip data (what ``gzip -t`` calls "trailing garbage") ignored with a warning that says how
     many and from which byte of the file.  Python's GzipFile refuses such a file ("Not a
@@ -304,14 +308,6 @@ class _GzipMembers(io.RawIOBase):
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
         self._input, self._consumed, self._done = b"", 0, False
         self.note = None
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        data = self.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
 
     def read(self, size=-1):
         if size is None or size < 0:
