@@ -118,6 +118,8 @@ class Keys:
     INITIALIZED = "_initialized"
     URL_PROBLEMS = "_url_problems"
     UPLOADS = "uploads"            # {fingerprint: Dataset} parsed uploads, kept for the session
+    UPLOAD_TEST_FILES = "_upload_test_files"  # {fingerprint: test file name} of uploaded pairs
+    UPLOAD_TEST = "upload_test"    # the Data page's uploader of an optional test file
     LESSON = "lesson"              # name of the lesson whose explanation is shown
     GOTO = "_goto"                 # page a lesson asks to open
     TRAINED = "_trained"           # settings of the last click on Train (when not live)
