@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .defaults import default_lam, default_m
+from .distributed import is_dask_collection
 from .kernels import KERNEL_PARAM_CONSTRAINTS
 from .landmarks import SAMPLINGS
 from .objective import C_to_lam, lam_to_C
@@ -233,6 +234,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
+        if is_dask_collection(X):
+            # Dask is optional: its engine is imported only for rows on a cluster.
+            from .distributed.fit import fit_cluster
+            return fit_cluster(self, X, y, sample_weight, eval_set, progress)
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
         self.lam_ = self.regularization(X.shape[0])
         self.C_ = lam_to_C(self.lam_, X.shape[0])
@@ -475,6 +480,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X) -> np.ndarray:
         """f(x) = ⟨w, z(x)⟩ + b: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self, "coef_")
+        if is_dask_collection(X):
+            from .distributed.predict import decision_function_blocks
+            return decision_function_blocks(self, X)
         with explain_non_numeric("X"):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
@@ -485,6 +493,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X) -> np.ndarray:
+        if is_dask_collection(X):
+            from .distributed.predict import predict_blocks
+            check_is_fitted(self, "coef_")
+            return predict_blocks(self, X)
         return labels_from_scores(self.decision_function(X), self.classes_)
 
     @property

@@ -1,0 +1,28 @@
+"""SnacksClassifier on a Dask cluster: fit and predict with the rows kept on their workers.
+
+A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
+``distributed.Client`` (or ``Resources.client``) in these stages, one module each:
+
+1. :mod:`~snacks_core.distributed.data`: the rows as a row-chunked Dask array and aligned
+   labels, one future per partition on the workers, and per-partition summaries (rows,
+   class counts, sums for γ='scale');
+2. :mod:`~snacks_core.distributed.landmarks`: the m landmarks drawn across partitions by the
+   in-memory rule (class-balanced or uniform); only these m rows reach the client;
+3. :mod:`~snacks_core.distributed.fit`: the Nyström factor computed once on the client and
+   broadcast once; each partition embedded on its worker and kept there, in memory or
+   compact (float16) as that worker's memory allows;
+4. :mod:`~snacks_core.distributed.cocoa`: CoCoA+ rounds with LIBLINEAR's dual coordinate
+   descent as the local solver and a certified duality gap each round;
+5. :mod:`~snacks_core.distributed.predict`: scores and labels as Dask arrays, block by block.
+
+This module imports no Dask: :func:`is_dask_collection` tells the estimator when to import
+the engine (Dask is an optional dependency, ``pip install 'snacks-explorer[distributed]'``).
+"""
+
+from __future__ import annotations
+
+
+def is_dask_collection(data) -> bool:
+    """Whether ``data`` is a Dask collection (array, dataframe or series), without
+    importing Dask."""
+    return type(data).__module__.partition(".")[0] == "dask"

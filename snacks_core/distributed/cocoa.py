@@ -1,0 +1,226 @@
+"""CoCoA+ on the partitions of a cluster: local dual coordinate descent, one m-vector per
+partition per round, a certified duality gap each round.
+
+The problem is the estimator's F(w) = (1/n) Σ s_i max(0, 1 − y_i⟨w, z_i⟩) + λ‖w‖², in
+LIBLINEAR's scaling (:mod:`snacks_core.solvers.liblinear`): C = 1/(2nλ), dual variables
+α_i ∈ [0, C s_i], w = Σ α_i y_i z_i, and F(w) = 2λ P(w), D(α) = 2λ (Σ α_i − ½‖w‖²).
+
+CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtárik & Takáč, "Adding vs. averaging in distributed
+primal-dual optimization", ICML 2015) with adding (γ = 1) and σ' = K partitions: in each
+round every partition k improves its own α_[k] on the local subproblem
+
+    max_Δ Σ_{i∈k} Δ_i − ⟨w, Σ_{i∈k} Δ_i y_i z_i⟩ − (σ'/2) ‖Σ_{i∈k} Δ_i y_i z_i‖²,
+
+α_i + Δ_i ∈ [0, C s_i], by :data:`LOCAL_PASSES` passes of LIBLINEAR's coordinate step
+(the jitted :func:`~snacks_core.solvers._snacks_kernels.dual_ascent_sweep`, on the
+variables scaled by σ' so that its step is the subproblem's); it sends Δw_k = Σ Δ_i y_i z_i
+and the client adds them: w ← w + Σ_k Δw_k, which stays Σ α_i y_i z_i.  The subproblems'
+sum bounds the dual's increase from below (σ' = K makes it safe for any partition of the
+rows), so D(α) rises every round, at the rate the local solver's quality allows.
+
+The first local pass reads every row at the round's w, so each partition also returns
+C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at no extra read: the client has F(w) and D(α)
+for the w it sent, and F(w) − F* ≤ F(w) − D(α), the certified gap of the history.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..cancellation import raise_if_stopped
+from ..objective import matvec
+from ..solvers._snacks_kernels import dual_ascent_sweep
+from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
+from .data import DEFAULT_TIMEOUT_S
+
+# Local passes of coordinate descent per round: more passes solve the local subproblems
+# better (fewer rounds), fewer keep the workers' time per round short.
+LOCAL_PASSES = 2
+# Rows of a float16 (compact) embedding converted to float32 at once for the local solver.
+_COMPACT_BLOCK_ROWS = 8192
+
+
+class RoundSummary(NamedTuple):
+    """What one partition sends the client after a round: Δw_k, the hinge sum
+    C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at the round's w and α, and its held-out
+    rows' errors at w."""
+
+    dw: np.ndarray
+    hinge: float
+    alpha_sum: float
+    held_errors: int
+
+
+def _blocks(Z, rng):
+    """``(start, block)`` of Z in a random order, float32 or float64: one block in memory,
+    blocks converted from float16 in turn for a compact Z."""
+    if Z.dtype != np.float16:
+        return [(0, Z)]
+    starts = rng.permutation(np.arange(0, Z.shape[0], _COMPACT_BLOCK_ROWS))
+    return [(int(s), Z[s:s + _COMPACT_BLOCK_ROWS].astype(np.float32)) for s in starts]
+
+
+def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
+    """Run on a worker: ``passes`` passes of the local solver on subproblem ``problem`` of a
+    :class:`~snacks_core.distributed.fit.Partition` from its dual variables ``alpha`` (None:
+    zeros) and the round's ``w``; returns ``(new alpha, RoundSummary)``.
+
+    ``passes=0`` only certifies w (the summary's Δw is zero)."""
+    y = partition.targets[problem]
+    weight = partition.weight
+    alpha = np.zeros(y.shape[0]) if alpha is None else alpha
+    held_errors = 0
+    if partition.Z_held is not None:
+        held_errors = int(np.sum(partition.targets_held[problem]
+                                 * matvec(partition.Z_held, w) <= 0))
+    if passes == 0:
+        hinge = C * float(np.sum(weight * np.maximum(0.0, 1.0 - y * matvec(partition.Z, w))))
+        return alpha, RoundSummary(np.zeros_like(w), hinge, float(alpha.sum()), held_errors)
+    rng = np.random.default_rng(seed)
+    scaled, local_w = sigma * alpha, w.copy()
+    upper = (sigma * C) * weight
+    hinge = 0.0
+    for sweep in range(passes):
+        for start, block in _blocks(partition.Z, rng):
+            order = start + rng.permutation(block.shape[0]).astype(np.int64)
+            total = dual_ascent_sweep(block, start, y, upper, partition.sqnorm, order,
+                                      scaled, local_w, w)
+            if sweep == 0:
+                hinge += total / sigma
+    return scaled / sigma, RoundSummary((local_w - w) / sigma, hinge, float(alpha.sum()),
+                                        held_errors)
+
+
+def wait_for(client, futures, what, timeout):
+    """Wait until ``futures`` are done, or raise a RuntimeError that names the partitions
+    (positions in ``futures``) lost or still pending after ``timeout`` seconds: never a
+    hang."""
+    import distributed
+
+    try:
+        distributed.wait(futures, timeout=timeout)
+    except (TimeoutError, distributed.TimeoutError):
+        pending = [p for p, f in enumerate(futures) if f.status == "pending"]
+        workers = len(client.scheduler_info()["workers"])
+        raise RuntimeError(f"{what}: partition(s) {pending[:10]} gave no result within "
+                           f"{timeout:g} s ({workers} worker(s) connected); the fit was "
+                           "stopped rather than left waiting.") from None
+    failed = [p for p, f in enumerate(futures) if f.status != "finished"]
+    if failed:
+        error = futures[failed[0]].exception()
+        raise RuntimeError(f"{what}: partition(s) {failed[:10]} were lost and could not be "
+                           f"recomputed ({type(error).__name__}: {error}); the rows of "
+                           "those partitions are gone from the cluster.") from error
+
+
+def gather_results(client, futures, what, timeout):
+    """The results of ``futures`` (small ones: summaries, landmarks) once
+    :func:`wait_for` says they are all there."""
+    wait_for(client, futures, what, timeout)
+    return client.gather(futures)
+
+
+class EmbeddedPartitions(NamedTuple):
+    """The embedded partitions on the workers: futures of
+    :class:`~snacks_core.distributed.fit.Partition`, the embedding's width k and the rows
+    held out for early stopping across them."""
+
+    futures: list
+    width: int
+    held_rows: int
+
+
+@dataclass(frozen=True)
+class CocoaOptions:
+    """The rounds' budget and stopping rules: at most ``max_rounds`` rounds, stop when the
+    certified relative gap is at most ``tol``, or (``n_iter_no_change`` not None) after
+    that many rounds without a lower held-out error; ``timeout`` seconds per round."""
+
+    max_rounds: int
+    tol: float
+    local_passes: int = LOCAL_PASSES
+    n_iter_no_change: int | None = None
+    timeout: float = DEFAULT_TIMEOUT_S
+
+
+def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
+                validation=None, progress=None) -> SolverResult:
+    """Minimise F on the embedded ``partitions`` for one-vs-rest subproblem ``problem`` by
+    CoCoA+ rounds.
+
+    Parameters
+    ----------
+    partitions : EmbeddedPartitions
+    lam : float
+        λ; ``n_train`` the rows trained on across partitions (C = 1/(2 n_train λ)).
+    options : CocoaOptions
+    seed : int
+        Seeds the local solvers' coordinate orders (one stream per round and partition).
+    validation : (Z_val, targets) or None
+        An eval_set embedded on the client: its error is recorded each round.
+    progress : callable or None
+        Called as ``progress('training', round, max_rounds)`` after each round.
+
+    Returns
+    -------
+    SolverResult
+        ``coef``: the w of the last certified round (gap ≤ tol), the final w (certified by
+        one more read) when the rounds run out, or the round's w with the lowest held-out
+        error on early stopping.  The history has one row per round (iteration = round,
+        epoch = local passes made by then); ``info`` holds ``bytes_per_round``, the bytes
+        of the vectors sent each round (w to each partition, Δw back).
+    """
+    C = 1.0 / (2.0 * n_train * lam)
+    K = len(partitions.futures)
+    w = np.zeros(partitions.width)
+    alpha = [None] * K
+    rows = {name: [] for name in HISTORY_COLUMNS}
+    streams = np.random.SeedSequence([seed, problem]).spawn(options.max_rounds + 1)
+    best = (np.inf, w, -1)
+    stop_reason, elapsed, start = MAX_EPOCHS, 0.0, time.perf_counter()
+    for t in range(options.max_rounds + 1):
+        raise_if_stopped()
+        passes = options.local_passes if t < options.max_rounds else 0
+        seeds = streams[t].generate_state(K)
+        rounds = [client.submit(local_round, partitions.futures[p], alpha[p], problem, w, C, K,
+                                passes, int(seeds[p]), pure=False) for p in range(K)]
+        summaries = gather_results(
+            client, [client.submit(operator.itemgetter(1), r) for r in rounds],
+            f"CoCoA+ round {t} of problem {problem}", options.timeout)
+        objective = 2.0 * lam * sum(s.hinge for s in summaries) + lam * float(w @ w)
+        dual = 2.0 * lam * sum(s.alpha_sum for s in summaries) - lam * float(w @ w)
+        held = sum(s.held_errors for s in summaries)
+        error = (np.nan if validation is None else
+                 float(np.mean(validation[1] * matvec(validation[0], w) <= 0)))
+        elapsed = time.perf_counter() - start
+        for name, value in zip(HISTORY_COLUMNS, (t, t * options.local_passes + passes,
+                                                 elapsed, objective, max(objective - dual, 0.0),
+                                                 error), strict=True):
+            rows[name].append(float(value))
+        if validation is None and options.n_iter_no_change is not None:
+            rows["validation_error"][-1] = held / max(partitions.held_rows, 1)
+        if progress is not None:
+            progress("training", t, options.max_rounds)
+        if objective - dual <= options.tol * objective:
+            stop_reason = TOL_GAP
+            break
+        if options.n_iter_no_change is not None:
+            if held < best[0]:
+                best = (held, w.copy(), t)
+            elif t - best[2] >= options.n_iter_no_change:
+                stop_reason, w = EARLY_STOPPING, best[1]
+                break
+        if passes == 0:
+            break
+        alpha = [client.submit(operator.itemgetter(0), r) for r in rounds]
+        w = w + sum(s.dw for s in summaries)
+    history = {name: np.asarray(values) for name, values in rows.items()}
+    return SolverResult(coef=w, history=history, n_iter=int(history["iteration"][-1]),
+                        n_epochs=float(history["epoch"][-1]), stop_reason=stop_reason,
+                        info={"bytes_per_round": 2 * K * w.nbytes, "partitions": K})
+

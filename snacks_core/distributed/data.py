@@ -1,0 +1,170 @@
+"""The rows of a distributed fit: Dask collections checked, one future per partition.
+
+The rows stay on the workers: the client sees the partitions' sizes (known from the chunks),
+their class counts and a few sums, never a row.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import is_dask_collection
+
+# Seconds a stage of work on the cluster (a round, the embedding) may take before the fit
+# reports what it is still waiting for, rather than waiting for ever.
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def current_client(client=None):
+    """``(client, owned)``: the ``distributed.Client`` to run on (``client`` itself, a new
+    one for a scheduler address, else the current one) and whether the caller closes it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError("A fit on Dask collections needs dask.distributed: pip install "
+                         "'snacks-explorer[distributed]'.") from None
+    if isinstance(client, str):
+        return distributed.Client(client), True
+    if client is not None:
+        return client, False
+    try:
+        return distributed.get_client(), False
+    except ValueError:
+        raise ValueError("A fit on Dask collections runs on a dask.distributed cluster, and "
+                         "there is no current Client: start one first, e.g. "
+                         "Client('tcp://scheduler:8786'), or Client() for a local cluster.") \
+            from None
+
+
+def _as_dask_array(data, name):
+    """A Dask array of a Dask array, dataframe or series; chunk sizes must be known."""
+    import dask.dataframe as dd
+
+    if isinstance(data, (dd.DataFrame, dd.Series)):
+        # The partitions' lengths: one pass that returns one integer per partition.
+        data = data.to_dask_array(lengths=True)
+    if not hasattr(data, "chunks"):
+        raise ValueError(f"{name} must be a dask.array or dask.dataframe collection, got "
+                         f"{type(data).__name__}.")
+    if any(np.isnan(size) for size in data.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes (e.g. after boolean indexing or "
+                         "a dataframe's .values): call compute_chunk_sizes() on it, or pass "
+                         "the dask dataframe itself.")
+    return data
+
+
+def dask_rows(X, y, sample_weight=None):
+    """``(X, y, sample_weight)`` as Dask arrays with the same row chunks: X of shape (n, d)
+    with its columns in one chunk (float32 or float64), y and the weights of shape (n,).
+
+    y and ``sample_weight`` may be NumPy arrays (they are 1/d of X): they are then chunked
+    as X's rows.  Raises ValueError for anything else, naming what to do.
+    """
+    import dask.array as da
+
+    X = _as_dask_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows × features), got {X.ndim} dimension(s).")
+    if not np.issubdtype(X.dtype, np.number):
+        raise ValueError(f"X has non-numeric values (dtype {X.dtype}): encode or drop the "
+                         "non-numeric columns first.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    X = X.rechunk({1: -1})
+    aligned = []
+    for name, values in (("y", y), ("sample_weight", sample_weight)):
+        if values is None:
+            aligned.append(None)
+            continue
+        if not is_dask_collection(values):
+            values = np.asarray(values)
+            if values.shape[:1] != (X.shape[0],):
+                raise ValueError(f"{name} has {values.shape[0] if values.ndim else 0} rows "
+                                 f"and X {X.shape[0]}: give one value per row.")
+            values = da.from_array(values, chunks=(X.chunks[0],) + values.shape[1:])
+        values = _as_dask_array(values, name)
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be 1-D (one value per row), got shape "
+                             f"{values.shape}.")
+        if values.chunks[0] != X.chunks[0]:
+            raise ValueError(f"X and {name} are chunked differently (rows per chunk "
+                             f"{X.chunks[0][:4]}… against {values.chunks[0][:4]}…): each "
+                             f"partition of X needs its own rows' {name} on the same "
+                             f"worker; rechunk it, e.g. {name}.rechunk(X.chunks[0]).")
+        aligned.append(values)
+    return X, aligned[0], aligned[1]
+
+
+class PartitionSummary(NamedTuple):
+    """What the client learns of one partition: its classes and their counts, the sum and
+    the sum of squares of its entries (for γ='scale'), whether every entry is finite."""
+
+    labels: np.ndarray
+    counts: np.ndarray
+    total: float
+    total_squares: float
+    finite: bool
+
+
+def summarize_partition(X, y) -> PartitionSummary:
+    """Run on a worker: the :class:`PartitionSummary` of the rows X with labels y."""
+    labels, counts = np.unique(y, return_counts=True)
+    values = np.asarray(X, dtype=np.float64)
+    return PartitionSummary(labels, counts, float(values.sum()), float(np.sum(values**2)),
+                            bool(np.isfinite(values).all()))
+
+
+class Partitions(NamedTuple):
+    """The data of a fit on the cluster: per partition, futures of its rows, labels and
+    weights (None without sample weights), its row count, and the class counts
+    (partitions × classes) of ``classes``."""
+
+    X: list
+    y: list
+    weight: list | None
+    rows: np.ndarray
+    classes: np.ndarray
+    class_counts: np.ndarray
+    n_features: int
+
+
+def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
+    """``(Partitions, summaries)``: the partitions of the checked collections computed on the
+    workers (one future each) and their :class:`PartitionSummary`; refuses non-finite X
+    and fewer than two classes."""
+    from .cocoa import gather_results
+
+    keep = [X.to_delayed()[:, 0].tolist(), y.to_delayed().tolist()]
+    if sample_weight is not None:
+        keep.append(sample_weight.to_delayed().tolist())
+    futures = [client.compute(blocks) for blocks in keep]
+    summaries = gather_results(
+        client, [client.submit(summarize_partition, x, labels)
+                 for x, labels in zip(futures[0], futures[1], strict=True)],
+        "reading the partitions", timeout)
+    bad = [p for p, summary in enumerate(summaries) if not summary.finite]
+    if bad:
+        raise ValueError(f"X has NaN or infinite values (partition(s) {bad[:5]}): remove or "
+                         "impute them first.")
+    classes = np.unique(np.concatenate([s.labels for s in summaries]))
+    if classes.shape[0] < 2:
+        raise ValueError(f"y has only one class ({classes[0]}); a classifier needs at least 2 "
+                         "classes.")
+    counts = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
+    for p, summary in enumerate(summaries):
+        counts[p, np.searchsorted(classes, summary.labels)] = summary.counts
+    partitions = Partitions(futures[0], futures[1], futures[2] if sample_weight is not None
+                            else None, np.asarray(X.chunks[0], dtype=np.int64), classes,
+                            counts, int(X.shape[1]))
+    return partitions, summaries
+
+
+def scale_gamma(summaries, n_rows, n_features) -> float:
+    """γ='scale' (1 / (d · Var(X)), 1.0 for constant X) from the partitions' sums, as
+    :func:`snacks_core.kernels.resolve_gamma` gives it on the whole X up to rounding."""
+    entries = n_rows * n_features
+    mean = sum(s.total for s in summaries) / entries
+    variance = sum(s.total_squares for s in summaries) / entries - mean**2
+    return float(1.0 / (n_features * variance)) if variance > 0 else 1.0

@@ -1,0 +1,255 @@
+"""SnacksClassifier.fit on Dask collections: the engine behind the estimator on a cluster.
+
+The stages are those of an in-memory fit (:mod:`snacks_core.pipeline`), each run where
+the rows are: summaries and landmark draws on the workers, the m × m factor on the client
+(broadcast once), the embedding of each partition on the worker that holds it (kept there,
+in memory or compact as that worker's memory allows), then CoCoA+ rounds
+(:mod:`snacks_core.distributed.cocoa`).  What reaches the client: per partition its class
+counts and a few sums, its share of the m landmark rows, and one m-vector per round.
+Everything kept on the workers is a Dask future whose graph goes back to the input
+collections, so a partition lost with its worker is recomputed by Dask (its rows, its
+embedding and its dual variables, round after round from the same seeds).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+
+from ..defaults import default_m
+from ..kernels import resolve_gamma
+from ..nystrom import NystromEmbedding
+from ..objective import lam_to_C
+from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
+from ..storage import plan_storage
+from ..validation import clip_n_components
+from . import is_dask_collection
+from .cocoa import LOCAL_PASSES, CocoaOptions, EmbeddedPartitions, gather_results, solve_cocoa, wait_for
+from .data import DEFAULT_TIMEOUT_S, current_client, dask_rows, load_partitions, scale_gamma
+from .landmarks import balanced_order, draw_partition_rows, partition_quotas
+
+# Rows whose squared norms are computed from one float64 block.
+_NORM_BLOCK_ROWS = 8192
+
+
+class Partition:
+    """One partition's embedded rows, kept on the worker that embedded them: Z (float32,
+    float64 or compact float16) of the rows trained on, their one-vs-rest ±1 ``targets``
+    (problems × rows), weights s_i and ‖z_i‖², and the rows held out for early stopping
+    (``Z_held``, ``targets_held``; None without)."""
+
+    def __init__(self, Z, targets, weight, Z_held=None, targets_held=None):
+        self.Z, self.targets, self.weight = Z, targets, weight
+        self.Z_held, self.targets_held = Z_held, targets_held
+        self.sqnorm = np.empty(Z.shape[0])
+        for start in range(0, Z.shape[0], _NORM_BLOCK_ROWS):
+            block = Z[start:start + _NORM_BLOCK_ROWS].astype(np.float64)
+            self.sqnorm[start:start + block.shape[0]] = np.einsum("ij,ij->i", block, block)
+
+
+class PartitionSetup(NamedTuple):
+    """How a worker embeds its partition: the classes and their weights (one per class),
+    the storage dtype, and how many rows of each class it holds out for early stopping."""
+
+    classes: np.ndarray
+    class_weights: np.ndarray
+    storage_dtype: object
+    held_counts: np.ndarray
+
+
+def embed_partition(X, y, sample_weight, embedding, setup, seed) -> Partition:
+    """Run on a worker: the :class:`Partition` of the rows of the partitions X (a list, all
+    held by this worker) with labels y (and weights ``sample_weight``, a list or None)."""
+    X = X[0] if len(X) == 1 else np.concatenate(X)
+    y = np.concatenate(y)
+    kinds = np.searchsorted(setup.classes, y)
+    weight = setup.class_weights[kinds]
+    if sample_weight is not None:
+        weight = weight * np.concatenate(sample_weight).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    held = np.concatenate([rng.choice(np.flatnonzero(kinds == c), int(count), replace=False)
+                           for c, count in enumerate(setup.held_counts)]).astype(np.int64)
+    train = np.setdiff1d(np.arange(y.shape[0]), held)
+
+    def embed(rows):
+        out = np.empty((rows.shape[0], embedding.n_components_), setup.storage_dtype)
+        return embedding.transform(X[rows], out=out)
+
+    targets = np.vstack(binary_targets(y, setup.classes))
+    if held.shape[0] == 0:
+        return Partition(embed(train), targets[:, train], weight[train])
+    return Partition(embed(train), targets[:, train], weight[train], embed(held),
+                     targets[:, held])
+
+
+def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
+    """Fit the SnacksClassifier ``model`` on Dask collections X, y (and ``sample_weight``)
+    on the current cluster; sets its fitted attributes as an in-memory fit does and
+    returns it.
+
+    The problem and the landmark rule are the in-memory fit's; the solver is CoCoA+ with
+    LIBLINEAR's coordinate step (:mod:`snacks_core.distributed.cocoa`) whatever embedded
+    ``solver`` is named (they all minimise the same F), with ``max_epochs`` rounds at most
+    and the certified relative gap ``tol``.  Early stopping follows the in-memory rule (the
+    solver's support and ``early_stopping``), its rows held out in every partition in
+    proportion to each class.  ``eval_set`` is NumPy rows, embedded on the client.
+    """
+    specs = model.fit_specs(None, progress)
+    if specs.solver.entry.input != "embedding":
+        raise ValueError(f"solver={model.solver!r} needs the rows in one place; a fit on Dask "
+                         "collections solves the embedded problem (CoCoA+): choose an "
+                         "embedded solver such as 'snacks' or 'liblinear'.")
+    if model.solver_options:
+        raise ValueError("solver_options are options of the in-memory solvers; a fit on Dask "
+                         "collections runs CoCoA+ rounds and takes none: leave them out.")
+    client, owned = current_client(specs.resources.client)
+    try:
+        return _fit(model, client, dask_rows(X, y, sample_weight), eval_set, progress)
+    finally:
+        if owned:
+            client.close()
+
+
+def _fit(model, client, data, eval_set, progress, local_passes=LOCAL_PASSES):
+    """:func:`fit_cluster` on ``client`` with the checked Dask arrays ``data``."""
+    start = time.perf_counter()
+    partitions, summaries = load_partitions(client, *data)
+    n, d = int(partitions.rows.sum()), partitions.n_features
+    model.classes_, model.n_features_in_ = partitions.classes, d
+    model.lam_ = model.regularization(n)
+    model.C_ = lam_to_C(model.lam_, n)
+    kernel, spec, resources = model.fit_specs(model.lam_, progress)
+    seeds = draw_seeds(model.random_state)
+    kernel = kernel.check()
+    gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"
+             else resolve_gamma(kernel.gamma, np.zeros((1, d))))
+    model.embedding_ = _fit_embedding(client, partitions, replace(kernel, gamma=gamma),
+                                      model, seeds.embedding)
+    evaluation = _embed_eval_set(model, eval_set)
+    held_counts = np.zeros_like(partitions.class_counts)
+    if spec.entry.early_stopping and early_stopping_enabled(spec.early_stopping, n):
+        held_counts = np.rint(spec.validation_fraction * partitions.class_counts)
+    embedded = _embed_partitions(client, partitions, model, resources,
+                                 (_class_weights(spec.class_weight, partitions), held_counts,
+                                  seeds.solver))
+    model.embedding_time_ = time.perf_counter() - start
+    if progress is not None:
+        progress("embedding", n, n)
+    options = CocoaOptions(
+        max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.tol,
+        n_iter_no_change=spec.n_iter_no_change if held_counts.any() else None,
+        local_passes=local_passes)
+    start = time.perf_counter()
+    results = [solve_cocoa(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
+                           seed=seeds.solver, progress=progress,
+                           validation=None if evaluation is None
+                           else (evaluation[0], evaluation[1][k]))
+               for k in range(1 if len(partitions.classes) == 2 else len(partitions.classes))]
+    model.training_time_ = time.perf_counter() - start
+    model.coef_ = np.vstack([r.coef for r in results])
+    model.intercept_ = np.zeros(len(results))
+    model.history_ = stack_histories([r.history for r in results])
+    model.n_iter_ = int(max(r.n_iter for r in results))
+    model.stop_reasons_ = [r.stop_reason for r in results]
+    model.solver_info_ = [r.info for r in results]
+    return model
+
+
+def _fit_embedding(client, partitions, kernel, model, seed):
+    """The Nyström embedding on landmarks drawn across the partitions (only the m drawn
+    rows come to the client), its ``landmark_indices_`` rows of the whole X."""
+    n = int(partitions.rows.sum())
+    m = clip_n_components(default_m(n, partitions.n_features) if model.n_components == "auto"
+                          else model.n_components, n)
+    rng = np.random.default_rng(seed)
+    quotas = partition_quotas(partitions.class_counts, m, model.sampling, rng)
+    balanced = model.sampling == "balanced"
+    draws = gather_results(client, [
+        client.submit(draw_partition_rows, partitions.X[p], partitions.y[p],
+                      partitions.classes if balanced else None, quotas[p], int(part_seed))
+        for p, part_seed in enumerate(rng.integers(0, 2**31 - 1, size=len(quotas)))],
+        "drawing the landmarks", DEFAULT_TIMEOUT_S)
+    offsets = np.concatenate([[0], np.cumsum(partitions.rows)[:-1]])
+    rows = np.concatenate([draw[0] for draw in draws])
+    positions = np.concatenate([offset + draw[1] for offset, draw in zip(offsets, draws,
+                                                                         strict=True)])
+    kinds = np.concatenate([draw[2] for draw in draws])
+    order = balanced_order(kinds, rng) if balanced else rng.permutation(kinds.shape[0])
+    embedding = NystromEmbedding(**kernel.params(), n_components=order.shape[0],
+                                 dtype=model.dtype, n_jobs=model.n_jobs).fit(
+        rows[order], landmark_indices=np.arange(order.shape[0]))
+    embedding.landmark_indices_ = positions[order][embedding.landmark_indices_]
+    embedding.set_params(gamma=model.gamma, sampling=model.sampling, random_state=seed)
+    return embedding
+
+
+def _class_weights(class_weight, partitions):
+    """One weight per class: 'balanced' n / (classes · n_c) from the counts, a dict's value
+    (1 for a class it leaves out), or ones."""
+    counts = partitions.class_counts.sum(axis=0)
+    if class_weight == "balanced":
+        return counts.sum() / (counts.shape[0] * counts)
+    if class_weight:
+        return np.array([float(class_weight.get(c, 1.0)) for c in partitions.classes.tolist()])
+    return np.ones(counts.shape[0])
+
+
+def _embed_partitions(client, partitions, model, resources, setup):
+    """Embed the partitions each worker holds into one :class:`Partition` on that worker (the
+    factor broadcast once), in the storage its memory allows; sets ``model.storage_``.
+
+    The partitions of one worker make one CoCoA+ subproblem: K is then the number of
+    workers, which sets the rounds' damping σ' = K and the tasks per round.
+    """
+    class_weights, held_counts, seed = setup
+    k = model.embedding_.n_components_
+    holders = client.who_has(partitions.X)
+    groups = {}
+    for p, future in enumerate(partitions.X):
+        groups.setdefault(holders[future.key][0], []).append(p)
+    info = client.scheduler_info()["workers"]
+    shared = client.scatter(model.embedding_, broadcast=True)
+    seeds = np.random.SeedSequence([seed, len(groups)]).generate_state(len(groups))
+    futures, kinds = [], set()
+    for (address, members), group_seed in zip(sorted(groups.items()), seeds, strict=True):
+        limit = info.get(address, {}).get("memory_limit") or 0
+        plan = plan_storage(int(partitions.rows[members].sum()), k, dtype=resources.dtype,
+                            memory_budget=resources.memory_budget
+                            or (limit // 2 if limit else None), storage=resources.storage)
+        if plan.kind == "disk":
+            raise ValueError(f"Worker {address}: {plan.message} A fit on a cluster keeps its "
+                             "embedding in the workers' memory (float32 or compact float16): "
+                             "add workers or memory, or use fewer landmarks.")
+        if plan.kind != "memory" or plan.storage_dtype != np.dtype(resources.dtype):
+            warnings.warn(f"Worker {address}: {plan.message}", UserWarning, stacklevel=4)
+        kinds.add(plan.kind)
+        futures.append(client.submit(
+            embed_partition, [partitions.X[p] for p in members],
+            [partitions.y[p] for p in members],
+            None if partitions.weight is None else [partitions.weight[p] for p in members],
+            shared, PartitionSetup(partitions.classes, class_weights, plan.storage_dtype,
+                                   held_counts[members].sum(axis=0)), int(group_seed),
+            workers=[address], allow_other_workers=True, pure=False))
+    model.storage_ = "compact" if "compact" in kinds else "memory"
+    wait_for(client, futures, "embedding the partitions", DEFAULT_TIMEOUT_S)
+    return EmbeddedPartitions(futures, k, int(held_counts.sum()))
+
+
+def _embed_eval_set(model, eval_set):
+    """``(Z_val, one-vs-rest targets)`` of an in-memory ``eval_set``, or None."""
+    if eval_set is None:
+        return None
+    X_val, y_val = eval_set
+    if is_dask_collection(X_val) or is_dask_collection(y_val):
+        raise ValueError("eval_set is embedded on the client: pass NumPy rows (a sample), "
+                         "not a Dask collection.")
+    X_val = np.asarray(X_val, dtype=np.float64)
+    if X_val.ndim != 2 or X_val.shape[1] != model.n_features_in_:
+        raise ValueError(f"eval_set's X has shape {X_val.shape}; the training rows have "
+                         f"{model.n_features_in_} features.")
+    return (model.embedding_.transform(X_val),
+            binary_targets(np.asarray(y_val), model.classes_))

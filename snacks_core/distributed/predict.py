@@ -1,0 +1,55 @@
+"""decision_function and predict on Dask collections: Dask arrays, block by block.
+
+The fitted model (its landmarks, factor and weights: small) enters the graph once, as one
+key every block depends on; each block of rows is scored on the worker that holds it, and
+nothing is gathered: the caller computes, stores or reduces the returned array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..pipeline import labels_from_scores
+
+
+def _row_array(X):
+    """X as a Dask array of rows with its columns in one chunk."""
+    import dask.dataframe as dd
+
+    if isinstance(X, (dd.DataFrame, dd.Series)):
+        X = X.to_dask_array()
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (rows × features), got {X.ndim} dimension(s).")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def _block_scores(block, model):
+    return np.asarray(model.decision_function(block), dtype=np.float64)
+
+
+def _block_labels(block, model):
+    return labels_from_scores(model.decision_function(block), model.classes_)
+
+
+def decision_function_blocks(model, X):
+    """f(x) = ⟨w, z(x)⟩ + b of each row of the Dask collection X, as a Dask array of shape
+    (n,) for two classes, (n, n_classes) otherwise."""
+    import dask
+
+    X = _row_array(X)
+    shared = dask.delayed(model, pure=True)
+    if model.coef_.shape[0] == 1:
+        return X.map_blocks(_block_scores, shared, drop_axis=1, dtype=np.float64,
+                            meta=np.empty((0,), np.float64))
+    return X.map_blocks(_block_scores, shared, chunks=(X.chunks[0], (model.coef_.shape[0],)),
+                        dtype=np.float64, meta=np.empty((0, 0), np.float64))
+
+
+def predict_blocks(model, X):
+    """The predicted labels of each row of the Dask collection X, as a Dask array."""
+    import dask
+
+    X = _row_array(X)
+    return X.map_blocks(_block_labels, dask.delayed(model, pure=True), drop_axis=1,
+                        dtype=model.classes_.dtype,
+                        meta=np.empty((0,), model.classes_.dtype))
