@@ -92,14 +92,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     early_stopping : bool or 'auto', default='auto'
         Solvers that support it ('snacks'): hold out ``validation_fraction`` of the
         training rows (stratified) and stop when their error has not improved for
-        ``n_iter_no_change`` checks (stop reason 'early_stopping'); the checks come up to
-        four times per epoch (:func:`snacks_core.solvers.snacks.rows_between_checks`).
+        ``n_iter_no_change`` checks and as many epochs of rows, at most
+        :data:`~snacks_core.solvers.snacks.EARLY_STOPPING_PATIENCE_ROWS` (stop reason
+        'early_stopping'); the checks come up to four times per epoch
+        (:func:`snacks_core.solvers.snacks.rows_between_checks`).
         'auto' turns it on from :data:`snacks_core.pipeline.EARLY_STOPPING_MIN_SAMPLES`
         training rows.  An ``eval_set`` is only recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5
-        Held-out checks without improvement before early stopping.
+        Held-out checks without improvement, and epochs of rows (see ``early_stopping``),
+        before early stopping.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
     dtype : {np.float32, np.float64}, default=np.float32
