@@ -19,11 +19,11 @@ st.caption("Choose data in the sidebar, or bring your own below. Every file is p
 lessons.lesson_banner()
 
 
-def use_upload(name, raw, label):
-    """Parse the upload and make it the dataset of the next run (a button's callback: an
-    error is kept to be shown by the page)."""
+def use_upload(name, raw, label, test=None):
+    """Parse the upload (with its test file, when one is given) and make it the dataset of
+    the next run (a button's callback: an error is kept to be shown by the page)."""
     try:
-        state.select_dataset_next_run(cached.parse_upload(name, raw, label))
+        state.select_dataset_next_run(cached.parse_upload(name, raw, label, test))
     except user_errors.USER_ERRORS as exc:
         st.session_state[Keys.UPLOAD_ERROR] = exc
 
@@ -34,13 +34,23 @@ with upload_tab:
     # Any name: LIBSVM files end in .t, .trn, .scale or nothing; the content decides.
     uploaded = st.file_uploader("CSV (a label column and numeric features) or LIBSVM/svmlight",
                                 key=Keys.UPLOAD_FILE, help=HELP["upload"])
+    test_file = st.file_uploader(
+        "Test file (optional): the same format, e.g. `a9a.t` beside `a9a`",
+        key=Keys.UPLOAD_TEST,
+        help="LIBSVM sets come as pairs (`x` and `x.t`, `.trn` and `.tst`) and publish their "
+             "errors on the test file. Its rows replace the random split on every page; it "
+             "has the same caps as the training file.")
     if uploaded is not None:
         raw = uploaded.getvalue()
+        test = None if test_file is None else (test_file.name, test_file.getvalue())
         label = None
         try:
             kind = cached.upload_format(uploaded.name, raw)
             st.caption(f"Read as **{'CSV' if kind == 'csv' else 'LIBSVM'}** (detected from "
-                       "the content).")
+                       "the content)." + (
+                           f" Its test rows: **{test_file.name}**, read with the training "
+                           "file's features, index base and scaling, instead of a random "
+                           "split." if test else ""))
             if kind == "csv":
                 columns = cached.csv_columns(raw)
                 label = st.selectbox("Label column", columns, index=len(columns) - 1,
@@ -48,14 +58,16 @@ with upload_tab:
                                      help=HELP["upload_label"])
             # A callback, not `if st.button(...)`: it runs before whichever page the next
             # run shows, so a page change right after the click keeps the file.
-            st.button("Use this file", type="primary", key="use_upload",
-                      icon=":material/upload:", on_click=use_upload,
-                      args=(uploaded.name, raw, label))
+            st.button("Use these files" if test else "Use this file", type="primary",
+                      key="use_upload", icon=":material/upload:", on_click=use_upload,
+                      args=(uploaded.name, raw, label, test))
         except user_errors.USER_ERRORS as exc:
             user_errors.show_error(exc)
-        failed = st.session_state.pop(Keys.UPLOAD_ERROR, None)
-        if failed is not None:
-            user_errors.show_error(failed)
+    elif test_file is not None:
+        st.caption("Add the training file too: the test file is read with its features.")
+    failed = st.session_state.pop(Keys.UPLOAD_ERROR, None)
+    if failed is not None:
+        user_errors.show_error(failed)
 
 with public_tab:
     st.caption("Binary datasets of the LIBSVM collection, downloaded once into a local cache "
@@ -85,10 +97,14 @@ dataset = cached.load_dataset(request)
 st.subheader(f"{cached.dataset_label(request.dataset)}")
 if dataset.description:
     st.caption(dataset.description)
+if test_name := cached.upload_test_file(request):
+    st.caption(f"Test rows from **{test_name}** (the sidebar's test fraction does not apply): "
+               "every page measures its test error on them.")
 a, b, c, d = st.columns(4)
 a.metric("Training rows", f"{split.X_train.shape[0]:,}")
 b.metric("Test rows", f"{split.X_test.shape[0]:,}",
-         help="The dataset's own test file." if dataset.X_test is not None else
+         help=f"The test file {test_name}." if test_name else
+         "The dataset's own test file." if dataset.X_test is not None else
          f"{request.test_size:.0%} held out, stratified by class.")
 c.metric("Features", f"{dataset.n_features:,}")
 if sp.issparse(dataset.X):

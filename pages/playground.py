@@ -85,6 +85,9 @@ with notes:
     st.markdown("**Try this**")
     run_view.try_this_hints(run, split)
 
+# Across the page: at 1400 px the notes column is too narrow for its columns.
+auto_tune.tried_table(request, split, run)
+
 # Built only when asked for: the animation is the page's costliest figure to redraw.
 if split.n_features == 2 and run.checkpoints and st.toggle(
         "Watch it learn: the boundary and the test error, epoch by epoch",

@@ -9,9 +9,18 @@ saved (:func:`snacks_core.persistence.unsaved_reason`), save the whole pipeline 
 from __future__ import annotations
 
 
-def dataset_code(request, dataset) -> str:
-    """The lines of Python that build a request's dataset (a file keeps its label column)."""
+def dataset_code(request, dataset, test_file=None) -> str:
+    """The lines of Python that build a request's dataset (a file keeps its label column);
+    with ``test_file``, the name of an uploaded test file, the two files are read as one
+    run and the test file's rows are the test part."""
     kind, name = request.kind, request.name
+    if test_file is not None:
+        label = ("" if dataset.label_column is None
+                 else f"label_column={dataset.label_column!r}, ")
+        return ("from snacks_core.datasets import load_files, with_test_part\n"
+                f"train, test = load_files([{name.split(':', 1)[-1]!r}, {test_file!r}], "
+                f"{label}purpose=('train', 'predict'))\n"
+                "dataset = with_test_part(train, test)")
     if kind == "synthetic":
         extra = ""
         if name == "classification":
@@ -41,22 +50,24 @@ def dataset_code(request, dataset) -> str:
     return f"from snacks_core.datasets import {imports}load_libsvm\ndataset = load_libsvm({path})"
 
 
-def run_code(request, dataset, params, *, save_model=True) -> str:
+def run_code(request, dataset, params, *, save_model=True, test_file=None) -> str:
     """Python that reproduces a run end to end: the data, the split with its scaling, the fit,
     and (with ``save_model``) the whole pipeline, scaling included, saved as
-    ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows."""
+    ``snacks_model.npz`` and loaded back as ``pipeline``, which predicts on raw rows.
+    ``test_file``: an uploaded test file's name (:func:`dataset_code`)."""
     split_args = (f"test_size={_literal(request.test_size)}, scaling={request.scaling!r}, "
                   f"random_state={request.seed}, project_2d={request.pca2d}")
     args = ",\n    ".join(f"{key}={_literal(value)}" for key, value in params.items())
-    note = ("# The file you uploaded, in the current folder.\n"
-            if request.kind == "upload" else "")
+    note = ("" if request.kind != "upload" else
+            "# The files you uploaded, in the current folder.\n" if test_file else
+            "# The file you uploaded, in the current folder.\n")
     code = (
         ("from pathlib import Path\n\n" if save_model else "")
         + "from snacks_core import SnacksClassifier\n"
         "from snacks_core.datasets import split_dataset\n"
         + ("from snacks_core.persistence import model_to_npz, pipeline_from_npz\n"
            if save_model else "")
-        + f"{note}{dataset_code(request, dataset)}\n"
+        + f"{note}{dataset_code(request, dataset, test_file)}\n"
         f"split = split_dataset(dataset, {split_args})\n\n"
         f"model = SnacksClassifier(\n    {args},\n)\n"
         "model.fit(split.X_train, split.y_train, eval_set=(split.X_test, split.y_test))\n"

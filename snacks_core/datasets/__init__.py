@@ -23,7 +23,7 @@ One concept a module; everything public is imported from here:
   LIBSVM index base and one width (:func:`load_files`);
 - :mod:`.sample_data`: the files the project generates and ships in ``sample_data/``;
 - :mod:`.download`: public LIBSVM datasets, downloaded and verified before they are cached;
-- :mod:`.split`: train/test split, scaling and the 2-D projection.
+- :mod:`.split`: train/test split (or a test file's rows), scaling and the 2-D projection.
 """
 
 from .bundled import BUNDLED, load_bundled
@@ -45,7 +45,7 @@ from .files import file_kind, fingerprint, load_file, load_files, sniff_format
 from .libsvm_reader import INDEX_BASES, load_libsvm
 from .npy_reader import load_npy
 from .sample_data import sample_data_dir, sample_files, write_sample_data
-from .split import SCALINGS, split_dataset
+from .split import SCALINGS, split_dataset, with_test_part
 from .streams import (
     LOCAL_FILE_LIMITS,
     MAX_CLASSES,
@@ -108,5 +108,6 @@ __all__ = [
     "sample_data_dir",
     "sample_files",
     "split_dataset",
+    "with_test_part",
     "write_sample_data",
 ]

@@ -3,6 +3,8 @@ rows, and an optional 2-D projection for pictures."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -59,6 +61,34 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
                       f"({model.explained_variance_ratio_.sum():.0%} of the variance)")
     return Split(X_train, y_train, X_test, y_test, dataset.name, names, projection,
                  preprocessing)
+
+
+def with_test_part(dataset: Dataset, test: Dataset) -> Dataset:
+    """``dataset`` with the rows of ``test`` as its own test part, which
+    :func:`split_dataset` then uses instead of a random split (scaled with what it fits on
+    the training rows).
+
+    ``test`` must be read as the training file is (:func:`~snacks_core.datasets.load_files`
+    reads a pair with one LIBSVM index base and one width) and hold labels.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets import load_files, sample_data_dir, split_dataset
+    >>> from snacks_core.datasets import with_test_part
+    >>> train, test = load_files([sample_data_dir() / "a9a_small.svm"] * 2,
+    ...                          purpose=("train", "predict"))
+    >>> split = split_dataset(with_test_part(train, test))
+    >>> split.X_train.shape[0] == split.X_test.shape[0] == train.n_samples
+    True
+    """
+    if test.y is None:
+        raise ValueError(f"{test.name} has no labels: a test file needs them to measure the "
+                         "test error (the same label column as the training file).")
+    if test.n_features != dataset.n_features:
+        raise ValueError(f"{test.name} has {test.n_features:,} features where the training "
+                         f"file {dataset.name} has {dataset.n_features:,}: read the two with "
+                         "snacks_core.datasets.load_files, which gives them one width.")
+    return replace(dataset, X_test=test.X, y_test=test.y)
 
 
 def _scale(X_train, X_test, scaling, copy=True):

@@ -7,7 +7,9 @@ underscore are not hashed: the key already says what they are.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -303,23 +305,68 @@ def upload_format(name, raw: bytes) -> str:
     return datasets.sniff_format(raw, name=name, limits=datasets.UPLOAD_LIMITS)
 
 
-def parse_upload(name, raw, label_column=None) -> str:
+def parse_upload(name, raw, label_column=None, test=None) -> str:
     """Parse an uploaded file once, keep it for the session, return its dataset option.
 
-    Nothing is unpickled or evaluated: CSV and LIBSVM text (recognised by its content, not
-    its name) go through our own parsers, under the caps of an upload
-    (:data:`snacks_core.datasets.UPLOAD_LIMITS`).
+    ``test``, a ``(name, raw)`` pair, is the optional test file: the two are read as one run
+    by :func:`snacks_core.datasets.load_files` (one LIBSVM index base, one width, the same
+    label column), and its rows replace the random split
+    (:func:`snacks_core.datasets.with_test_part`); its name is kept for the exported code
+    (:func:`upload_test_file`).  Nothing is unpickled or evaluated: CSV and LIBSVM text
+    (recognised by its content, not its name) go through our own parsers, under the caps
+    of an upload (:data:`snacks_core.datasets.UPLOAD_LIMITS`), each file.
     """
-    key = datasets.fingerprint(raw + repr(label_column).encode())
+    content = raw + repr(label_column).encode()
+    if test is not None:
+        content += b"\0test\0" + test[1]
+    key = datasets.fingerprint(content)
     uploads = st.session_state.setdefault(Keys.UPLOADS, {})
     if key not in uploads:
-        if upload_format(name, raw) == "csv":
-            dataset = datasets.load_csv(raw, label_column=label_column, name=name,
-                                        limits=datasets.UPLOAD_LIMITS)
+        if test is None:
+            uploads[key] = _read_upload(name, raw, label_column)
         else:
-            dataset = datasets.load_libsvm(raw, name=name, limits=datasets.UPLOAD_LIMITS)
-        uploads[key] = dataset
+            train, test_part = _read_pair([(name, raw), test], label_column)
+            uploads[key] = datasets.with_test_part(train, test_part)
+            st.session_state.setdefault(Keys.UPLOAD_TEST_FILES, {})[key] = test[0]
     return upload_option(key, uploads[key].name)
+
+
+def _read_upload(name, raw, label_column):
+    if upload_format(name, raw) == "csv":
+        return datasets.load_csv(raw, label_column=label_column, name=name,
+                                 limits=datasets.UPLOAD_LIMITS)
+    return datasets.load_libsvm(raw, name=name, limits=datasets.UPLOAD_LIMITS)
+
+
+def _read_pair(files, label_column):
+    """A training and a test upload (``(name, raw)`` each) read by ``load_files``.
+
+    ``load_files`` picks a reader by a file's name, an upload's format is its content's: each
+    is written to a private temporary folder under a name that says its format, and read
+    back under the caps of an upload (messages name the file as uploaded, or with the
+    suffix added)."""
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for i, (name, raw) in enumerate(files):
+            name = Path(name).name or "upload"
+            kind = upload_format(name, raw)
+            if datasets.file_kind(name) != kind:
+                name += ".csv" if kind == "csv" else ".svm"
+            path = Path(folder) / str(i) / name
+            path.parent.mkdir()
+            path.write_bytes(raw)
+            paths.append(path)
+        read = datasets.load_files(paths, label_column=label_column,
+                                   purpose=("train", "predict"), limits=datasets.UPLOAD_LIMITS)
+    return [replace(dataset, name=name) for dataset, (name, _) in zip(read, files, strict=True)]
+
+
+def upload_test_file(request: DataRequest) -> str | None:
+    """The name of an uploaded dataset's test file, None without one."""
+    if request.kind != "upload":
+        return None
+    key = request.name.split(":", 1)[0]
+    return st.session_state.get(Keys.UPLOAD_TEST_FILES, {}).get(key)
 
 
 def upload_option(key, file_name) -> str:

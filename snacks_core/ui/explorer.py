@@ -11,10 +11,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from sklearn.model_selection import train_test_split
 
 from ..defaults import C_values_around_default, gamma_values_around, round_125
 from ..kernels import resolve_gamma
-from ..objective import C_to_lam
+from ..objective import C_to_lam, lam_to_C
 from ..pipeline import labels_from_scores
 from ..search import SnacksSearchCV
 from ..settings import estimator_from_settings
@@ -131,48 +132,112 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dic
             "n_test": y_test.shape[0], "n_halvings": n_halvings}
 
 
-# What Auto-tune tries: γ around the 'scale' rule, C in decades around the default C ≈ 25
-# (λ ≈ 0.02/n, so that the grid moves with n as the default does), m as set and 4×.
+# What Auto-tune tries: γ around the 'scale' rule and C in decades around the default C ≈ 25
+# (λ ≈ 0.02/n, so that the grid moves with n as the default does), then m as set and 4×.
 AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 
 
-AUTO_TUNE_CS = C_values_around_default(3)
+AUTO_TUNE_CS = C_values_around_default(2)
 
 
 AUTO_TUNE_FOLDS = 3
 
 
-def auto_tune(split, params, *, by_C=False, n_jobs=None) -> dict:
+# Auto-tune searches a stratified subsample of at most this many training rows, so that it
+# answers in seconds whatever n (BENCHMARKS.md, 'Auto-tune'); C = 1/(2nλ), not λ, carries
+# its choice over to every training row, as the default C ≈ 25 does.
+AUTO_TUNE_MAX_ROWS = 12_000
+
+
+# The γ × C search's m: the sidebar's, at most this many (successive halving needs about
+# 6m rows in its first round); the sidebar's m and 4× it, at most AUTO_TUNE_MAX_M, are
+# compared after, at the chosen γ and C.
+AUTO_TUNE_SEARCH_M = 300
+
+
+AUTO_TUNE_MAX_M = 1500
+
+
+def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     """A quick cross-validated search on the training part for the explorer's sidebar.
 
-    Tries γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5
-    times a power of ten, within :data:`snacks_core.defaults.GAMMA_RANGE`), λ = 1/(2nC) for C in
-    :data:`AUTO_TUNE_CS` (n the training rows; rounded to 1, 2 or 5 times a power of ten
-    unless ``by_C``, for a sidebar that sets λ) and m as set and four times that (at most
-    half the training rows), by
-    :data:`AUTO_TUNE_FOLDS`-fold CV with successive halving; the test part is not used.
-    Returns ``params`` (the chosen ``gamma``, ``lam`` and ``n_components``), ``cv_error``
-    (its mean CV error), ``results`` (the search's ``cv_results_`` as a DataFrame) and
-    ``seconds``.
+    On a stratified subsample of at most :data:`AUTO_TUNE_MAX_ROWS` training rows, by
+    :data:`AUTO_TUNE_FOLDS`-fold CV (the test part is not used):
+
+    1. γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5 times
+       a power of ten, within :data:`snacks_core.defaults.GAMMA_RANGE`) against C in
+       :data:`AUTO_TUNE_CS`, at m = the sidebar's (at most :data:`AUTO_TUNE_SEARCH_M`), with
+       successive halving;
+    2. at the chosen γ and C: m as set and four times that (at most
+       :data:`AUTO_TUNE_MAX_M` and the rows a fold trains on), when that is another m.
+
+    The chosen C becomes λ = 1/(2nC) with n every training row (rounded to 1, 2 or 5 times
+    a power of ten unless ``by_C``, for a sidebar that sets λ).  ``progress(fits, rows)`` is
+    called after each fold's score (``rows``: the rows of that round).  Returns ``params``
+    (the chosen ``gamma``, ``lam`` and ``n_components``), ``C``, ``cv_error`` (its mean CV
+    error), ``results`` (one row per setting and round: ``gamma``, ``C``, ``lam`` for every
+    training row, ``m``, ``rows``, ``cv_error``), ``n_rows`` (the rows searched), ``fits``
+    and ``seconds``.
     """
-    n_train = split.X_train.shape[0]
-    m = int(params["n_components"])
-    lams = [C_to_lam(C, n_train) for C in AUTO_TUNE_CS]
-    grid = {"lam": lams if by_C else sorted({round_125(lam) for lam in lams}),
-            "n_components": sorted({min(m, n_train // 2), min(4 * m, n_train // 2, 2000)})}
-    if params["kernel"] != "linear":
-        scale = resolve_gamma("scale", split.X_train)
-        grid["gamma"] = gamma_values_around(scale, AUTO_TUNE_GAMMA_FACTORS)
-    base = estimator_from_settings({**params, "solver": grid_solver(params)})
-    search = SnacksSearchCV(base, grid, cv=AUTO_TUNE_FOLDS, halving=True, n_jobs=n_jobs,
-                            random_state=params.get("random_state"))
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        search.fit(split.X_train, split.y_train)
-    return {"params": dict(search.best_params_), "cv_error": 1.0 - search.best_score_,
-            "results": pd.DataFrame(search.cv_results_),
+    n_train = split.X_train.shape[0]
+    X, y = _auto_tune_rows(split, params.get("random_state"))
+    fold_rows = X.shape[0] - -(-X.shape[0] // AUTO_TUNE_FOLDS)
+    m = min(int(params["n_components"]), fold_rows)
+    fits = []
+
+    def scored(model, X_fold, y_fold):
+        # A scorer that counts: the search calls it once per setting and fold.
+        fits.append(X_fold.shape[0])
+        if progress is not None:
+            progress(len(fits), AUTO_TUNE_FOLDS * X_fold.shape[0])
+        return model.score(X_fold, y_fold)
+
+    def search(grid, n_components, halving):
+        base = estimator_from_settings({**params, "solver": grid_solver(params),
+                                        "n_components": n_components})
+        found = SnacksSearchCV(base, grid, scoring=scored, cv=AUTO_TUNE_FOLDS, refit=False,
+                               halving=halving, n_jobs=n_jobs,
+                               random_state=params.get("random_state"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            found.fit(X, y)
+        table = pd.DataFrame(found.cv_results_)
+        return found, table.assign(m=table.get("param_n_components", n_components))
+
+    grid = {"C": list(AUTO_TUNE_CS)}
+    if params["kernel"] != "linear":
+        grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), AUTO_TUNE_GAMMA_FACTORS)
+    best, results = search(grid, min(m, AUTO_TUNE_SEARCH_M), halving=True)
+    chosen = dict(best.best_params_, n_components=min(m, AUTO_TUNE_SEARCH_M))
+    ms = sorted({m, min(4 * m, AUTO_TUNE_MAX_M, fold_rows)})
+    if ms != [chosen["n_components"]]:
+        at_best = {name: [value] for name, value in best.best_params_.items()}
+        best, compared = search({**at_best, "n_components": ms}, m, halving=False)
+        results = pd.concat([results, compared], ignore_index=True)
+        chosen = dict(best.best_params_)
+    lam = C_to_lam(chosen.pop("C"), n_train)
+    table = pd.DataFrame({
+        "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
+        "lam": [C_to_lam(C, n_train) for C in results["param_C"]],
+        "m": results["m"].astype(int), "rows": results["n_resources"],
+        "cv_error": 1.0 - results["mean_test_score"].astype(float)})
+    lam = lam if by_C else round_125(lam)
+    return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
+            "cv_error": 1.0 - best.best_score_,
+            "results": table, "n_rows": X.shape[0], "fits": len(fits),
             "seconds": time.perf_counter() - start}
+
+
+def _auto_tune_rows(split, random_state):
+    """The training rows Auto-tune searches: all, or a stratified subsample of
+    :data:`AUTO_TUNE_MAX_ROWS`."""
+    if split.X_train.shape[0] <= AUTO_TUNE_MAX_ROWS:
+        return split.X_train, split.y_train
+    rows, _ = train_test_split(np.arange(split.X_train.shape[0]), train_size=AUTO_TUNE_MAX_ROWS,
+                               stratify=split.y_train, random_state=random_state)
+    rows.sort()
+    return split.X_train[rows], split.y_train[rows]
 
 
 def progress_text(done, total, axis, row) -> str:

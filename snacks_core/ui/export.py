@@ -17,7 +17,8 @@ def export_section(request, split, params, run):
         reason = persistence.unsaved_reason(run.model)
         try:
             dataset = cached.load_dataset(request)
-            code = snippets.run_code(request, dataset, params, save_model=reason is None)
+            code = snippets.run_code(request, dataset, params, save_model=reason is None,
+                                     test_file=cached.upload_test_file(request))
         except USER_ERRORS as exc:
             show_error(exc)
             return

@@ -1,4 +1,5 @@
-"""Lessons: one click sets up a small experiment, and a banner says what to look at."""
+"""Lessons: one click sets up a small experiment, and a banner says what to look at while
+that experiment is on screen."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import streamlit as st
 from .state import (
     Keys,
     apply,
+    current,
     lesson_values,
 )
 from .teaching import LESSONS
@@ -25,11 +27,26 @@ def _dismiss_lesson():
     st.session_state.pop(Keys.LESSON, None)
 
 
+def lesson_left(name) -> bool:
+    """Whether the user has left lesson ``name``'s experiment: another page shown, or
+    another dataset chosen (its other settings are the user's to vary)."""
+    lesson = LESSONS[name]
+    return (st.session_state.get(Keys.PAGE, lesson.page) != lesson.page
+            or current("dataset") != lesson_values(lesson.settings)["dataset"])
+
+
 def lesson_banner():
-    """The explanation of the lesson the user started, until dismissed."""
+    """The explanation of the lesson the user started, until dismissed or its experiment is
+    left (:func:`lesson_left`: the lesson ends then).  One short row beside its button, so
+    that the Playground's plot still ends inside the window."""
     name = st.session_state.get(Keys.LESSON)
-    if name in LESSONS:
-        lesson = LESSONS[name]
-        with st.container(border=True):
-            st.markdown(f"**Lesson · {lesson.title}** — {lesson.text}")
-            st.button("Got it", key="dismiss_lesson", on_click=_dismiss_lesson)
+    if name not in LESSONS:
+        return
+    if lesson_left(name):
+        _dismiss_lesson()
+        return
+    lesson = LESSONS[name]
+    with st.container(border=True, key="lesson_banner"):
+        text, button = st.columns([12, 1], vertical_alignment="center")
+        text.markdown(f"**Lesson · {lesson.title}** — {lesson.text}")
+        button.button("Got it", key="dismiss_lesson", on_click=_dismiss_lesson)

@@ -22,6 +22,7 @@ def require_entry_point(page_name):
     if not st.session_state.get(Keys.INITIALIZED):
         st.session_state[Keys.GOTO] = page_name
         st.switch_page("app.py", query_params=st.query_params.to_dict())
+    st.session_state[Keys.PAGE] = page_name
 
 
 def url_problems():

@@ -43,10 +43,16 @@ def metrics_row(run, split):
     metrics = run.metrics
     baseline = percent(metrics["majority_error"])
     cols = st.columns(7)
-    cols[0].metric("Test error", percent(metrics["test_error"]), delta=f"majority {baseline}",
+    n_test = split.X_test.shape[0]
+    spread = standard_error(metrics["test_error"], n_test)
+    cols[0].metric("Test error", percent(metrics["test_error"]),
+                   delta=f"majority {baseline}" + (f" · ± {100 * spread:.1f} ({n_test:,} test "
+                                                   "rows)" if round(100 * spread, 1) else ""),
                    delta_color="off", delta_arrow="off",
                    help="Share of held-out points misclassified. Below it: the error of always "
-                        "predicting the most frequent training class.")
+                        "predicting the most frequent training class, and the test error's "
+                        "binomial standard error √(p(1−p)/n_test): another test set of the "
+                        "same size would give an error about that far from this one.")
     cols[1].metric("Train error", percent(metrics["train_error"]),
                    help="Training error far below test error means overfitting.")
     f1_label = ("F1 (test, macro)" if metrics["f1_label"] is None
@@ -81,6 +87,17 @@ def metrics_row(run, split):
         st.warning(note, icon=":material/warning:")
 
 
+def standard_error(error, n_test) -> float:
+    """The binomial standard error √(p(1−p)/n) of an error rate p measured on n test rows."""
+    return float(np.sqrt(error * (1.0 - error) / n_test))
+
+
+def test_error_uncertainty(error, n_test) -> str:
+    """A test error with its binomial standard error: "14.2 % ± 3.2 (120 test rows)"."""
+    return (f"{percent(error)} ± {100 * standard_error(error, n_test):.1f} "
+            f"({n_test:,} test rows)")
+
+
 def landmark_description(model, split):
     """How the landmarks were chosen, with each class's count for balanced landmarks."""
     if model.sampling != "balanced":
@@ -103,7 +120,8 @@ def run_facts(run, split):
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
              f"- λ = {model.lam_:g}, so C = 1/(2nλ) = {metrics['C']:.4g}"]
     if metrics["n_landmarks"] is not None:
-        lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}")
+        lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}"
+                     + _repeated_landmarks(model, metrics["n_landmarks"], n))
         dropped = metrics["n_landmarks"] - metrics["n_components"]
         if dropped > 0:
             lines.append(f"- {metrics['n_components']} embedding dimensions: {dropped} "
@@ -121,6 +139,17 @@ def run_facts(run, split):
     else:
         lines.append(f"- stopped by: {metrics['stop']} after {metrics['iterations']:,} iterations")
     st.markdown("\n".join(lines))
+
+
+def _repeated_landmarks(model, n_landmarks, n_train) -> str:
+    """Why m is below the m asked for (the sidebar's, Auto-tune's): rows drawn twice, as
+    duplicate rows of the data are, are dropped (they would make K_mm singular)."""
+    asked = model.embedding_.n_components
+    drawn = min(int(asked), n_train) if isinstance(asked, (int, np.integer)) else n_landmarks
+    if drawn <= n_landmarks:
+        return ""
+    return (f": {drawn} drawn, {drawn - n_landmarks} of them repeating a row already drawn "
+            "(duplicate rows in the data) and dropped")
 
 
 def learned_little(metrics) -> bool:

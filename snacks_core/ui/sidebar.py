@@ -134,13 +134,33 @@ def _data_controls(options):
             st.slider("Features", 2, 100, key="n_features", help=HELP["n_features"])
             st.slider("Positive fraction", 0.05, 0.95, step=0.05, key="positive_fraction",
                       help=HELP["positive_fraction"])
-        st.slider("Test fraction", 0.1, 0.5, step=0.05, key="test_size", help=HELP["test_size"])
+        own_test = _own_test_rows()
+        st.slider("Test fraction", 0.1, 0.5, step=0.05, key="test_size", help=HELP["test_size"],
+                  disabled=own_test is not None)
+        if own_test is not None:
+            st.caption(f"Test rows: {own_test}.")
         st.selectbox("Feature scaling", SETTINGS["scaling"].choices, key="scaling",
                      help=HELP["scaling"])
         two_d = (option.startswith("synthetic:") and option != "synthetic:classification"
                  or option == cached.DRAWN_OPTION)
         if not two_d:
             st.checkbox("Train on a 2-D PCA projection", key="pca2d", help=HELP["pca2d"])
+
+
+def _own_test_rows():
+    """Where the test rows of a dataset with its own come from (None: a random split, or
+    drawn points, which the test fraction splits as they are drawn)."""
+    request = cached.data_request()
+    test_file = cached.upload_test_file(request)
+    if test_file is not None:
+        return f"the test file {test_file}"
+    if request.dataset == cached.DRAWN_OPTION:
+        return None
+    try:
+        dataset = cached.load_dataset(request)
+    except USER_ERRORS:
+        return None
+    return None if dataset.X_test is None else "the dataset's own test file"
 
 
 def _kernel_controls():

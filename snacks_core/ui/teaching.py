@@ -70,10 +70,11 @@ HELP = {
                   "rows and chooses without the test rows, which then measure the chosen "
                   "model once. Test error scores each cell on the test rows: choosing the "
                   "lowest one flatters it (the page measures by how much).",
-    "auto_tune": "A quick 3-fold cross-validated search on the training rows over γ around "
-                 "the 'scale' rule, λ from 0.1 to 1e-7 and m as set and 4× (successive "
-                 "halving); the best setting goes into the sidebar. The test rows are not "
-                 "used.",
+    "auto_tune": "A quick 3-fold cross-validated search on the training rows (at most "
+                 "12,000 of them): γ around the 'scale' rule against C from 0.2 to 2,000 "
+                 "(successive halving), then m as set and 4×. The best setting goes into the "
+                 "sidebar and is trained at once on every training row. The test rows are "
+                 "not used.",
     "watch_learning": "Replay the training: the decision boundary at each checkpoint the "
                       "solver recorded, with the test error beside it.",
     "paper_table": "Which of the paper's Tables III–VII to show; each is one dataset.",

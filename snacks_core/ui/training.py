@@ -34,11 +34,22 @@ def _too_large_for_live(split, params, solvers):
     return None
 
 
+def tuned_settings_hold(request) -> bool:
+    """Whether the sidebar holds the last Auto-tune's choice for this data (its click then
+    stands for a click on Train: the chosen model is shown without another)."""
+    tuned = st.session_state.get(Keys.AUTO_TUNE)
+    return bool(tuned) and tuned["data"] == request.key() and all(
+        current(name) == value for name, value in tuned["values"].items())
+
+
 def training_gate(key, split, params, solvers=None) -> bool:
     """True when results should be shown: live mode on a small enough problem, a click on
-    Train, or unchanged settings since the last click (the cached result shows at once)."""
+    Train, unchanged settings since the last click (the cached result shows at once), or
+    the Playground's settings as Auto-tune chose them."""
     snapshot = (cached.data_request().key(), cached.params_key(params), key,
                 tuple(solvers or ()))
+    if key == "playground" and tuned_settings_hold(cached.data_request()):
+        return True
     reason = None
     if current("live"):
         reason = _too_large_for_live(
