@@ -5,7 +5,9 @@ by the kind of data (:func:`default_scaling`), γ by the 'scale' rule
 (:func:`snacks_core.kernels.resolve_gamma`, which adapts by itself), λ = 0.02/n so that
 C = 1/(2nλ) = 25 on any n (:func:`default_lam`) and m = 2√n within bounds
 (:func:`default_m`).  Grids and searches centre their axes on these values
-(:func:`C_values_around_default`, :func:`gamma_values_around`).
+(:func:`C_values_around_default`, :func:`gamma_values_around`); a robustness grid's axes
+are :func:`grid_lam_values`, :func:`grid_m_values` and :func:`grid_gamma_values`, for the app's
+Robustness page and ``snacks heatmap`` alike.
 
 Only NumPy and SciPy are imported here, so that the readers of :mod:`snacks_core.datasets`
 can resolve ``scaling='auto'`` without pulling in the estimators.
@@ -35,6 +37,14 @@ DEFAULT_M_MAX_2D = 100
 DEFAULT_C_ON_STEPS = 20.0
 # The range of γ a grid may reach (the app's γ slider spans it too).
 GAMMA_RANGE = (1e-5, 1e3)
+# A robustness grid's m axis runs from the default m / GRID_M_SPAN[0] to GRID_M_SPAN[1] × it:
+# on real sets the good models lie there, and a grid from m = 5 spends its rows on cells
+# that predict the majority class (BENCHMARKS.md, "Robustness grids around the defaults").
+GRID_M_SPAN = (2, 4)
+# The most landmarks a grid reaches: the largest m the app's slider offers.
+GRID_M_MAX = 2000
+# γ from 1/100 to 100 times the 'scale' value.
+GRID_GAMMA_SPAN = 100.0
 
 
 def default_lam(n_train) -> float:
@@ -110,8 +120,85 @@ def C_values_around_default(decades_each_side=3) -> tuple:
     >>> C_values_around_default(2)
     (0.2, 2.0, 20.0, 200.0, 2000.0)
     """
-    return tuple(float(f"{DEFAULT_C_ON_STEPS * 10.0**k:.0e}")
-                 for k in range(-decades_each_side, decades_each_side + 1))
+    return _C_decades(-decades_each_side, decades_each_side)
+
+
+def _C_decades(low, high) -> tuple:
+    return tuple(float(f"{DEFAULT_C_ON_STEPS * 10.0**k:.0e}") for k in range(low, high + 1))
+
+
+def _log_steps(low, high, size, extra):
+    """``size`` values from ``low`` to ``high``, evenly spaced on a log scale, and
+    ``extra = (below, above)`` more at the same ratio beyond each end."""
+    ratio = (high / low) ** (1.0 / (size - 1)) if size > 1 else 2.0
+    return low * ratio ** np.arange(-extra[0], size + extra[1], dtype=np.float64)
+
+
+def grid_lam_values(n_train, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's λ axis, ascending: ``size`` values a decade apart around the
+    default λ = 0.02/n of ``n_train`` rows, and ``extra = (below, above)`` more decades
+    beyond the smallest and the largest λ.
+
+    The values are λ = 1/(2nC) for C a decade apart around :data:`DEFAULT_C_ON_STEPS`
+    (:func:`C_values_around_default`; on an even ``size`` the extra decade is on the
+    small-λ side, where real sets' good models lie), rounded to 1, 2 or 5 times a power of
+    ten for readable axis labels.
+
+    Examples
+    --------
+    >>> grid_lam_values(10_000, 5)
+    [2e-08, 2e-07, 2e-06, 2e-05, 0.0002]
+    >>> grid_lam_values(10_000, 2, extra=(1, 0))
+    [2e-08, 2e-07, 2e-06]
+    """
+    if size < 1 or min(extra) < 0:
+        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    Cs = _C_decades(-((size - 1) // 2) - extra[1], size // 2 + extra[0])
+    return sorted({round_125(1.0 / (2.0 * max(int(n_train), 1) * C)) for C in Cs})
+
+
+def grid_m_values(n_fit, n_features=None, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's m axis, ascending: ``size`` landmark counts evenly spaced on a
+    log scale from :func:`default_m` / 2 to 4 × :func:`default_m` (:data:`GRID_M_SPAN`) for
+    ``n_fit`` rows (those a cell trains on), and ``extra = (below,
+    above)`` more at the same ratio beyond each end.
+
+    Every value lies in [2, min(n_fit, :data:`GRID_M_MAX`)] (the server's limit on one
+    model), rounded to two significant digits; values that coincide after clipping appear
+    once, so an extension past a limit adds nothing.
+
+    Examples
+    --------
+    >>> grid_m_values(20_000, 20)
+    [140, 240, 400, 670, 1100]
+    >>> grid_m_values(20_000, 20, extra=(0, 2))[-3:]
+    [1100, 1900, 2000]
+    """
+    if size < 1 or min(extra) < 0:
+        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    n_fit = max(int(n_fit), 2)
+    cap = min(n_fit, GRID_M_MAX)
+    centre = default_m(n_fit, n_features)
+    low, high = GRID_M_SPAN
+    values = _log_steps(max(2.0, centre / low), min(cap, high * centre), size, extra)
+    return sorted({int(min(max(2.0, float(f"{v:.2g}")), cap)) for v in values})
+
+
+def grid_gamma_values(gamma, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's γ axis, ascending: ``size`` values evenly spaced on a log scale
+    from ``gamma`` / :data:`GRID_GAMMA_SPAN` to ``gamma`` × :data:`GRID_GAMMA_SPAN` (``gamma``
+    the 'scale' value, or the one chosen), and ``extra = (below, above)`` more at the same
+    ratio beyond each end, as :func:`gamma_values_around` rounds and bounds them.
+
+    Examples
+    --------
+    >>> grid_gamma_values(0.5, 3)
+    [0.005, 0.5, 50.0]
+    """
+    if size < 1 or min(extra) < 0:
+        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    return gamma_values_around(gamma, _log_steps(1.0 / GRID_GAMMA_SPAN, GRID_GAMMA_SPAN,
+                                                 size, extra))
 
 
 def gamma_values_around(gamma, factors) -> list:

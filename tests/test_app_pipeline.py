@@ -54,7 +54,8 @@ def test_train_reports_clipped_m_as_a_note(moons):
 
 def test_robustness_grid_axes_and_sweep(moons):
     axis, ms, lams = explorer.grid_axes("m", PARAMS, moons.X_train, 2)
-    assert axis == "m" and ms[0] == 5 and lams == [1e-6, 0.1]
+    # Around the data-aware defaults for the 140 training rows (tests/test_grid_axes.py).
+    assert axis == "m" and ms == [25, 140] and lams == [2e-05, 0.0002]
     seen = []
     table = explorer.robustness(
         moons, PARAMS, axis, ms, lams, [0, 1],

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 
+from ..defaults import grid_lam_values, grid_m_values
 from ..objective import C_to_lam
 from ..settings import estimator_from_settings
 from ..specs import Resources
@@ -16,11 +17,15 @@ from .output import check_writable
 from .parser import STOPPED, flatten
 from .progress import ProgressBar
 
+# Values per axis of a default grid (the app's Robustness page starts with as many).
+DEFAULT_GRID_SIZE = 5
+
 
 def run(args) -> int:
     """Fill the grid, write its table (and plot), print the best cell."""
-    m_values, gammas, seeds = flatten(args.m), flatten(args.gamma), flatten(args.seeds)
-    if args.plot and len(set(m_values)) > 1 and len(set(gammas)) > 1:
+    m_values = flatten(args.m) if args.m else None
+    gammas, seeds = flatten(args.gamma), flatten(args.seeds)
+    if args.plot and len(set(m_values or (0, 1))) > 1 and len(set(gammas)) > 1:
         raise ValueError("--plot draws an (m, λ) or a (γ, λ) heatmap: give a single m or a "
                          "single γ (the CSV can hold any grid).")
     if args.scheduler and args.backend != "dask":
@@ -65,8 +70,16 @@ class _RowWriter:
 
 def _run_heatmap(args, out, m_values, gammas, seeds):
     split = training_split(args, training_data(args))
-    lams = (flatten(args.lam) if args.lam else
-            [C_to_lam(C, split.X_train.shape[0]) for C in flatten(args.C)])
+    n_train = split.X_train.shape[0]
+    # Without --m or --lam/--C, the axes are the app's: around the data-aware defaults.
+    if m_values is None:
+        m_values = grid_m_values(n_train, split.n_features, DEFAULT_GRID_SIZE)
+    if args.lam:
+        lams = flatten(args.lam)
+    elif args.C:
+        lams = [C_to_lam(C, n_train) for C in flatten(args.C)]
+    else:
+        lams = grid_lam_values(n_train, DEFAULT_GRID_SIZE)
     client = None
     if args.backend == "dask":
         client = args.scheduler or _local_dask_client()

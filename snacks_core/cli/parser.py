@@ -348,10 +348,13 @@ def _add_heatmap_parser(commands):
     _add_data_arguments(heatmap)
     _add_model_arguments(heatmap, grid=True)
     heatmap.add_argument("--m", type=_number_list(int, "--m", {"paper": PAPER_M}), nargs="+",
-                         required=True, metavar="M",
-                         help="landmark counts, comma separated, or 'paper'")
-    _add_regularisation(heatmap, grid=True, required=True,
-                        lam_help="regularisations λ > 0, comma separated, or 'paper'",
+                         metavar="M",
+                         help="landmark counts, comma separated, or 'paper' (default: 5 "
+                              "values from a quarter of to 4 times the default m = 2√n of "
+                              "the n training rows, at most 2000)")
+    _add_regularisation(heatmap, grid=True,
+                        lam_help="regularisations λ > 0, comma separated, or 'paper' "
+                                 "(default: 5 values a decade apart around 0.02/n, C = 25)",
                         C_help="LIBSVM's C = 1/(2nλ) values instead of λ, comma separated")
     heatmap.add_argument("--seeds", type=_number_list(int, "--seeds"), nargs="+",
                          default=[[0]], metavar="SEED",

@@ -13,7 +13,14 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from ..defaults import C_values_around_default, gamma_values_around, round_125
+from ..defaults import (
+    C_values_around_default,
+    gamma_values_around,
+    grid_gamma_values,
+    grid_lam_values,
+    grid_m_values,
+    round_125,
+)
 from ..kernels import resolve_gamma
 from ..objective import C_to_lam, lam_to_C
 from ..pipeline import labels_from_scores
@@ -248,23 +255,21 @@ def progress_text(done, total, axis, row) -> str:
             f"{100 * row['test_error']:.1f} %")
 
 
-def grid_axes(kind, params, X_train, size, folds=None):
+def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
+              lam_extra=(0, 0)):
     """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
-    values, ``size`` values each, log-spaced; m at most the rows a cell trains on (with
-    ``folds``-fold cross-validation, the smallest fold's)."""
-    lams = _round_log(np.logspace(-6, -1, size))
+    values, ``size`` values each, around the data-aware defaults
+    (:func:`snacks_core.defaults.grid_m_values`, :func:`~snacks_core.defaults.grid_gamma_values`,
+    :func:`~snacks_core.defaults.grid_lam_values`), with ``axis_extra`` and ``lam_extra``
+    = (below, above) more steps beyond each end.  λ centres on 0.02/n of the training rows
+    (the sidebar's default); m on the default m of the rows a cell trains on (with
+    ``folds``-fold cross-validation, the smallest fold's training part), and never more."""
+    n_train = X_train.shape[0]
+    lams = grid_lam_values(n_train, size, lam_extra)
     if kind == "m":
-        n_train = X_train.shape[0]
-        if folds:
-            n_train -= -(-n_train // folds)
-        ms = np.unique(np.geomspace(5, max(6, min(n_train, 500)), size).round().astype(int))
-        return "m", [int(m) for m in ms], lams
+        n_fit = n_train - (-(-n_train // folds) if folds else 0)
+        return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra), lams
     if params.get("kernel") == "linear":
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
     gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
-    return "gamma", _round_log(gamma * np.logspace(-2, 2, size)), lams
-
-
-def _round_log(values):
-    """Log-spaced values to one significant digit (readable axis labels)."""
-    return list(dict.fromkeys(float(f"{v:.0e}") for v in values))
+    return "gamma", grid_gamma_values(gamma, size, axis_extra), lams

@@ -1,0 +1,81 @@
+"""Robustness grids centre on the data-aware defaults: one rule (snacks_core.defaults) for the
+app's Robustness page and ``snacks heatmap``; extending a grid adds values beyond its ends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from snacks_core import cli, defaults
+from snacks_core.objective import lam_to_C
+from snacks_core.ui import explorer
+
+
+@pytest.mark.parametrize("n", [150, 7_000, 35_000, 10**6])
+@pytest.mark.parametrize("size", [2, 5, 8])
+def test_lam_axis_is_decades_around_the_default(n, size):
+    lams = defaults.grid_lam_values(n, size)
+    assert len(lams) == size and lams == sorted(lams)
+    assert np.allclose(np.diff(np.log10(lams)), 1.0)
+    # The default C = 25 (λ = 0.02/n) lies inside the grid, within a factor 2 of a value.
+    Cs = [lam_to_C(lam, n) for lam in lams]
+    assert min(Cs) <= 25 <= max(Cs)
+    assert min(abs(np.log10(C / 25)) for C in Cs) < np.log10(2.01)
+    # More decades on one side keep every value already there.
+    below = defaults.grid_lam_values(n, size, extra=(2, 0))
+    above = defaults.grid_lam_values(n, size, extra=(0, 1))
+    assert below[2:] == lams and below[0] == pytest.approx(lams[0] / 100)
+    assert above[:-1] == lams and above[-1] == pytest.approx(lams[-1] * 10)
+
+
+@pytest.mark.parametrize("n_fit, d", [(20, 5), (187, 2), (5_000, 30), (26_500, 300),
+                                      (10**6, 22)])
+def test_m_axis_spans_the_default_within_the_rows_and_the_limit(n_fit, d):
+    ms = defaults.grid_m_values(n_fit, d, 5)
+    centre = defaults.default_m(n_fit, d)
+    assert ms == sorted(set(ms)) and 2 <= ms[0] and ms[-1] <= min(n_fit, defaults.GRID_M_MAX)
+    assert ms[0] <= centre <= ms[-1]
+    assert ms[0] >= 0.9 * centre / defaults.GRID_M_SPAN[0]
+    more = defaults.grid_m_values(n_fit, d, 5, extra=(1, 1))
+    assert set(ms) <= set(more)
+    assert more[-1] == min(n_fit, defaults.GRID_M_MAX) or more[-1] > ms[-1]
+
+
+def test_an_extension_past_the_limit_adds_nothing():
+    ms = defaults.grid_m_values(10**6, 22, 5)
+    assert ms[-1] == defaults.GRID_M_MAX
+    assert defaults.grid_m_values(10**6, 22, 5, extra=(0, 3)) == ms
+    with pytest.raises(ValueError, match="size ≥ 1"):
+        defaults.grid_lam_values(100, 0)
+
+
+def test_gamma_axis_is_around_the_given_gamma():
+    gammas = defaults.grid_gamma_values(0.02, 5)
+    assert gammas == [0.0002, 0.002, 0.02, 0.2, 2.0]
+    assert defaults.grid_gamma_values(0.02, 5, extra=(1, 0))[0] == 2e-5
+    assert defaults.grid_gamma_values(500.0, 5)[-1] == defaults.GAMMA_RANGE[1]
+
+
+def test_the_page_grid_is_the_rule_on_the_rows_a_cell_trains_on():
+    X = np.random.default_rng(0).normal(size=(3_000, 10))
+    params = {"kernel": "rbf", "gamma": "scale"}
+    axis, ms, lams = explorer.grid_axes("m", params, X, 5, folds=3)
+    assert axis == "m" and ms == defaults.grid_m_values(2_000, 10, 5)
+    assert lams == defaults.grid_lam_values(3_000, 5)
+    _, wider, more_lams = explorer.grid_axes("m", params, X, 5, folds=3, axis_extra=(0, 1),
+                                             lam_extra=(1, 0))
+    assert wider[:-1] == ms and more_lams[1:] == lams
+    axis, gammas, _ = explorer.grid_axes("gamma", {"kernel": "rbf", "gamma": 0.5}, X, 3)
+    assert axis == "gamma" and gammas == [0.005, 0.5, 50.0]
+
+
+def test_snacks_heatmap_defaults_to_the_same_axes(capsys, tmp_path):
+    out_csv = tmp_path / "grid.csv"
+    status = cli.main(["heatmap", "moons", "--n-samples", "300", "--max-epochs", "5",
+                       "--n-jobs", "1", "--out", str(out_csv)])
+    assert status == 0, capsys.readouterr().err
+    table = pd.read_csv(out_csv)
+    n_train = 210
+    assert sorted(set(table.m)) == defaults.grid_m_values(n_train, 2, 5)
+    assert np.allclose(sorted(set(table.lam)), defaults.grid_lam_values(n_train, 5))
