@@ -41,6 +41,8 @@ from .data import DEFAULT_TIMEOUT_S
 # Local passes of coordinate descent per round: more passes solve the local subproblems
 # better (fewer rounds), fewer keep the workers' time per round short.
 LOCAL_PASSES = 2
+# Times a round is run again after partitions lost their dual variables with a worker.
+_RESTARTS = 3
 # Rows of a float16 (compact) embedding converted to float32 at once for the local solver.
 _COMPACT_BLOCK_ROWS = 8192
 
@@ -96,11 +98,15 @@ def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
                                         held_errors)
 
 
-def wait_for(client, futures, what, timeout):
-    """Wait until ``futures`` are done, or raise a RuntimeError that names the partitions
-    (positions in ``futures``) lost or still pending after ``timeout`` seconds: never a
-    hang."""
+def wait_for(client, futures, what, timeout, *, lost_ok=False):
+    """Wait until ``futures`` are done; return the positions of those cancelled because
+    their inputs were lost (only with ``lost_ok``; otherwise they raise).
+
+    Raises a RuntimeError that names the partitions (positions in ``futures``) that failed,
+    were lost, or are still pending after ``timeout`` seconds: never a hang.
+    """
     import distributed
+    from distributed.client import FuturesCancelledError
 
     try:
         distributed.wait(futures, timeout=timeout)
@@ -110,12 +116,18 @@ def wait_for(client, futures, what, timeout):
         raise RuntimeError(f"{what}: partition(s) {pending[:10]} gave no result within "
                            f"{timeout:g} s ({workers} worker(s) connected); the fit was "
                            "stopped rather than left waiting.") from None
-    failed = [p for p, f in enumerate(futures) if f.status != "finished"]
+    except FuturesCancelledError:
+        pass
+    lost = [p for p, f in enumerate(futures) if f.status == "cancelled"]
+    failed = [p for p, f in enumerate(futures) if f.status == "error"]
     if failed:
         error = futures[failed[0]].exception()
-        raise RuntimeError(f"{what}: partition(s) {failed[:10]} were lost and could not be "
-                           f"recomputed ({type(error).__name__}: {error}); the rows of "
-                           "those partitions are gone from the cluster.") from error
+        raise RuntimeError(f"{what}: partition(s) {failed[:10]} failed "
+                           f"({type(error).__name__}: {error}).") from error
+    if lost and not lost_ok:
+        raise RuntimeError(f"{what}: partition(s) {lost[:10]} were lost with their worker "
+                           "and could not be recomputed.")
+    return lost
 
 
 def gather_results(client, futures, what, timeout):
@@ -177,8 +189,8 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
     """
     C = 1.0 / (2.0 * n_train * lam)
     K = len(partitions.futures)
+    state = _DualState([None] * K, np.zeros((K, partitions.width)), [])
     w = np.zeros(partitions.width)
-    alpha = [None] * K
     rows = {name: [] for name in HISTORY_COLUMNS}
     streams = np.random.SeedSequence([seed, problem]).spawn(options.max_rounds + 1)
     best = (np.inf, w, -1)
@@ -186,12 +198,11 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
     for t in range(options.max_rounds + 1):
         raise_if_stopped()
         passes = options.local_passes if t < options.max_rounds else 0
-        seeds = streams[t].generate_state(K)
-        rounds = [client.submit(local_round, partitions.futures[p], alpha[p], problem, w, C, K,
-                                passes, int(seeds[p]), pure=False) for p in range(K)]
-        summaries = gather_results(
-            client, [client.submit(operator.itemgetter(1), r) for r in rounds],
-            f"CoCoA+ round {t} of problem {problem}", options.timeout)
+        seeds = [int(s) for s in streams[t].generate_state(K)]
+        w, rounds, summaries = _run_round(
+            client, partitions, state, w,
+            (problem, C, K, passes, seeds), f"CoCoA+ round {t} of problem {problem}",
+            options.timeout)
         objective = 2.0 * lam * sum(s.hinge for s in summaries) + lam * float(w @ w)
         dual = 2.0 * lam * sum(s.alpha_sum for s in summaries) - lam * float(w @ w)
         held = sum(s.held_errors for s in summaries)
@@ -217,10 +228,51 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
                 break
         if passes == 0:
             break
-        alpha = [client.submit(operator.itemgetter(0), r) for r in rounds]
+        state.alpha[:] = [client.submit(operator.itemgetter(0), r) for r in rounds]
+        for p, summary in enumerate(summaries):
+            state.shares[p] += summary.dw
         w = w + sum(s.dw for s in summaries)
     history = {name: np.asarray(values) for name, values in rows.items()}
     return SolverResult(coef=w, history=history, n_iter=int(history["iteration"][-1]),
                         n_epochs=float(history["epoch"][-1]), stop_reason=stop_reason,
-                        info={"bytes_per_round": 2 * K * w.nbytes, "partitions": K})
+                        info={"bytes_per_round": 2 * K * w.nbytes, "partitions": K,
+                              "restarted": state.restarted})
+
+
+class _DualState(NamedTuple):
+    """The dual variables kept on the workers (a future per partition, None for zeros), each
+    partition's share Σ_{i∈k} α_i y_i z_i of w (on the client: K m-vectors), and the
+    ``(round, partitions)`` whose variables were lost and restarted from zero."""
+
+    alpha: list
+    shares: np.ndarray
+    restarted: list
+
+
+def _run_round(client, partitions, state, w, task, what, timeout):
+    """Submit one round (``task``: problem, C, σ', passes, a seed per partition) and wait
+    for its summaries; returns ``(w, round futures, summaries)``.
+
+    A partition whose dual variables were lost with a worker (its rows and embedding are
+    recomputed by Dask from their graph; its variables, the product of every earlier round,
+    are not kept) restarts from α = 0: its share leaves w, which keeps w = Σ α_i y_i z_i and
+    the dual feasible, so the rounds go on from a lower dual to the same optimum.  The round
+    is then run again, at most :data:`_RESTARTS` times.
+    """
+    problem, C, sigma, passes, seeds = task
+    for _attempt in range(_RESTARTS + 1):
+        rounds = [client.submit(local_round, future, state.alpha[p], problem, w, C, sigma,
+                                passes, seeds[p], pure=False)
+                  for p, future in enumerate(partitions.futures)]
+        summaries = [client.submit(operator.itemgetter(1), r) for r in rounds]
+        lost = wait_for(client, summaries, what, timeout, lost_ok=True)
+        if not lost:
+            return w, rounds, client.gather(summaries)
+        for p in lost:
+            w = w - state.shares[p]
+            state.shares[p] = 0.0
+            state.alpha[p] = None
+        state.restarted.append((what, lost))
+    raise RuntimeError(f"{what}: partition(s) {lost} were lost {_RESTARTS + 1} times in a "
+                       "row; the cluster is losing workers faster than the fit can recover.")
 

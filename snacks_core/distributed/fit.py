@@ -28,7 +28,14 @@ from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack
 from ..storage import plan_storage
 from ..validation import clip_n_components
 from . import is_dask_collection
-from .cocoa import LOCAL_PASSES, CocoaOptions, EmbeddedPartitions, gather_results, solve_cocoa, wait_for
+from .cocoa import (
+    LOCAL_PASSES,
+    CocoaOptions,
+    EmbeddedPartitions,
+    gather_results,
+    solve_cocoa,
+    wait_for,
+)
 from .data import DEFAULT_TIMEOUT_S, current_client, dask_rows, load_partitions, scale_gamma
 from .landmarks import balanced_order, draw_partition_rows, partition_quotas
 
@@ -212,7 +219,11 @@ def _embed_partitions(client, partitions, model, resources, setup):
     for p, future in enumerate(partitions.X):
         groups.setdefault(holders[future.key][0], []).append(p)
     info = client.scheduler_info()["workers"]
-    shared = client.scatter(model.embedding_, broadcast=True)
+    # A task rather than scattered data: a task's result is recomputed from its spec when
+    # the workers holding it are lost, scattered data is not.  Sent once, then copied to
+    # every worker.
+    shared = client.submit(_identity, model.embedding_, pure=False)
+    client.replicate([shared])
     seeds = np.random.SeedSequence([seed, len(groups)]).generate_state(len(groups))
     futures, kinds = [], set()
     for (address, members), group_seed in zip(sorted(groups.items()), seeds, strict=True):
@@ -237,6 +248,10 @@ def _embed_partitions(client, partitions, model, resources, setup):
     model.storage_ = "compact" if "compact" in kinds else "memory"
     wait_for(client, futures, "embedding the partitions", DEFAULT_TIMEOUT_S)
     return EmbeddedPartitions(futures, k, int(held_counts.sum()))
+
+
+def _identity(value):
+    return value
 
 
 def _embed_eval_set(model, eval_set):

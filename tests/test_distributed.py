@@ -1,0 +1,170 @@
+"""SnacksClassifier on Dask collections (snacks_core.distributed), on a LocalCluster of two
+worker processes.
+
+The oracle: the distributed fit's w against F* of LIBLINEAR (tests/reference.py) on the
+embedding the fit built (its landmarks), computed in memory: F(w) − F* must stay within the
+certified gap the fit reports, and that gap within ``tol``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from reference import objective, optimal_objective
+from snacks_core import SnacksClassifier
+from snacks_core.pipeline import binary_targets
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+TOL = 1e-3
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes of one thread; the client is the current one only inside
+    ``with client.as_current()`` (so that a test can run without one)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster, set_as_default=False) as c:
+            yield c
+
+
+def _data(n=2000, classes=2, seed=0):
+    X, y = make_classification(n, 8, n_informative=5, n_classes=classes,
+                               n_clusters_per_class=1, random_state=seed)
+    return X, y
+
+
+def _model(**params):
+    return SnacksClassifier(**{"gamma": 0.2, "n_components": 40, "lam": 1e-3,
+                               "solver": "liblinear", "max_epochs": 300, "tol": TOL,
+                               "random_state": 0, "early_stopping": False, **params})
+
+
+def _check_against_oracle(model, X, y, sample_weight=None):
+    """Each subproblem's F(w) within its certified gap of F* on the fit's embedding."""
+    Z = model.embedding_.transform(X).astype(np.float64)
+    n_train = X.shape[0]
+    history = model.history_
+    for k, target in enumerate(binary_targets(y, model.classes_)):
+        f_star, _ = optimal_objective(Z, target, model.lam_, sample_weight)
+        f = objective(model.coef_[k], Z, target, model.lam_, sample_weight)
+        gap = history["gap"][history["problem"] == k][-1]
+        assert model.stop_reasons_[k] == "tol_gap"
+        assert gap <= TOL * f + 1e-12
+        assert f_star - 1e-6 * f <= f <= f_star + gap + 1e-6 * f, (k, f, f_star, gap)
+    assert n_train == X.shape[0]
+
+
+def test_objective_equals_in_memory_on_the_same_landmarks(client):
+    X, y = _data()
+    with client.as_current():
+        model = _model().fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500))
+    _check_against_oracle(model, X, y)
+    # The landmarks are rows of X, drawn class-balanced across the four partitions.
+    landmarks = model.embedding_.landmark_indices_
+    np.testing.assert_array_equal(model.embedding_.landmarks_, X[landmarks])
+    assert abs(np.mean(y[landmarks]) - 0.5) <= 0.05
+    assert set(model.history_) >= {"objective", "gap", "time", "validation_error"}
+    assert model.history_["iteration"].tolist() == list(range(len(model.history_["gap"])))
+
+
+def test_predict_is_a_dask_array_equal_to_in_memory_predict(client):
+    X, y = _data()
+    with client.as_current():
+        model = _model().fit(da.from_array(X, chunks=(700, 8)), da.from_array(y, chunks=700))
+        labels = model.predict(da.from_array(X, chunks=(300, 8)))
+        scores = model.decision_function(da.from_array(X, chunks=(300, 8)))
+        assert isinstance(labels, da.Array) and isinstance(scores, da.Array)
+        np.testing.assert_array_equal(labels.compute(), model.predict(X))
+        np.testing.assert_allclose(scores.compute(), model.decision_function(X))
+
+
+def test_partitions_sorted_by_label_still_converge(client):
+    X, y = _data(seed=1)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    with client.as_current():
+        model = _model().fit(da.from_array(X, chunks=(1000, 8)), da.from_array(y, chunks=1000))
+    _check_against_oracle(model, X, y)
+
+
+def test_class_and_sample_weights_and_a_dataframe(client):
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+
+    X, y = _data(seed=2)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=y.shape[0])
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"x{j}" for j in range(8)]),
+                           npartitions=3)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3)
+    with client.as_current():
+        model = _model(class_weight={0: 3.0}).fit(frame, labels, sample_weight=weight)
+    s = np.where(y == 0, 3.0, 1.0) * weight
+    _check_against_oracle(model, X, y, s)
+
+
+def test_three_classes_one_vs_rest(client):
+    X, y = _data(n=1500, classes=3, seed=3)
+    with client.as_current():
+        model = _model(sampling="uniform").fit(da.from_array(X, chunks=(500, 8)),
+                                               da.from_array(y, chunks=500))
+        predicted = model.predict(da.from_array(X, chunks=(500, 8))).compute()
+    assert model.coef_.shape[0] == 3
+    _check_against_oracle(model, X, y)
+    np.testing.assert_array_equal(predicted, model.predict(X))
+
+
+def test_early_stopping_holds_out_rows_in_every_partition(client):
+    X, y = _data()
+    with client.as_current():
+        model = _model(solver="snacks", early_stopping=True, n_iter_no_change=2,
+                       tol=1e-9).fit(da.from_array(X, chunks=(500, 8)),
+                                     da.from_array(y, chunks=500))
+    errors = model.history_["validation_error"]
+    assert np.all((errors >= 0) & (errors <= 1))
+    assert model.stop_reasons_ == ["early_stopping"]
+
+
+def test_bad_input_gets_clear_messages(client):
+    X, y = _data(n=400)
+    Xd, yd = da.from_array(X, chunks=(100, 8)), da.from_array(y, chunks=100)
+    with pytest.raises(ValueError, match="no current Client"):
+        _model().fit(Xd, yd)
+    with client.as_current():
+        with pytest.raises(ValueError, match="unknown chunk sizes"):
+            _model().fit(Xd[Xd[:, 0] > -np.inf], yd)
+        with pytest.raises(ValueError, match="chunked differently"):
+            _model().fit(Xd, da.from_array(y, chunks=200))
+        with pytest.raises(ValueError, match="only one class"):
+            _model().fit(Xd, da.zeros(400, chunks=100))
+        with pytest.raises(ValueError, match="not offered on a Dask cluster"):
+            _model(sampling="kmeans++").fit(Xd, yd)
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            _model().fit(da.where(Xd > 1.5, np.nan, Xd), yd)
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_fit_is_recomputed():
+    """A worker process killed during the rounds: Dask recomputes its partitions (rows,
+    embedding, dual variables) on the workers left, and the fit reaches the same optimum."""
+    X, y = _data(seed=4)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster, set_as_default=False) as c, c.as_current():
+        killed = []
+
+        def kill_one_worker(phase, done, total):
+            if phase == "training" and done == 3 and not killed:
+                victim = sorted(cluster.workers)[0]
+                killed.append(cluster.workers[victim].worker_address)
+                c.sync(cluster.workers[victim].kill)
+
+        model = _model()
+        model.fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500),
+                  progress=kill_one_worker)
+    assert killed
+    _check_against_oracle(model, X, y)
