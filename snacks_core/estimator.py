@@ -233,6 +233,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         ``progress(phase, done, total)``, when given, is called as the embedded solvers'
         long phases advance: ``('embedding', rows, n)`` and ``('training', epochs,
         max_epochs)`` (the command line draws it on stderr).
+
+        X and y may be Dask collections: the fit then runs on the current
+        ``distributed.Client``, the rows staying on their workers
+        (:func:`snacks_core.distributed.fit.fit_cluster`), and ``predict`` and
+        ``decision_function`` on Dask rows return Dask arrays.
         """
         self._validate_params()
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,

@@ -168,3 +168,22 @@ def test_a_worker_lost_mid_fit_is_recomputed():
                   progress=kill_one_worker)
     assert killed
     _check_against_oracle(model, X, y)
+
+
+def test_dual_variables_lost_restart_from_zero(client):
+    """When a partition's dual variables cannot be recomputed (here: cancelled), its share
+    leaves w, it restarts from α = 0, and the fit still reaches the optimum."""
+    X, y = _data(seed=5)
+
+    def cancel_dual_variables(phase, done, total):
+        if phase == "training" and done == 2:
+            keys = client.run_on_scheduler(lambda dask_scheduler: [
+                key for key, task in dask_scheduler.tasks.items()
+                if str(key).startswith("operator.itemgetter(0)") and task.state == "memory"])
+            client.cancel([distributed.Future(key, client) for key in keys[:1]], force=True)
+
+    with client.as_current():
+        model = _model().fit(da.from_array(X, chunks=(1000, 8)), da.from_array(y, chunks=1000),
+                             progress=cancel_dual_variables)
+    assert model.solver_info_[0]["restarted"]
+    _check_against_oracle(model, X, y)
