@@ -533,10 +533,9 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
             fig.add_trace(go.Scatter(y=errors, name=label, showlegend=False, **common),
                           row=3, col=1)
     fig.update_yaxes(title="F(w)", row=1, col=1)
-    # Whole decades only, so that a short panel (the heatmap cell's
-    # figure) does not stack the 2 and 5 of each decade over the powers of ten.
-    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power", dtick=1,
-                     title="F(w) − F_best")
+    fig.update_yaxes(type="log", row=2, col=1, exponentformat="power",
+                     title="F(w) − F_best",
+                     **_log_panel_ticks(fig, height / (3 if with_errors else 2)))
     # From 0 to a little above the largest error: a flat line stays a flat line at its value.
     if with_errors:
         fig.update_yaxes(tickformat=".0%", row=3, col=1, title="test error",
@@ -547,6 +546,29 @@ def convergence_figure(histories, *, x_axis="epoch", best=None, labels=None, hei
     else:
         fig.update_xaxes(rangemode="tozero")
     return _layout(fig, None, height)
+
+
+# The most decades a log panel of the convergence figure shows below its largest value (a
+# gap of 1e-16 says no more than one of 1e-10 to a reader), and the height one tick label
+# takes on it (px).
+LOG_PANEL_DECADES = 10
+LOG_TICK_PX = 28
+
+
+def _log_panel_ticks(fig, panel_px):
+    """The range and tick step of the gap panel (row 2): at most :data:`LOG_PANEL_DECADES`
+    decades below its largest value, and a tick every k decades, k such that the labels of
+    a short panel (a heatmap cell's figure) are :data:`LOG_TICK_PX` apart and never
+    stacked."""
+    values = np.concatenate([np.asarray(trace.y, dtype=np.float64) for trace in fig.data
+                             if trace.yaxis == "y2" and trace.y is not None] or [np.ones(1)])
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return {"dtick": 1}
+    high = np.ceil(np.log10(values.max()))
+    low = max(np.floor(np.log10(values.min())), high - LOG_PANEL_DECADES)
+    ticks = max(1, int(panel_px // LOG_TICK_PX) - 1)
+    return {"range": [low, high], "dtick": max(1, int(np.ceil((high - low) / ticks)))}
 
 
 # ---------------------------------------------------------------------------- spectrum
@@ -642,22 +664,35 @@ def robust_color_range(values):
     return low, high
 
 
+# The narrowest the heatmap's plot area is drawn (a 1024 px window's main column, less the
+# axis titles and the colour bar): the cell labels are sized to fit cells of that width.
+HEATMAP_MIN_PLOT_WIDTH = 480
+
+
+def _cell_label_size(n_rows, n_cols, height):
+    """The font size (px) that fits a cell label such as '★ 17.9' in a cell of the narrowest
+    plot (:data:`HEATMAP_MIN_PLOT_WIDTH`, the figure's ``height`` less its margins): six
+    characters are about 3.6 font sizes wide, a line about 1.3 tall."""
+    cell_width = HEATMAP_MIN_PLOT_WIDTH / max(n_cols, 1)
+    cell_height = (height - 140) / max(n_rows, 1)
+    return int(max(8, min(13, cell_width / 4.2, cell_height / 1.5)))
+
+
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
                    title=None, height=520, spread=True, value_label="test error", best=None):
-    """An error over a grid (rows × columns): text mean ± spread in %, ★ on the best cell.
+    """An error over a grid (rows × columns): each cell's mean in %, ★ on the best cell.
 
-    ``spread=False`` (one seed per cell: there is no spread) writes the mean alone.  The
-    colour scale stops at :func:`robust_color_range`'s upper end, said in its title;
-    ``value_label`` names the error ('test error', 'CV error'); ``best``, the (row, column)
-    index of the ★ (default: the lowest mean, the first one on a tie).
+    The label of a cell is its mean alone, in a font that fits the cells of the narrowest
+    plot (:func:`_cell_label_size`); the hover adds the spread (± the standard deviation
+    over seeds and folds, unless ``spread=False``: one seed per cell has no spread) and the
+    fit time.  The colour scale stops at :func:`robust_color_range`'s upper end, said in
+    its title; ``value_label`` names the error ('test error', 'CV error'); ``best``, the
+    (row, column) index of the ★ (default: the lowest mean, the first one on a tie).
     """
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
-    values = np.char.mod("%.1f", 100 * np.nan_to_num(mean))
-    if spread:
-        values = np.char.add(values, np.char.add("±", np.char.mod("%.1f",
-                                                                 100 * np.nan_to_num(std))))
-    text = np.where(np.isfinite(mean), values, "").astype(object)
+    text = np.where(np.isfinite(mean), np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
+                    "").astype(object)
     if best is None and np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
     if best is not None:
@@ -668,7 +703,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     color_title = f"{value_label} (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
-        textfont=dict(size=12), zmin=zmin, zmax=zmax, hoverinfo="skip",
+        textfont=dict(size=_cell_label_size(len(rows), len(cols), height)), zmin=zmin,
+        zmax=zmax, hoverinfo="skip",
         colorscale="Viridis_r", colorbar=dict(title=dict(text=color_title, side="right"),
                                               thickness=12),
         xgap=1, ygap=1))
@@ -689,7 +725,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
                     line=dict(width=3)),
         selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=0.0)),
         hovertemplate=(f"{row_label} = %{{y}}<br>{col_label} = %{{x}}<br>"
-                       f"{value_label} = %{{customdata[4]:.2f}} % ± %{{customdata[2]:.2f}}<br>"
+                       f"{value_label} = %{{customdata[4]:.2f}} %"
+                       + (" ± %{customdata[2]:.2f}" if spread else "") + "<br>"
                        "fit time = %{customdata[3]:.3f} s<extra></extra>")))
     # Ranges fixed to the cells: the markers would otherwise pad the autorange.
     fig.update_xaxes(title=col_label, type="category", categoryorder="array",

@@ -617,7 +617,7 @@ def test_auto_tune_sets_the_sidebar_to_its_choice():
     for name, value in tuned["values"].items():
         assert at.session_state[name] == value, name
     assert tuned["values"]["lam"] < 0.5 and at.session_state["gamma_scale"] is False
-    caption = next(c.value for c in at.caption if c.value.startswith("Auto-tune tried"))
+    caption = next(c.value for c in at.caption if c.value.startswith("Auto-tune scored"))
     assert "the sidebar holds them" in caption
     assert len(tuned["results"]) >= 10 and float(metric(at, "Test error")[:-2]) <= float(
         before[:-2])
@@ -850,3 +850,29 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
     monkeypatch.setattr(heatmap, "KEPT_MODELS_MAX_BYTES", result["models_bytes"] - 1)
     capped = heatmap.grid_result("key", table, "m", split)
     assert capped["models"] == {} and capped["models_bytes"] == result["models_bytes"]
+
+
+def test_an_edge_cell_is_said_and_one_click_extends_the_grid_reusing_its_cells():
+    """On a 2 × 2 grid every cell is on an edge: the page says which, and its button adds
+    one step beyond that edge, computing only the new cells (the old ones keep their
+    values, the grid its axes around the defaults)."""
+    at = open_page("robustness", rob_size=2, rob_seeds=1, rob_select="test")
+    at.button(key="run_sweep").click().run()
+    assert_clean(at)
+    before = figure_data(at.get("plotly_chart")[0])[0]
+    warning = next(w.value for w in at.warning if "best cell is at" in w.value)
+    assert "the good models may lie beyond the grid" in warning
+    extend = at.button(key="extend_grid")
+    assert extend.label.startswith("Extend the grid: ")
+    extend.click().run()
+    assert_clean(at)
+    after = figure_data(at.get("plotly_chart")[0])[0]
+    old, new = plotly_array(before["z"]), plotly_array(after["z"])
+    assert new.size > old.size
+    rows = [after["y"].index(y) for y in before["y"]]
+    cols = [after["x"].index(x) for x in before["x"]]
+    np.testing.assert_array_equal(new[np.ix_(rows, cols)], old)
+    grown = [name for name in ("rob_lam_below", "rob_lam_above", "rob_axis_below",
+                               "rob_axis_above") if at.session_state[name] == 1]
+    assert grown and "Default axes" in [b.label for b in at.button]
+    assert not any("Click **Run sweep**" in info.value for info in at.info)

@@ -122,7 +122,9 @@ def test_heatmap_marks_the_best_cell():
     fig = figures.heatmap_figure([5, 50], [1e-4, 1e-2], mean, std, np.ones((2, 2)),
                                  row_label="m", col_label="λ")
     text = np.asarray(fig.data[0].text)
-    assert text[1, 0] == "★ 10.0±0.0"
+    # The spread is in the hover, not in the cell, whose label must fit it.
+    assert text[1, 0] == "★ 10.0"
+    assert "± %{customdata[2]" in fig.data[1].hovertemplate
     assert sum(cell.startswith("★") for cell in text.ravel()) == 1
     assert text[1, 1] == ""
     assert list(fig.data[0].x) == ["0.0001", "0.01"]

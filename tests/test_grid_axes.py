@@ -79,3 +79,38 @@ def test_snacks_heatmap_defaults_to_the_same_axes(capsys, tmp_path):
     n_train = 210
     assert sorted(set(table.m)) == defaults.grid_m_values(n_train, 2, 5)
     assert np.allclose(sorted(set(table.lam)), defaults.grid_lam_values(n_train, 5))
+
+
+def test_missing_blocks_are_the_new_cells_only():
+    blocks = explorer.missing_blocks([10, 20], [1e-3, 1e-2], [10, 20, 40], [1e-4, 1e-3, 1e-2])
+    assert blocks == [([40], [1e-4, 1e-3, 1e-2]), ([10, 20], [1e-4])]
+    assert explorer.missing_blocks([10], [1e-3], [10], [1e-3]) == []
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_an_extended_grid_merges_to_the_whole_grids_cells(cv):
+    """The old cells plus the blocks of new cells give the cells of the whole grid run at
+    once: the same rows and, to the solver's tolerance, the same errors (a new λ column
+    starts from its own block's solutions instead of the old grid's); with
+    cross-validation the chosen cell is the whole grid's."""
+    from snacks_core.datasets import make_synthetic, split_dataset
+
+    split = split_dataset(make_synthetic("moons", 300, noise=0.25, random_state=1),
+                          random_state=0)
+    params = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "solver": "snacks",
+              "sampling": "uniform", "max_epochs": 30, "class_weight": None}
+    ms, lams = [10, 20, 40], [1e-4, 1e-3, 1e-2]
+
+    def grid(rows, columns):
+        return explorer.robustness(split, params, "m", rows, columns, [0, 1], cv=cv)
+
+    whole = grid(ms, lams)
+    old = grid(ms[:2], lams[1:])
+    merged = explorer.merge_grid_tables(
+        [old] + [grid(r, c) for r, c in explorer.missing_blocks(ms[:2], lams[1:], ms, lams)])
+    keys = ["seed", "gamma", "m", "lam"] + (["fold"] if cv else [])
+    assert merged[keys].equals(whole[keys])
+    assert np.abs(merged["test_error"] - whole["test_error"]).max() <= 0.02
+    if cv:
+        chosen, expected = merged.attrs["chosen"], whole.attrs["chosen"]
+        assert (chosen["m"], chosen["lam"]) == (expected["m"], expected["lam"])

@@ -147,5 +147,5 @@ def _write_plot(table, path, *, by_gamma):
     row_values, lam_values, mean, std, seconds = summarize_grid(table, rows=rows)
     figure = heatmap_figure(row_values, lam_values, mean, std, seconds,
                             row_label=grid_axis_title(rows), col_label=grid_axis_title("lam"),
-                            title="Test error over the grid (mean ± std over seeds)")
+                            title="Test error over the grid (mean over seeds; spread on hover)")
     figure.write_html(path, include_plotlyjs=True)

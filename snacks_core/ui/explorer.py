@@ -273,3 +273,35 @@ def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
     gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
     return "gamma", grid_gamma_values(gamma, size, axis_extra), lams
+
+
+def missing_blocks(done_rows, done_lams, rows, lams) -> list:
+    """The cells of the grid ``rows`` × ``lams`` that a grid ``done_rows`` × ``done_lams``
+    inside it has not computed, as at most two rectangular blocks (row values, λ values):
+    the new rows at every λ, then the old rows at the new λ values."""
+    new_rows = [r for r in rows if not np.isclose(r, done_rows).any()]
+    old_rows = [r for r in rows if np.isclose(r, done_rows).any()]
+    new_lams = [lam for lam in lams if not np.isclose(lam, done_lams, rtol=1e-9).any()]
+    blocks = [(new_rows, list(lams)), (old_rows, new_lams)]
+    return [(r, ls) for r, ls in blocks if r and ls]
+
+
+def merge_grid_tables(tables) -> pd.DataFrame:
+    """Grid tables of disjoint cells (the same data, settings, seeds and folds) as one,
+    sorted as :func:`~snacks_core.sweeps.robustness_grid` sorts its table.
+
+    With cross-validation, ``attrs['chosen']`` is the tables' chosen cell with the lowest
+    CV error (ties: the larger λ, then the smaller m, as the grid breaks them): each
+    table's is the best of its own cells, so this one is the best of all.  ``wall_time``
+    adds up; ``stopped`` is any table's.
+    """
+    tables = [table for table in tables if table is not None]
+    merged = pd.concat(tables, ignore_index=True).sort_values(
+        ["seed", "gamma", "m", "lam"], ignore_index=True)
+    chosen = [table.attrs["chosen"] for table in tables if table.attrs.get("chosen")]
+    merged.attrs.update(tables[-1].attrs)
+    merged.attrs["wall_time"] = sum(table.attrs.get("wall_time", 0.0) for table in tables)
+    merged.attrs["stopped"] = any(table.attrs.get("stopped") for table in tables)
+    if chosen:
+        merged.attrs["chosen"] = min(chosen, key=lambda c: (c["cv_error"], -c["lam"], c["m"]))
+    return merged

@@ -4,24 +4,30 @@ and what its choice is worth, the clicked cell's model and the cells' small mult
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from .. import figures
+from ..defaults import GAMMA_RANGE, GRID_M_MAX
 from ..metrics import error_rate
 from ..objective import lam_to_C
 from ..sweeps import GRID_AXIS_SYMBOLS, cv_splits
 from . import cached, explorer
 from .run_view import class_names, first_problem, percent
-from .state import (
-    Keys,
-)
+from .state import GRID_EXTRA_MAX, Keys
 from .teaching import STOP_REASON_WORDS, solver_label
 
-# Heights of the figures beside the robustness heatmap.
-CELL_FIGURE_HEIGHT = 380
+# Heights of the clicked cell's figures below the robustness heatmap: the convergence
+# figure's F(w) − F_best panel gets about 200 px (its log ticks then stay apart).
+CELL_FIGURE_HEIGHT = 440
 
 
 CELL_BOUNDARY_HEIGHT = 480
+
+
+# Width of each of the clicked cell's two figures: side by side from a main column of
+# 2 × 460 px (a 1400 px window), one above the other below that (a 1024 px one).
+CELL_FIGURE_WIDTH = 460
 
 
 def pick_heatmap_cell():
@@ -112,6 +118,9 @@ def heatmap_cell_view(split, result, folds, solver):
                     f"{len(y_fit):,} training rows{held} and scored: **test error "
                     f"{percent(error)}** ({value}).")
     classes = class_names(split)
+    beside = st.container(horizontal=True, wrap=True, gap="medium")
+    model_view = beside.container(width=CELL_FIGURE_WIDTH)
+    convergence_view = beside.container(width=CELL_FIGURE_WIDTH)
     if split.n_features == 2:
         surface = cached.cell_surfaces(result, [cell], split)[0]
         figure = figures.decision_boundary_figure(
@@ -121,17 +130,17 @@ def heatmap_cell_view(split, result, folds, solver):
                                         height=CELL_BOUNDARY_HEIGHT, legend_above=True))
         if folds:
             figure = figures.rename_test_points(figure, "validation")
-        st.plotly_chart(figure, width="stretch", key="cell_boundary")
+        model_view.plotly_chart(figure, width="stretch", key="cell_boundary")
     else:
         figure = figures.margin_histogram_figure(
             model.decision_function(X_scored), y_scored, classes=classes,
             height=CELL_FIGURE_HEIGHT, rows="fold's validation rows" if folds else "test rows")
-        st.plotly_chart(figure, width="stretch", key="cell_margins")
+        model_view.plotly_chart(figure, width="stretch", key="cell_margins")
     # Under early stopping the history's errors are on rows held out of training, not on
     # the rows the figure's error panel names: the panel is left out.
     history = first_problem(model.history_)
     history["validation_error"] = np.full_like(history["objective"], np.nan)
-    st.plotly_chart(figures.convergence_figure(
+    convergence_view.plotly_chart(figures.convergence_figure(
         {solver: history}, labels={solver: solver_label(solver)},
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
     larger = table.loc[table["lam"] > lam, "lam"]
@@ -203,33 +212,140 @@ def best_cell(table, axis, row_values, col_values, mean):
             int(np.flatnonzero(np.isclose(col_values, chosen["lam"]))[0]))
 
 
-def grid_result(key, table, axis, split, stopped=None) -> dict:
-    """What the Robustness page keeps of a sweep in the session: the table without its
-    test decision values, which are only needed once, to measure how much choosing on the
-    test rows flatters the choice (:func:`explorer.selection_optimism`; None when the
-    cells were scored by cross-validation, or there is one fit to choose from), and the
-    models kept by :func:`sweep_models_to_keep` apart (``models``: {(row value, λ): model},
-    empty when their embeddings would take more than :data:`KEPT_MODELS_MAX_BYTES`; their
-    size in ``models_bytes``)."""
-    optimism = None
+def grid_result(key, table, axis, split, stopped=None, previous=None) -> dict:
+    """What the Robustness page keeps of a sweep in the session: the table, its test
+    decision values apart (``scores``, for :func:`explorer.selection_optimism`, which
+    measures how much choosing on the test rows flatters the choice: ``optimism``, None
+    when the cells were scored by cross-validation, or there is one fit to choose from),
+    and the models kept by :func:`sweep_models_to_keep` apart (``models``: {(row value,
+    λ): model}, empty when their embeddings would take more than
+    :data:`KEPT_MODELS_MAX_BYTES`; their size in ``models_bytes``).
+
+    ``previous``, a result of this function for other cells of the same grid (before an
+    extension: :func:`reusable_result`), is merged in: its cells are not computed again.
+    """
+    scores = None
     if "test_scores" in table:
-        if table["seed"].nunique() * table.groupby([axis, "lam"]).ngroups > 1:
-            optimism = explorer.selection_optimism(table, split.y_train, split.y_test)
+        scores = table[["seed", "gamma", "m", "lam", "test_scores"]]
         table = table.drop(columns="test_scores")
-    models, n_bytes = {}, 0
+    models = {}
     if "model" in table:
         kept = table[table["model"].notna()]
         models = {(float(row[axis]), float(row["lam"])): row["model"]
                   for _, row in kept.iterrows()}
-        # The models' own arrays are small; their groups' embeddings are not, and shared.
-        embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
-        n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
-        if n_bytes > KEPT_MODELS_MAX_BYTES:
-            models = {}
         table = table.drop(columns="model")
-    return {"key": key, "table": table, "axis": axis, "stopped": stopped,
+    if previous is not None:
+        table = explorer.merge_grid_tables([previous["table"], table])
+        if scores is not None and previous["scores"] is not None:
+            scores = pd.concat([previous["scores"], scores], ignore_index=True)
+        models = {**previous["models"], **models}
+    optimism = None
+    if scores is not None and table["seed"].nunique() * table.groupby([axis, "lam"]).ngroups > 1:
+        optimism = explorer.selection_optimism(scores, split.y_train, split.y_test)
+    # The models' own arrays are small; their groups' embeddings are not, and shared.
+    embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
+    n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
+    if n_bytes > KEPT_MODELS_MAX_BYTES or (previous is not None and previous["models_bytes"]
+                                           > KEPT_MODELS_MAX_BYTES):
+        models = {}
+    return {"key": key, "table": table, "axis": axis, "stopped": stopped, "scores": scores,
             "optimism": optimism, "models": models, "models_bytes": n_bytes,
             "models_seed": int(table["seed"].min()) if len(table) else None}
+
+
+def reusable_result(result, key, axis_values, lams):
+    """``result`` when its cells all belong to the grid ``key`` names (the same data,
+    settings, seeds and scoring; its axes within ``axis_values`` × ``lams``) and it
+    finished: the grid's new cells can be added to it.  None otherwise."""
+    if not result or result.get("stopped") or result["key"] == key:
+        return None
+    if result["key"][:3] + result["key"][5:] != key[:3] + key[5:]:
+        return None
+    old_rows, old_lams = result["key"][3], result["key"][4]
+    inside = (all(np.isclose(v, axis_values).any() for v in old_rows)
+              and all(np.isclose(v, lams, rtol=1e-9).any() for v in old_lams))
+    return result if inside else None
+
+
+# The settings an extension of the grid raises, by (axis, side): side 0 is below the
+# smallest value tried, 1 above the largest.
+EXTENSION_SETTINGS = {("lam", 0): "rob_lam_below", ("lam", 1): "rob_lam_above",
+                      ("axis", 0): "rob_axis_below", ("axis", 1): "rob_axis_above"}
+
+
+def grid_edges(best, shape) -> list:
+    """The edges of a rows × columns grid that the cell ``best`` (row, column) lies on, as
+    (axis, side): 'axis' for the rows (m or γ), 'lam' for the columns; side 0 the smallest
+    value, 1 the largest."""
+    if best is None:
+        return []
+    edges = []
+    for name, index, length in (("lam", int(best[1]), shape[1]), ("axis", int(best[0]), shape[0])):
+        if index == 0:
+            edges.append((name, 0))
+        if index == length - 1:
+            edges.append((name, 1))
+    return edges
+
+
+def extend_grid(settings):
+    """The edge warning's button: one more step beyond each edge named by ``settings``, and
+    the new cells computed at the next run (the page's :data:`Keys.GRID_EXTEND`)."""
+    for name in settings:
+        st.session_state[name] = min(int(st.session_state.get(name, 0)) + 1, GRID_EXTRA_MAX)
+    st.session_state[Keys.GRID_EXTEND] = True
+
+
+def reset_grid_extension():
+    """Back to the default axes (a new grid kind or size starts from the defaults)."""
+    for name in EXTENSION_SETTINGS.values():
+        st.session_state[name] = 0
+
+
+def row_axis_limits(axis, n_train, folds) -> str:
+    """Why the grid's row axis stops where it does, in words for :func:`edge_warning`."""
+    if axis == "m":
+        n_fit = n_train - (-(-n_train // folds) if folds else 0)
+        return (f"m is at most the {n_fit:,} rows a cell trains on, and at most "
+                f"{GRID_M_MAX:,} on this server")
+    return f"γ stays within {GAMMA_RANGE[0]:g} … {GAMMA_RANGE[1]:g}"
+
+
+def edge_warning(edges, axis, axes, extended_axes, limits):
+    """Say that the best cell lies on an edge of the grid, and offer one click that extends
+    the grid that way (:func:`extend_grid`) where that adds values.
+
+    ``edges`` from :func:`grid_edges`; ``axes`` the grid's (row values, λ values);
+    ``extended_axes(setting)`` the (row values, λ values) with one more step for that
+    :data:`EXTENSION_SETTINGS` value; ``limits`` says in words why the row axis stops
+    (the rows, the server's largest m or the γ range)."""
+    if not edges:
+        return
+    symbol = GRID_AXIS_SYMBOLS[axis]
+    places, growing, stuck = [], [], []
+    for name, side in edges:
+        values = axes[1] if name == "lam" else axes[0]
+        letter = "λ" if name == "lam" else symbol
+        value = values[0] if side == 0 else values[-1]
+        places.append(f"the {'smallest' if side == 0 else 'largest'} {letter} tried "
+                      f"({letter} = {value:g})")
+        setting = EXTENSION_SETTINGS[(name, side)]
+        new = extended_axes(setting)
+        grows = len(new[1] if name == "lam" else new[0]) > len(values)
+        (growing if grows else stuck).append((setting, letter, side))
+    text = (f"The best cell is at {' and at '.join(places)}: the good models may lie beyond "
+            "the grid.")
+    if stuck:
+        text += " " + " ".join(f"{letter} cannot go {'lower' if side == 0 else 'higher'} here "
+                               f"({limits})." for _, letter, side in stuck)
+    st.warning(text, icon=":material/border_outer:")
+    if growing:
+        what = ", ".join(f"{'smaller' if side == 0 else 'larger'} {letter}"
+                         for _, letter, side in growing)
+        st.button(f"Extend the grid: {what}", key="extend_grid", icon=":material/open_in_full:",
+                  on_click=extend_grid, args=([setting for setting, _, _ in growing],),
+                  help="Adds one step beyond that edge and computes only the new cells; the "
+                       "cells already computed are kept.")
 
 
 def chosen_cell(table, axis, split, folds, best, summary, optimism):

@@ -52,6 +52,8 @@ ROBUSTNESS_FOLDS = 3
 SELECTIONS = ("cv", "test")
 SELECTION_LABELS = {"cv": f"{ROBUSTNESS_FOLDS}-fold cross-validation",
                     "test": "test error (peeking)"}
+# The most steps a robustness grid's axis is extended by beyond each end of its default.
+GRID_EXTRA_MAX = 6
 # Any m from a link is accepted; the slider offers M_OPTIONS up to the training rows.
 M_BOUNDS = (1, 100_000)
 
@@ -107,6 +109,12 @@ SETTINGS = {
     "rob_size": Setting(5, "int", bounds=(2, 8)),
     "rob_seeds": Setting(2, "int", bounds=(1, 5)),
     "rob_select": Setting("cv", "choice", SELECTIONS),
+    # Steps the robustness grid reaches beyond its default axes (the edge warning's button):
+    # λ below its smallest and above its largest value, and likewise m (or γ).
+    "rob_lam_below": Setting(0, "int", bounds=(0, GRID_EXTRA_MAX)),
+    "rob_lam_above": Setting(0, "int", bounds=(0, GRID_EXTRA_MAX)),
+    "rob_axis_below": Setting(0, "int", bounds=(0, GRID_EXTRA_MAX)),
+    "rob_axis_above": Setting(0, "int", bounds=(0, GRID_EXTRA_MAX)),
     "cmp_solvers": Setting(tuple(SOLVERS), "multi", tuple(SOLVERS)),
     "paper_table": Setting("a9a", "choice", PAPER_DATASETS),
 }
@@ -142,6 +150,7 @@ class Keys:
     DRAW_MODE = "draw_mode"        # what a click on the drawing plane does: add A, add B, erase
     DRAW_CLICKS = "_draw_clicks"   # clicks handled on the plane (part of its chart's key)
     CELL_THUMBNAILS = "cell_thumbnails"  # the Robustness page's small multiples (open or not)
+    GRID_EXTEND = "_grid_extend"   # the edge warning's button asked to compute the new cells
 
 
 def nearest_option(options, value):

@@ -62,8 +62,11 @@ HELP = {
              "below it loses accuracy.",
     "rob_grid": "m × λ: the Snacks paper's Fig. 2. γ × λ: the classic LIBSVM grid search "
                 "(and the HSS paper's (h, C) maps).",
-    "rob_size": "Values per axis, log-spaced: λ from 1e-6 to 0.1, m from 5 to min(n, 500), "
-                "γ from 1/100 to 100 times the sidebar's γ.",
+    "rob_size": "Values per axis, log-spaced around the data-aware defaults: λ a decade "
+                "apart around 0.02/n (C = 25), m from half to 4 times the default m (at most "
+                "the rows a cell trains on, and 2000), γ from 1/100 to 100 times the "
+                "sidebar's γ. When the best cell is on an edge, the page offers to extend "
+                "the grid that way.",
     "rob_seeds": "Fits per cell with different seeds (landmarks and solver): the spread shows "
                  "how much the result depends on luck.",
     "rob_select": "Cross-validation scores each cell on held-out parts of the training "
@@ -257,14 +260,15 @@ CAPTIONS = {
     "margins": "Decision values f(x) of the test points by true class: a good model puts "
                "each class on its own side of 0, most of them beyond the margin ±1. "
                "Multiclass: the score of the predicted class.",
-    "heatmap": "Colour and text: mean {value} (%) ± standard deviation over {spread}; hover "
-               "for the fit time. ★ marks the best cell. A broad bright (yellow) region means "
-               "the method is robust to its settings; with too few landmarks no λ helps.",
-    "heatmap_gamma": "Colour and text: mean {value} (%) ± standard deviation over {spread}; "
-                     "hover for the fit time. ★ marks the best cell. Too large a γ (a narrow "
-                     "kernel) memorises the training points and too small a γ cannot bend; "
-                     "λ trades the two off. A broad bright (yellow) region means the method is "
-                     "robust to its settings.",
+    "heatmap": "Colour and text: mean {value} (%); hover for the standard deviation over "
+               "{spread} and the fit time. ★ marks the best cell. A broad bright (yellow) "
+               "region means the method is robust to its settings; with too few landmarks "
+               "no λ helps.",
+    "heatmap_gamma": "Colour and text: mean {value} (%); hover for the standard deviation "
+                     "over {spread} and the fit time. ★ marks the best cell. Too large a γ "
+                     "(a narrow kernel) memorises the training points and too small a γ "
+                     "cannot bend; λ trades the two off. A broad bright (yellow) region means "
+                     "the method is robust to its settings.",
     "solvers": "Times are one run in this app's process, not a benchmark (see BENCHMARKS.md "
                "for side-by-side ratios). The embedded solvers share the embedding, so their "
                "objectives are comparable; LIBSVM's objective is the exact kernel problem's "
