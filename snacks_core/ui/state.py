@@ -145,6 +145,7 @@ class Keys:
     DATA_DEFAULTS = "_data_defaults"  # rows the data-aware defaults fit, settings still automatic
     HEATMAP = "heatmap"            # the robustness heatmap (its selection: the clicked cell)
     WATCH_LEARNING = "watch_learning"  # the Playground's replay of training is shown
+    EXPORT = "export_open"         # the Playground's export (code, model file) is open
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
     AUTO_TUNE = "_auto_tune"       # the last Auto-tune: data, chosen values, what it tried
     DRAW_MODE = "draw_mode"        # what a click on the drawing plane does: add A, add B, erase
