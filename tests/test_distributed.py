@@ -187,3 +187,32 @@ def test_dual_variables_lost_restart_from_zero(client):
                              progress=cancel_dual_variables)
     assert model.solver_info_[0]["restarted"]
     _check_against_oracle(model, X, y)
+
+
+def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys):
+    """``snacks fit 'part-*.csv' --scheduler ADDRESS`` reads the files on the workers; the saved
+    model predicts the files on the cluster as it does in memory."""
+    from snacks_core import cli
+    from snacks_core.persistence import load_model
+
+    X, y = _data(n=900, seed=6)
+    for part in range(3):
+        rows = slice(300 * part, 300 * (part + 1))
+        np.savetxt(tmp_path / f"part-{part}.csv", np.column_stack([X[rows], y[rows]]),
+                   delimiter=",", header=",".join([f"x{j}" for j in range(8)] + ["label"]),
+                   comments="")
+    address = client.scheduler.address
+    model_path, out = tmp_path / "m.npz", tmp_path / "labels.txt"
+    pattern = str(tmp_path / "part-*.csv")
+    assert cli.main(["fit", pattern, "--scheduler", address, "--model", str(model_path),
+                     "--m", "30", "--solver", "liblinear", "--progress", "never"]) == 0
+    printed = capsys.readouterr().out
+    assert "900 training rows in 3 files" in printed and "certified gap" in printed
+    assert cli.main(["predict", str(model_path), pattern, "--scheduler", address,
+                     "--out", str(out), "--progress", "never"]) == 0
+    assert "900 rows predicted" in capsys.readouterr().out
+    saved = load_model(model_path.read_bytes())
+    expected = saved.pipeline.predict(X)
+    np.testing.assert_array_equal(np.loadtxt(out), expected)
+    assert cli.main(["fit", str(tmp_path / "none-*.csv"), "--scheduler", address]) != 0
+    assert "matches no file" in capsys.readouterr().err

@@ -306,6 +306,9 @@ def _add_fit_parser(commands):
     fit.add_argument("--model", metavar="NPZ", help=(
         "save the model with its scaling, labels, number of features and index base (.npz, "
         "for 'snacks predict')"))
+    fit.add_argument("--scheduler", metavar="ADDRESS", help=(
+        "train on a Dask cluster, e.g. tcp://10.0.0.5:8786: DATA is then a quoted glob of "
+        "files the workers read ('data/part-*.csv'), the rows never leave them"))
     _add_resource_arguments(fit)
 
 
@@ -327,6 +330,9 @@ def _add_predict_parser(commands):
         "(for two classes one column, the positive class's, named in the header)"))
     predict.add_argument("--label-column", metavar="NAME_OR_INDEX", help=(
         "label column of a CSV file (name or 0-based index; default: the last column)"))
+    predict.add_argument("--scheduler", metavar="ADDRESS", help=(
+        "predict on a Dask cluster, e.g. tcp://10.0.0.5:8786: DATA is then a quoted glob of "
+        "files the workers read; the labels come back in DATA's order"))
     _add_index_base(predict)
     _add_progress(predict)
 

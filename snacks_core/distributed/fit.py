@@ -101,9 +101,15 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
     The problem and the landmark rule are the in-memory fit's; the solver is CoCoA+ with
     LIBLINEAR's coordinate step (:mod:`snacks_core.distributed.cocoa`) whatever embedded
     ``solver`` is named (they all minimise the same F), with ``max_epochs`` rounds at most
-    and the certified relative gap ``tol``.  Early stopping follows the in-memory rule (the
+    and the certified relative gap ``tol``.  Early stopping is on as in memory (the
     solver's support and ``early_stopping``), its rows held out in every partition in
-    proportion to each class.  ``eval_set`` is NumPy rows, embedded on the client.
+    proportion to each class, with a patience of ``n_iter_no_change`` × K rounds (K the
+    workers holding partitions).  ``eval_set`` is NumPy rows, embedded on the client.
+
+    The partitions held by one worker make one CoCoA+ subproblem, so the result depends on
+    where the scheduler placed them (as the order of a serial solver's passes does on its
+    seed): equal seeds and placements give equal models, and any placement the same optimum
+    within ``tol``.
     """
     specs = model.fit_specs(None, progress)
     if specs.solver.entry.input != "embedding":
@@ -148,7 +154,10 @@ def _fit(model, client, data, eval_set, progress, local_passes=LOCAL_PASSES):
         progress("embedding", n, n)
     options = CocoaOptions(
         max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.tol,
-        n_iter_no_change=spec.n_iter_no_change if held_counts.any() else None,
+        # A CoCoA+ round with σ' = K moves the dual about 1/K as far as a pass of the serial
+        # solver: the patience is counted in K rounds per check.
+        n_iter_no_change=(spec.n_iter_no_change * len(embedded.futures) if held_counts.any()
+                          else None),
         local_passes=local_passes)
     start = time.perf_counter()
     results = [solve_cocoa(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
