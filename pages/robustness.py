@@ -59,7 +59,8 @@ blocks = (explorer.missing_blocks(previous["key"][3], previous["key"][4], axis_v
 n_cells = sum(len(rows) * len(columns) for rows, columns in blocks)
 n_fits = n_cells * len(seeds) * (folds or 1)
 solver = explorer.grid_solver(params)
-centre = ("m" if axis == "m" else "γ") + " and λ centred on the data-aware defaults"
+centre = (("m" if axis == "m" else "γ") + " and λ around the data-aware defaults"
+          + (", extended beyond them" if any(extras.values()) else ""))
 notes = [f"{len(axis_values)} × {len(lams)} cells ({centre}) × {len(seeds)} "
          f"seed{'s' * (len(seeds) > 1)}" + (f" × {folds} folds" if folds else "")
          + (f": {n_cells} new cells, {n_fits} fits" if previous else f" = {n_fits} fits")

@@ -682,8 +682,9 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
                    title=None, height=520, spread=True, value_label="test error", best=None):
     """An error over a grid (rows × columns): each cell's mean in %, ★ on the best cell.
 
-    The label of a cell is its mean alone, in a font that fits the cells of the narrowest
-    plot (:func:`_cell_label_size`); the hover adds the spread (± the standard deviation
+    The label of a cell is its mean alone (two decimals where the colours span less than a
+    point), in a font that fits the cells of the narrowest plot (:func:`_cell_label_size`);
+    the hover adds the spread (± the standard deviation
     over seeds and folds, unless ``spread=False``: one seed per cell has no spread) and the
     fit time.  The colour scale stops at :func:`robust_color_range`'s upper end, said in
     its title; ``value_label`` names the error ('test error', 'CV error'); ``best``, the
@@ -691,14 +692,17 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     """
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
-    text = np.where(np.isfinite(mean), np.char.mod("%.1f", 100 * np.nan_to_num(mean)),
+    zmin, zmax = robust_color_range(100 * mean)
+    # Colours that span less than a point would differ under labels that all read the same
+    # at one decimal: two decimals then.
+    digits = "%.2f" if zmax - zmin < 1.0 else "%.1f"
+    text = np.where(np.isfinite(mean), np.char.mod(digits, 100 * np.nan_to_num(mean)),
                     "").astype(object)
     if best is None and np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
     if best is not None:
         text[best] = "★ " + text[best]
     custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
-    zmin, zmax = robust_color_range(100 * mean)
     capped = np.nanmax(100 * mean) > zmax if np.any(np.isfinite(mean)) else False
     color_title = f"{value_label} (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
     fig = go.Figure(go.Heatmap(

@@ -187,7 +187,7 @@ def test_bad_upload_in_browser(server, browser, tmp_path):
         page.goto(f"{server}/data", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
         wait_until_idle(page)
-        page.locator("input[type='file']").set_input_files(str(bad))
+        page.locator("input[type='file']").first.set_input_files(str(bad))
         wait_until_idle(page)
         page.get_by_role("button", name="Use this file", exact=True).click()
         wait_until_idle(page)
@@ -324,10 +324,12 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         assert_no_error_shown(page, "heatmap cell")
         boxes = page.locator(".js-plotly-plot").evaluate_all(
             "plots => plots.map(p => p.getBoundingClientRect().toJSON())")
-        heatmap_box, cell_box = boxes[0], boxes[1]
+        heatmap_box, cell_box, convergence_box = boxes[0], boxes[1], boxes[2]
         assert cell_box["width"] >= 300, boxes
-        # Beside the heatmap where the page is wide enough, below it on a projector.
-        assert (cell_box["x"] > heatmap_box["x"] + heatmap_box["width"]) == (width >= 1280)
+        # Below the heatmap, which takes the column's width; the cell's two figures side by
+        # side where the column is wide enough, one above the other on a projector.
+        assert cell_box["y"] >= heatmap_box["y"] + heatmap_box["height"], boxes
+        assert (convergence_box["x"] >= cell_box["x"] + cell_box["width"]) == (width >= 1280)
         folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
                   and width == 1400 else tmp_path_factory.getbasetemp() / "screenshots")
         folder.mkdir(parents=True, exist_ok=True)
@@ -402,7 +404,7 @@ def choose_upload(page, server, path, n_rows):
     page.goto(f"{server}/data", wait_until="domcontentloaded")
     page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
     wait_until_idle(page)
-    page.locator("input[type='file']").set_input_files(str(path))
+    page.locator("input[type='file']").first.set_input_files(str(path))
     page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
     wait_until_idle(page)
 
@@ -438,5 +440,134 @@ def test_a_quick_page_change_after_use_this_file_keeps_the_upload(server, browse
         assert "quick.trn" in urllib.parse.unquote(page.url), page.url
         assert "Samples n" not in page.locator("[data-testid='stSidebar']").inner_text()
         assert_no_error_shown(page, "the Playground after a quick page change")
+    finally:
+        page.close()
+
+
+# The heatmap's width against its column's, and its cell labels that leave their cell
+# (text, label width and height, cell width and height): cells from plotly's axes, labels
+# from the SVG text elements of its 'heatmap-label' layer.
+HEATMAP_FIT = """(gd) => {
+    const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, map = gd.data[0];
+    const box = gd.getBoundingClientRect();
+    const cw = xa._length / map.x.length, ch = ya._length / map.y.length;
+    const left = box.left + xa._offset, top = box.top + ya._offset;
+    const labels = [...gd.querySelectorAll('g.heatmap-label text')].filter(t => t.textContent);
+    const outside = [];
+    for (const t of labels) {
+        const r = t.getBoundingClientRect();
+        const i = Math.floor(((r.left + r.right) / 2 - left) / cw);
+        const j = Math.floor(((r.top + r.bottom) / 2 - top) / ch);
+        const cl = left + i * cw, ct = top + j * ch;
+        if (r.left < cl - 0.5 || r.right > cl + cw + 0.5 || r.top < ct - 0.5
+                || r.bottom > ct + ch + 0.5) {
+            outside.push([t.textContent, r.width, r.height, cw, ch]);
+        }
+    }
+    const column = gd.closest('[data-testid="stVerticalBlock"]').getBoundingClientRect();
+    return {width: box.width, column: column.width, labels: labels.length, outside: outside,
+            cells: map.x.length * map.y.length};
+}"""
+
+
+# The heatmap's columns, rows and cell labels (the mean, without the best cell's ★).
+CELL_LABELS = """(gd) => [Array.from(gd.data[0].x), Array.from(gd.data[0].y),
+    Array.from(gd.data[0].text, row => Array.from(row, t => t.replace('★ ', '')))]"""
+
+
+def assert_heatmap_fits(page, where):
+    """The heatmap fills at least 80 % of its column and every cell label lies inside its
+    cell; returns what :data:`HEATMAP_FIT` measured."""
+    for attempt in range(3):
+        # A rerun that just ended may still replace the chart: look again once it has.
+        try:
+            heatmap = page.locator(".js-plotly-plot").first
+            heatmap.scroll_into_view_if_needed()
+            page.wait_for_timeout(300)
+            fit = heatmap.evaluate(HEATMAP_FIT)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            wait_until_idle(page)
+    assert fit["width"] >= 0.8 * fit["column"], (where, fit)
+    assert fit["labels"] == fit["cells"] and not fit["outside"], (where, fit)
+    return fit
+
+
+def screenshot_folder(tmp_path_factory):
+    folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
+              else tmp_path_factory.getbasetemp() / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def open_robustness(page, server, query):
+    page.goto(f"{server}/robustness?{query}", wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run sweep", exact=True).click()
+    wait_until_idle(page, timeout=300_000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+
+
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_heatmap_fills_its_column_and_an_edge_cell_extends_the_grid(
+        server, browser, tmp_path_factory, width, height):
+    """The heatmap is at least 80 % of its column's width with every label inside its cell,
+    on a 2 × 2 grid and on an 8 × 8 one; on the 2 × 2 grid the best cell is on an edge,
+    the page says so, and its button adds the cells beyond that edge (the old cells keep
+    their values)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    suffix = "" if width == 1400 else f"_{width}"
+    try:
+        open_robustness(page, server, "n_samples=400&rob_size=2&rob_seeds=1&rob_select=test")
+        before = assert_heatmap_fits(page, "2 × 2 grid")
+        heatmap = page.locator(".js-plotly-plot").first
+        old = heatmap.evaluate(CELL_LABELS)
+        warning = page.get_by_text("the good models may lie beyond the grid")
+        assert warning.count() == 1
+        extend = page.get_by_role("button", name=re.compile("^Extend the grid"))
+        assert not extend.evaluate(CUT_TEXT), "the Extend label is cut"
+        extend.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory)
+                                 / f"robustness_edge{suffix}.png"))
+        extend.click()
+        wait_until_idle(page, timeout=300_000)
+        assert_no_error_shown(page, "extended grid")
+        after = assert_heatmap_fits(page, "extended grid")
+        assert after["cells"] > before["cells"], (before, after)
+        x, y, text = page.locator(".js-plotly-plot").first.evaluate(CELL_LABELS)
+        for j, row in enumerate(old[1]):
+            for i, col in enumerate(old[0]):
+                assert text[y.index(row)][x.index(col)] == old[2][j][i], (row, col)
+        assert "Default axes" in page.inner_text("body")
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory)
+                                 / f"robustness_extended{suffix}.png"))
+        open_robustness(page, server, "n_samples=400&rob_size=8&rob_seeds=1&rob_select=test")
+        assert_heatmap_fits(page, "8 × 8 grid")
+        assert_no_error_shown(page, "8 × 8 grid")
+    finally:
+        page.close()
+
+
+def test_the_default_sweep_on_50000_rows_reads_at_both_sizes(server, browser,
+                                                             tmp_path_factory):
+    """The default sweep (5 × 5 cells around the data-aware defaults, 2 seeds, 3-fold
+    cross-validation) on 50,000 rows: the heatmap fills its column with its labels inside
+    their cells in a 1400 × 1000 window and, resized, on a 1024 × 768 projector."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_robustness(page, server, "n_samples=50000")
+        assert_no_error_shown(page, "50,000 rows")
+        folder = screenshot_folder(tmp_path_factory)
+        for width, height in SCREENS:
+            page.set_viewport_size({"width": width, "height": height})
+            page.wait_for_timeout(1000)
+            fit = assert_heatmap_fits(page, f"50,000 rows at {width} px")
+            assert fit["cells"] == 25
+            page.screenshot(path=str(folder / ("robustness_50k.png" if width == 1400
+                                               else f"robustness_50k_{width}.png")))
     finally:
         page.close()
