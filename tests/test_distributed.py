@@ -189,21 +189,29 @@ def test_dual_variables_lost_restart_from_zero(client):
     _check_against_oracle(model, X, y)
 
 
-def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys):
-    """``snacks fit 'part-*.csv' --scheduler ADDRESS`` reads the files on the workers; the saved
-    model predicts the files on the cluster as it does in memory."""
+@pytest.mark.parametrize("kind", ["csv", "svm"])
+def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys, kind):
+    """``snacks fit 'part-*.csv' --scheduler ADDRESS`` reads the files on the workers (LIBSVM
+    files with one index base); the saved model predicts the files on the cluster as it
+    does in memory."""
+    from sklearn.datasets import dump_svmlight_file
+
     from snacks_core import cli
     from snacks_core.persistence import load_model
 
     X, y = _data(n=900, seed=6)
     for part in range(3):
         rows = slice(300 * part, 300 * (part + 1))
+        if kind == "svm":
+            dump_svmlight_file(X[rows], y[rows], str(tmp_path / f"part-{part}.svm"),
+                               zero_based=False)
+            continue
         np.savetxt(tmp_path / f"part-{part}.csv", np.column_stack([X[rows], y[rows]]),
                    delimiter=",", header=",".join([f"x{j}" for j in range(8)] + ["label"]),
                    comments="")
     address = client.scheduler.address
     model_path, out = tmp_path / "m.npz", tmp_path / "labels.txt"
-    pattern = str(tmp_path / "part-*.csv")
+    pattern = str(tmp_path / f"part-*.{kind}")
     assert cli.main(["fit", pattern, "--scheduler", address, "--model", str(model_path),
                      "--m", "30", "--solver", "liblinear", "--progress", "never"]) == 0
     printed = capsys.readouterr().out
@@ -212,6 +220,7 @@ def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys):
                      "--out", str(out), "--progress", "never"]) == 0
     assert "900 rows predicted" in capsys.readouterr().out
     saved = load_model(model_path.read_bytes())
+    assert saved.index_base == (1 if kind == "svm" else None)
     expected = saved.pipeline.predict(X)
     np.testing.assert_array_equal(np.loadtxt(out), expected)
     assert cli.main(["fit", str(tmp_path / "none-*.csv"), "--scheduler", address]) != 0

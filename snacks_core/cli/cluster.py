@@ -93,12 +93,12 @@ def read_on_cluster(client, pattern, label_column, index_base, n_features=None) 
     parts = client.persist([dask.delayed(_read_file)(path, label_column, index_base)
                             for path in paths])
     scans = dask.compute(*[dask.delayed(_scan)(part) for part in parts])
-    base = None
-    start = 0
-    if libsvm:
-        base = index_base if index_base is not None else (
-            0 if any(holds_zero for _, _, holds_zero in scans) else 1)
-        start = base
+    base, start = None, 0
+    if libsvm and index_base is not None:
+        base = index_base
+    elif libsvm:
+        # Read zero-based: a one-based run drops its unused first column.
+        base = start = 0 if any(holds_zero for _, _, holds_zero in scans) else 1
     widths = {width - start for _, width, _ in scans}
     width = n_features if n_features is not None else max(widths)
     if not libsvm and widths != {width}:
