@@ -13,7 +13,8 @@ of 18 features; the issue's target is 3,000,000) on a quiet machine; it prints i
    during predict (a Dask array, reduced to its error on the cluster), and the bytes of
    the vectors sent per round (w to each worker, Δw back);
 2. the same rows computed into this process and the same estimator fitted in memory (all
-   cores): time, objective, test error;
+   cores): time, objective, test error; then solver 'liblinear' in memory (the cluster's
+   local solver run serially, with the same budget of 50 passes);
 3. the per-round cost of the cluster without work (a fit on 2,000 rows), and from the
    measured per-row and per-round costs a projection for 100M rows on 32 workers, printed
    as a projection.
@@ -138,6 +139,13 @@ def main(n):
           f"{100 * local_error:.2f} %")
     print(f"ratios: time {seconds / local_seconds:.2f}×, test error "
           f"{100 * (test_error - local_error):+.2f} points")
+    start = time.perf_counter()
+    serial = SnacksClassifier(solver="liblinear", random_state=SEED).fit(X_local, y_local)
+    serial_seconds = time.perf_counter() - start
+    print(f"in process, the local solver alone (liblinear, {int(serial.n_iter_)} epochs): "
+          f"{serial_seconds:.1f} s, stop {serial.stop_reasons_[0]}, objective "
+          f"{last(serial, 'objective'):.5f} (gap {last(serial, 'gap'):.2g}), test error "
+          f"{100 * np.mean(serial.predict(X_test) != y_test):.2f} %")
     rows_per_worker = n / 2
     per_row_embed = model.embedding_time_ / rows_per_worker
     per_row_round = max(model.training_time_ / rounds - overhead, 0.0) / rows_per_worker

@@ -29,7 +29,6 @@ from ..storage import plan_storage
 from ..validation import clip_n_components
 from . import is_dask_collection
 from .cocoa import (
-    LOCAL_PASSES,
     CocoaOptions,
     EmbeddedPartitions,
     gather_results,
@@ -127,7 +126,7 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
             client.close()
 
 
-def _fit(model, client, data, eval_set, progress, local_passes=LOCAL_PASSES):
+def _fit(model, client, data, eval_set, progress):
     """:func:`fit_cluster` on ``client`` with the checked Dask arrays ``data``."""
     start = time.perf_counter()
     partitions, summaries = load_partitions(client, *data)
@@ -157,8 +156,7 @@ def _fit(model, client, data, eval_set, progress, local_passes=LOCAL_PASSES):
         # A CoCoA+ round with σ' = K moves the dual about 1/K as far as a pass of the serial
         # solver: the patience is counted in K rounds per check.
         n_iter_no_change=(spec.n_iter_no_change * len(embedded.futures) if held_counts.any()
-                          else None),
-        local_passes=local_passes)
+                          else None))
     start = time.perf_counter()
     results = [solve_cocoa(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
                            seed=seeds.solver, progress=progress,
