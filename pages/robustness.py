@@ -160,7 +160,7 @@ st.plotly_chart(figure, width="stretch", key=Keys.HEATMAP, config=config,
 heatmap.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, mean, std),
                     result["optimism"])
 heatmap.edge_warning(
-    heatmap.grid_edges(best, mean.shape), result["axis"], (rows_v, cols_v),
+    heatmap.grid_edges(best, mean), result["axis"], (rows_v, cols_v),
     lambda setting: axes_with({**extras, setting: extras[setting] + 1})[1:],
     heatmap.row_axis_limits(result["axis"], split.X_train.shape[0], folds))
 heatmap.heatmap_cell_view(split, result, folds, solver)

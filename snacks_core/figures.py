@@ -695,8 +695,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     zmin, zmax = robust_color_range(100 * mean)
     # Colours that span less than a point would differ under labels that all read the same
     # at one decimal: two decimals then.
-    digits = "%.2f" if zmax - zmin < 1.0 else "%.1f"
-    text = np.where(np.isfinite(mean), np.char.mod(digits, 100 * np.nan_to_num(mean)),
+    digits = 2 if zmax - zmin < 1.0 else 1
+    text = np.where(np.isfinite(mean), np.char.mod(f"%.{digits}f", 100 * np.nan_to_num(mean)),
                     "").astype(object)
     if best is None and np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
@@ -704,7 +704,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
         text[best] = "★ " + text[best]
     custom = np.dstack([100 * np.nan_to_num(std), np.nan_to_num(seconds)])
     capped = np.nanmax(100 * mean) > zmax if np.any(np.isfinite(mean)) else False
-    color_title = f"{value_label} (%)" + (f"<br>≥ {zmax:.1f} %: darkest" if capped else "")
+    color_title = f"{value_label} (%)" + (f"<br>≥ {zmax:.{digits}f} %: darkest" if capped
+                                          else "")
     fig = go.Figure(go.Heatmap(
         x=cols, y=rows, z=100 * mean, text=text, texttemplate="%{text}",
         textfont=dict(size=_cell_label_size(len(rows), len(cols), height)), zmin=zmin,

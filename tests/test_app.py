@@ -853,17 +853,19 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
 
 
 def test_an_edge_cell_is_said_and_one_click_extends_the_grid_reusing_its_cells():
-    """On a 2 × 2 grid every cell is on an edge: the page says which, and its button adds
-    one step beyond that edge, computing only the new cells (the old ones keep their
-    values, the grid its axes around the defaults)."""
-    at = open_page("robustness", rob_size=2, rob_seeds=1, rob_select="test")
+    """On a 2 × 2 grid every cell is on an edge; on spirals the error still falls towards
+    the best cell's two edges: the page says which, and its button adds one step beyond
+    the one that can grow (m is already all the 140 training rows), computing only the new
+    cells (the old ones keep their values)."""
+    at = open_page("robustness", dataset="synthetic:spirals", rob_size=2, rob_seeds=1,
+                   rob_select="test")
     at.button(key="run_sweep").click().run()
     assert_clean(at)
     before = figure_data(at.get("plotly_chart")[0])[0]
     warning = next(w.value for w in at.warning if "best cell is at" in w.value)
     assert "the good models may lie beyond the grid" in warning
     extend = at.button(key="extend_grid")
-    assert extend.label.startswith("Extend the grid: ")
+    assert extend.label == "Extend the grid: smaller λ"
     extend.click().run()
     assert_clean(at)
     after = figure_data(at.get("plotly_chart")[0])[0]
@@ -874,5 +876,8 @@ def test_an_edge_cell_is_said_and_one_click_extends_the_grid_reusing_its_cells()
     np.testing.assert_array_equal(new[np.ix_(rows, cols)], old)
     grown = [name for name in ("rob_lam_below", "rob_lam_above", "rob_axis_below",
                                "rob_axis_above") if at.session_state[name] == 1]
-    assert grown and "Default axes" in [b.label for b in at.button]
+    assert grown == ["rob_lam_below"], grown
+    assert "smallest λ tried" in warning and "largest m tried" in warning
+    assert "m cannot go higher here (m is at most the 140 rows a cell trains on" in warning
+    assert new.shape == (2, 3) and "Default axes" in [b.label for b in at.button]
     assert not any("Click **Run sweep**" in info.value for info in at.info)

@@ -333,9 +333,11 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
         folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
                   and width == 1400 else tmp_path_factory.getbasetemp() / "screenshots")
         folder.mkdir(parents=True, exist_ok=True)
-        # The page scrolls inside Streamlit's main container: the heatmap and the cell's
-        # model as they fill the window.
-        heatmap.scroll_into_view_if_needed()
+        # The page scrolls inside Streamlit's main container: the cell's model (below the
+        # heatmap) as it fills the window.
+        page.get_by_text("the model the sweep trained with seed").evaluate(
+            "el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
         page.screenshot(path=str(folder / f"robustness_cell_{width}.png"
                                  if width != 1400 else folder / "robustness_cell.png"))
         page.get_by_text("Decision boundaries of the 9 cells").click()
@@ -495,9 +497,11 @@ def assert_heatmap_fits(page, where):
     return fit
 
 
-def screenshot_folder(tmp_path_factory):
-    folder = (README_SCREENSHOTS if os.environ.get("SNACKS_UPDATE_SCREENSHOTS") == "1"
-              else tmp_path_factory.getbasetemp() / "screenshots")
+def screenshot_folder(tmp_path_factory, in_docs):
+    """docs/screenshots/ for a picture the docs show (``in_docs``) when
+    SNACKS_UPDATE_SCREENSHOTS=1 is set, a temporary folder otherwise."""
+    folder = (README_SCREENSHOTS if in_docs and os.environ.get("SNACKS_UPDATE_SCREENSHOTS")
+              == "1" else tmp_path_factory.getbasetemp() / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -529,8 +533,10 @@ def test_heatmap_fills_its_column_and_an_edge_cell_extends_the_grid(
         assert warning.count() == 1
         extend = page.get_by_role("button", name=re.compile("^Extend the grid"))
         assert not extend.evaluate(CUT_TEXT), "the Extend label is cut"
-        extend.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshot_folder(tmp_path_factory)
+        # The button at the foot of the window: the heatmap's cells above its warning.
+        extend.evaluate("el => el.scrollIntoView({block: 'end'})")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, width == 1400)
                                  / f"robustness_edge{suffix}.png"))
         extend.click()
         wait_until_idle(page, timeout=300_000)
@@ -543,7 +549,7 @@ def test_heatmap_fills_its_column_and_an_edge_cell_extends_the_grid(
                 assert text[y.index(row)][x.index(col)] == old[2][j][i], (row, col)
         assert "Default axes" in page.inner_text("body")
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshot_folder(tmp_path_factory)
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, False)
                                  / f"robustness_extended{suffix}.png"))
         open_robustness(page, server, "n_samples=400&rob_size=8&rob_seeds=1&rob_select=test")
         assert_heatmap_fits(page, "8 × 8 grid")
@@ -561,13 +567,131 @@ def test_the_default_sweep_on_50000_rows_reads_at_both_sizes(server, browser,
     try:
         open_robustness(page, server, "n_samples=50000")
         assert_no_error_shown(page, "50,000 rows")
-        folder = screenshot_folder(tmp_path_factory)
         for width, height in SCREENS:
             page.set_viewport_size({"width": width, "height": height})
             page.wait_for_timeout(1000)
             fit = assert_heatmap_fits(page, f"50,000 rows at {width} px")
             assert fit["cells"] == 25
-            page.screenshot(path=str(folder / ("robustness_50k.png" if width == 1400
-                                               else f"robustness_50k_{width}.png")))
+            page.screenshot(path=str(screenshot_folder(tmp_path_factory, width == 1024)
+                                     / f"robustness_50k_{width}.png"))
+    finally:
+        page.close()
+
+
+def libsvm_rows(n_rows, seed):
+    """Two noisy classes on two features, as LIBSVM text (one-based indices)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n_rows) < 0.5, 1, -1)
+    X = rng.normal(size=(n_rows, 2)) + 1.2 * y[:, None]
+    return "".join(f"{label:+d} 1:{a:.4f} 2:{b:.4f}\n" for label, (a, b) in zip(y, X, strict=True))
+
+
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_a_training_and_test_pair_is_uploaded_and_used(server, browser, tmp_path,
+                                                       tmp_path_factory, width, height):
+    """`pair` and `pair.t`: the test file's rows are the test rows on the Data page and on
+    the Playground, and the sidebar's test fraction no longer applies."""
+    (tmp_path / "pair").write_text(libsvm_rows(300, 0))
+    (tmp_path / "pair.t").write_text(libsvm_rows(120, 1))
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"{server}/data", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        uploaders = page.locator("input[type='file']")
+        uploaders.nth(0).set_input_files(str(tmp_path / "pair"))
+        page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        uploaders.nth(1).set_input_files(str(tmp_path / "pair.t"))
+        page.get_by_text("Its test rows: pair.t").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_role("button", name="Use these files").click()
+        page.get_by_text("Test rows from pair.t").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        metrics = page.locator("[data-testid='stMetric']").all_inner_texts()
+        assert any("Training rows" in m and "300" in m for m in metrics), metrics
+        assert any("Test rows" in m and "120" in m for m in metrics), metrics
+        sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+        assert "Test rows: the test file pair.t." in sidebar
+        assert_no_error_shown(page, "the Data page with a test file")
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, width == 1400)
+                                 / f"test_file_data_{width}.png"))
+        page.get_by_role("link", name="Playground").click()
+        page.get_by_text("Test error").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        facts = page.inner_text("body")
+        assert "n = 300 training rows" in facts
+        assert_no_error_shown(page, "the Playground with a test file")
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, False)
+                                 / f"test_file_playground_{width}.png"))
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_auto_tune_shows_its_chosen_model_without_another_click(server, browser,
+                                                                tmp_path_factory, width,
+                                                                height):
+    """Live training off, as on a large set: after Train and Auto-tune, the chosen model is
+    trained and shown at once, and what Auto-tune tried spans the page."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"{server}/?live=false&lam=0.5&n_samples=400", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_role("button", name="Train", exact=True).click()
+        wait_until_idle(page)
+        page.get_by_role("button", name="Auto-tune").click()
+        page.get_by_text("Auto-tune scored").wait_for(timeout=120_000)
+        wait_until_idle(page)
+        body = page.inner_text("body")
+        assert "the model above is theirs" in body
+        assert "click Train" not in body and "Click Train" not in body
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        tried = page.locator(".stExpander", has_text="What Auto-tune tried").first
+        tried.locator("summary").click()
+        wait_until_idle(page)
+        main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+        table = tried.locator("[data-testid='stDataFrame']")
+        table.wait_for(timeout=30_000)
+        box = table.bounding_box()
+        assert box["width"] >= 0.8 * (main["width"] - 100), (box, main)
+        assert "measured once" in tried.inner_text()
+        assert_no_error_shown(page, "the Playground after Auto-tune")
+        tried.scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, width == 1400)
+                                 / f"auto_tune_{width}.png"))
+    finally:
+        page.close()
+
+
+def test_a_lesson_banner_keeps_the_plot_on_screen_and_ends_with_its_page(
+        server, browser, tmp_path_factory):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+        wait_until_idle(page)
+        page.get_by_text("Lessons").first.click()
+        page.get_by_role("button", name="λ too large").click()
+        page.get_by_role("button", name="Got it").wait_for(timeout=60_000)
+        wait_until_idle(page)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        page.wait_for_timeout(800)
+        box = page.locator(".st-key-boundary_figure .js-plotly-plot").first.bounding_box()
+        assert box["y"] + box["height"] <= 1000, box
+        page.screenshot(path=str(screenshot_folder(tmp_path_factory, False)
+                                 / "lesson_banner.png"))
+        page.get_by_role("link", name="Data").click()
+        page.get_by_text("Training rows").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        assert page.get_by_role("button", name="Got it").count() == 0
+        page.get_by_role("link", name="Playground").click()
+        page.get_by_text("Test error").first.wait_for(timeout=60_000)
+        wait_until_idle(page)
+        assert page.get_by_role("button", name="Got it").count() == 0
     finally:
         page.close()

@@ -114,3 +114,21 @@ def test_an_extended_grid_merges_to_the_whole_grids_cells(cv):
     if cv:
         chosen, expected = merged.attrs["chosen"], whole.attrs["chosen"]
         assert (chosen["m"], chosen["lam"]) == (expected["m"], expected["lam"])
+
+
+def test_an_edge_counts_only_where_the_error_still_falls_towards_it():
+    from snacks_core.ui import heatmap
+
+    mean = np.array([[0.10, 0.20, 0.30],
+                     [0.10, 0.25, 0.30],
+                     [0.40, 0.40, 0.40]])
+    # Row 0 ties with row 1 (more rows change nothing): only the λ edge counts.
+    assert heatmap.grid_edges((0, 0), mean) == [("lam", 0)]
+    assert heatmap.grid_edges((1, 1), mean) == []
+    falling = mean.copy()
+    falling[0, 0] = 0.05
+    assert heatmap.grid_edges((0, 0), falling) == [("lam", 0), ("axis", 0)]
+    assert heatmap.grid_edges(None, mean) == []
+    # A neighbour a stopped sweep never computed does not hide the edge.
+    unknown = np.array([[0.1, np.nan]])
+    assert heatmap.grid_edges((0, 0), unknown) == [("lam", 0)]

@@ -25,9 +25,9 @@ CELL_FIGURE_HEIGHT = 440
 CELL_BOUNDARY_HEIGHT = 480
 
 
-# Width of each of the clicked cell's two figures: side by side from a main column of
-# 2 × 460 px (a 1400 px window), one above the other below that (a 1024 px one).
-CELL_FIGURE_WIDTH = 460
+# Width of each of the clicked cell's two figures: side by side in a main column of about
+# 940 px (a 1400 px window), one above the other in one of about 560 px (a 1024 px one).
+CELL_FIGURE_WIDTH = 440
 
 
 def pick_heatmap_cell():
@@ -118,7 +118,7 @@ def heatmap_cell_view(split, result, folds, solver):
                     f"{len(y_fit):,} training rows{held} and scored: **test error "
                     f"{percent(error)}** ({value}).")
     classes = class_names(split)
-    beside = st.container(horizontal=True, wrap=True, gap="medium")
+    beside = st.container(horizontal=True, wrap=True, gap="small")
     model_view = beside.container(width=CELL_FIGURE_WIDTH)
     convergence_view = beside.container(width=CELL_FIGURE_WIDTH)
     if split.n_features == 2:
@@ -273,18 +273,23 @@ EXTENSION_SETTINGS = {("lam", 0): "rob_lam_below", ("lam", 1): "rob_lam_above",
                       ("axis", 0): "rob_axis_below", ("axis", 1): "rob_axis_above"}
 
 
-def grid_edges(best, shape) -> list:
-    """The edges of a rows × columns grid that the cell ``best`` (row, column) lies on, as
-    (axis, side): 'axis' for the rows (m or γ), 'lam' for the columns; side 0 the smallest
-    value, 1 the largest."""
+def grid_edges(best, mean) -> list:
+    """The edges of a rows × columns grid of errors ``mean`` that the cell ``best`` (row,
+    column) lies on and towards which the error still falls (the best cell beats its
+    neighbour inside the grid; a tie, as when more landmarks change nothing, says nothing
+    of what lies beyond), as (axis, side): 'axis' for the rows (m or γ), 'lam' for the
+    columns; side 0 the smallest value, 1 the largest."""
     if best is None:
         return []
+    i, j = int(best[0]), int(best[1])
     edges = []
-    for name, index, length in (("lam", int(best[1]), shape[1]), ("axis", int(best[0]), shape[0])):
-        if index == 0:
-            edges.append((name, 0))
-        if index == length - 1:
-            edges.append((name, 1))
+    for name, index, length in (("lam", j, mean.shape[1]), ("axis", i, mean.shape[0])):
+        for side, at_edge, step in ((0, index == 0, 1), (1, index == length - 1, -1)):
+            if not at_edge or length < 2:
+                continue
+            inner = mean[i, j + step] if name == "lam" else mean[i + step, j]
+            if not np.isfinite(inner) or mean[i, j] < inner:
+                edges.append((name, side))
     return edges
 
 
@@ -333,8 +338,8 @@ def edge_warning(edges, axis, axes, extended_axes, limits):
         new = extended_axes(setting)
         grows = len(new[1] if name == "lam" else new[0]) > len(values)
         (growing if grows else stuck).append((setting, letter, side))
-    text = (f"The best cell is at {' and at '.join(places)}: the good models may lie beyond "
-            "the grid.")
+    text = (f"The best cell is at {' and at '.join(places)}, and the error still falls "
+            "towards it: the good models may lie beyond the grid.")
     if stuck:
         text += " " + " ".join(f"{letter} cannot go {'lower' if side == 0 else 'higher'} here "
                                f"({limits})." for _, letter, side in stuck)
