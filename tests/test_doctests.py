@@ -22,6 +22,7 @@ MODULES = [
     "snacks_core.datasets.sample_data",
     "snacks_core.datasets.split",
     "snacks_core.datasets.synthetic",
+    "snacks_core.defaults",
     "snacks_core.estimator",
     "snacks_core.kernels",
     "snacks_core.memory",
