@@ -565,8 +565,9 @@ def _log_panel_ticks(fig, panel_px):
     values = values[np.isfinite(values) & (values > 0)]
     if values.size == 0:
         return {"dtick": 1}
-    high = np.ceil(np.log10(values.max()))
-    low = max(np.floor(np.log10(values.min())), high - LOG_PANEL_DECADES)
+    # Powers of ten land on a whole decade despite their rounding (log10(0.1) ≠ −1 exactly).
+    high = float(np.ceil(np.log10(values.max()) - 1e-9))
+    low = max(float(np.floor(np.log10(values.min()) + 1e-9)), high - LOG_PANEL_DECADES)
     ticks = max(1, int(panel_px // LOG_TICK_PX) - 1)
     return {"range": [low, high], "dtick": max(1, int(np.ceil((high - low) / ticks)))}
 

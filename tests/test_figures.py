@@ -312,3 +312,18 @@ def test_convergence_without_errors_has_no_error_panel():
     history["validation_error"] = np.array([np.nan, 0.2, 0.1])
     fig = figures.convergence_figure({"snacks": history})
     assert fig.layout.yaxis3.title.text == "test error"
+
+
+def test_a_short_gap_panel_shows_at_most_ten_decades_with_spaced_ticks():
+    """A heatmap cell's convergence figure (440 px, two panels) whose gap falls from 0.1 to
+    1e-16: the panel shows 10 decades, a tick every 2 (labels about 30 px apart)."""
+    k = np.arange(16)
+    history = {"iteration": k, "epoch": k.astype(float), "time": k.astype(float),
+               "objective": 1.0 + np.logspace(-1, -16, 16), "gap": np.logspace(-1, -16, 16),
+               "validation_error": np.full(16, np.nan)}
+    fig = figures.convergence_figure({"snacks": history}, height=440)
+    low, high = fig.layout.yaxis2.range
+    assert high - low == figures.LOG_PANEL_DECADES and high == -1
+    assert fig.layout.yaxis2.dtick == 2
+    tall = figures.convergence_figure({"snacks": history}, height=1400)
+    assert tall.layout.yaxis2.dtick == 1
