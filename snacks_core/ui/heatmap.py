@@ -256,7 +256,10 @@ def grid_result(key, table, axis, split, stopped=None, previous=None) -> dict:
 def reusable_result(result, key, axis_values, lams):
     """``result`` when its cells all belong to the grid ``key`` names (the same data,
     settings, seeds and scoring; its axes within ``axis_values`` × ``lams``) and it
-    finished: the grid's new cells can be added to it.  None otherwise."""
+    finished: the grid's new cells can be added to it.  None otherwise.
+
+    Keys are the Robustness page's: (data, model parameters, grid kind, row values,
+    λ values, seeds, folds)."""
     if not result or result.get("stopped") or result["key"] == key:
         return None
     if result["key"][:3] + result["key"][5:] != key[:3] + key[5:]:
