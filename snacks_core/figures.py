@@ -668,6 +668,8 @@ def robust_color_range(values):
 # The narrowest the heatmap's plot area is drawn (a 1024 px window's main column, less the
 # axis titles and the colour bar): the cell labels are sized to fit cells of that width.
 HEATMAP_MIN_PLOT_WIDTH = 480
+# The narrowest cell (px) whose label keeps its decimals ('★ 17.9' in 8 px type).
+HEATMAP_MIN_DECIMAL_CELL = 36
 
 
 def _cell_label_size(n_rows, n_cols, height):
@@ -684,12 +686,13 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     """An error over a grid (rows × columns): each cell's mean in %, ★ on the best cell.
 
     The label of a cell is its mean alone (two decimals where the colours span less than a
-    point), in a font that fits the cells of the narrowest plot (:func:`_cell_label_size`);
-    the hover adds the spread (± the standard deviation
-    over seeds and folds, unless ``spread=False``: one seed per cell has no spread) and the
-    fit time.  The colour scale stops at :func:`robust_color_range`'s upper end, said in
-    its title; ``value_label`` names the error ('test error', 'CV error'); ``best``, the
-    (row, column) index of the ★ (default: the lowest mean, the first one on a tie).
+    point, none in cells narrower than :data:`HEATMAP_MIN_DECIMAL_CELL`), in a font that
+    fits the cells of the narrowest plot (:func:`_cell_label_size`); the hover adds the
+    spread (± the standard deviation over seeds and folds, unless ``spread=False``: one
+    seed per cell has no spread) and the fit time.  The colour scale stops at
+    :func:`robust_color_range`'s upper end, said in its title; ``value_label`` names the
+    error ('test error', 'CV error'); ``best``, the (row, column) index of the ★ (default:
+    the lowest mean, the first one on a tie).
     """
     rows = [_tick(v) for v in row_values]
     cols = [_tick(v) for v in col_values]
@@ -697,6 +700,9 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     # Colours that span less than a point would differ under labels that all read the same
     # at one decimal: two decimals then.
     digits = 2 if zmax - zmin < 1.0 else 1
+    if HEATMAP_MIN_PLOT_WIDTH / max(len(cols), 1) < HEATMAP_MIN_DECIMAL_CELL:
+        # An extended grid's narrow cells: whole percents fit, the hover keeps the rest.
+        digits = 0
     text = np.where(np.isfinite(mean), np.char.mod(f"%.{digits}f", 100 * np.nan_to_num(mean)),
                     "").astype(object)
     if best is None and np.any(np.isfinite(mean)):

@@ -327,3 +327,19 @@ def test_a_short_gap_panel_shows_at_most_ten_decades_with_spaced_ticks():
     assert fig.layout.yaxis2.dtick == 2
     tall = figures.convergence_figure({"snacks": history}, height=1400)
     assert tall.layout.yaxis2.dtick == 1
+
+
+def test_heatmap_labels_shrink_to_fit_an_extended_grid():
+    """Twenty λ columns (an 8-value axis extended six steps each way): labels without
+    decimals in the smallest font; five columns keep one decimal at full size."""
+    rng = np.random.default_rng(0)
+    wide = figures.heatmap_figure(list(range(8)), list(range(20)), rng.uniform(0, 0.5, (8, 20)),
+                                  np.zeros((8, 20)), np.ones((8, 20)), row_label="m",
+                                  col_label="λ")
+    assert all("." not in cell for cell in np.asarray(wide.data[0].text).ravel())
+    assert wide.data[0].textfont.size == 8
+    five = figures.heatmap_figure(list(range(5)), list(range(5)), rng.uniform(0, 0.5, (5, 5)),
+                                  np.zeros((5, 5)), np.ones((5, 5)), row_label="m",
+                                  col_label="λ")
+    assert all(cell.split()[-1].count(".") == 1 for cell in np.asarray(five.data[0].text).ravel())
+    assert five.data[0].textfont.size == 13
