@@ -16,6 +16,20 @@ cached yet, and the longest of the 20.  Then tab-close measurements: a Playgroun
 a robustness sweep on 50,000 rows closed after 4 s; the server's CPU time (user + system
 of its process tree, through psutil) is sampled every 20 ms to find when its work stops,
 beside the time the same run takes when it is left to finish.
+
+``--first-picture`` (section "first-picture", issue 28): one new visitor at a time on a warm
+server (a first visitor has trained the defaults), each in a fresh browser context (nothing
+cached): seconds from opening the Playground to the page's scripts loaded, the server's last
+message of the run received, the metrics drawn and the first picture drawn; the bytes of
+scripts, styles and messages, the largest message (the figure) and the scripts loaded after
+the page's own.  Baseline in the same run: Streamlit's own floor, a page that shows one small
+Plotly figure on a second server.
+
+``--auto-tune`` (section "auto-tune"): the Playground's Auto-tune on w8a
+(``../shared/data/w8a``, skipped when absent) and on a census-shaped set
+(``make_a9a_like``, 32,561 rows), as the app splits them (70/30) and from its data-aware
+defaults: seconds and the chosen model's test error, beside the previous Auto-tune (one
+halving search over γ × 7 C values × m as set and 4×) and the defaults' model.
 """
 
 from __future__ import annotations
@@ -49,14 +63,15 @@ BIG_SWEEP = "n_samples=50000&rob_grid=gamma&m=1000&rob_size=4&rob_seeds=2"
 IDLE_CORES = 0.1
 
 
-def start_server():
+def start_server(folder=ROOT):
+    """``streamlit run app.py`` in ``folder`` on a free port: (process, URL)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if k != "SNACKS_BLAS_THREADS"}
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=folder, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -323,8 +338,208 @@ def sessions_report(rows, before, peak, after, alone, alone_heavy, cpu) -> str:
     return "\n".join(lines)
 
 
+# The first picture: the Playground's figure drawn (its plot area has its SVG layers).
+PICTURE = ".js-plotly-plot .main-svg .cartesianlayer"
+# Streamlit's floor: the smallest page that shows a Plotly figure.
+FLOOR_APP = """import plotly.graph_objects as go
+import streamlit as st
+
+st.title("Floor")
+st.metric("Test error", "0.0 %")
+st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1], mode="markers")))
+"""
+
+
+def new_visitor(browser, url) -> dict:
+    """One new visitor (a fresh context: no cache) on ``url``: seconds to each stage, and
+    what was downloaded."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    got = {"script_bytes": 0, "style_bytes": 0, "other_bytes": 0, "message_bytes": 0,
+           "largest_message": 0, "messages_done": 0.0, "late_scripts": []}
+    start = time.perf_counter()
+
+    def response(answer):
+        try:
+            size = len(answer.body())
+        except Exception:  # a redirect or an aborted request has no body
+            return
+        kind = ("script" if answer.url.endswith(".js") else
+                "style" if answer.url.endswith(".css") else "other")
+        got[f"{kind}_bytes"] += size
+        if kind == "script" and got.get("scripts_loaded"):
+            got["late_scripts"].append((answer.url.rsplit("/", 1)[-1].split(".")[0], size))
+
+    def websocket(socket):
+        def frame(payload):
+            got["message_bytes"] += len(payload or b"")
+            got["largest_message"] = max(got["largest_message"], len(payload or b""))
+            got["messages_done"] = time.perf_counter() - start
+        socket.on("framereceived", frame)
+
+    page.on("response", response)
+    page.on("websocket", websocket)
+    page.goto(f"{url}/", wait_until="load")
+    got["scripts_loaded"] = time.perf_counter() - start
+    page.wait_for_selector(METRIC, timeout=300_000)
+    got["metrics"] = time.perf_counter() - start
+    page.wait_for_selector(PICTURE, timeout=300_000)
+    got["picture"] = time.perf_counter() - start
+    page.wait_for_timeout(500)
+    context.close()
+    return got
+
+
+def first_picture(write=False, visitors=5):
+    """Each stage of a new visitor's first picture on a warm server, beside Streamlit's
+    floor (module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(),
+                                             args=CHROMIUM_ARGS)
+        process, url = start_server()
+        floor_dir = Path(os.environ.get("TMPDIR") or "/tmp") / f"snacks_floor_{os.getpid()}"
+        floor_dir.mkdir(exist_ok=True)
+        (floor_dir / "app.py").write_text(FLOOR_APP)
+        floor_process, floor_url = start_server(floor_dir)
+        try:
+            new_visitor(browser, url)  # the first visitor trains the defaults
+            new_visitor(browser, floor_url)
+            app = [new_visitor(browser, url) for _ in range(visitors)]
+            floor = [new_visitor(browser, floor_url) for _ in range(visitors)]
+        finally:
+            for running in (process, floor_process):
+                running.terminate()
+                running.wait(timeout=20)
+            browser.close()
+    report = first_picture_report(app, floor)
+    print(report)
+    if write:
+        write_section("first-picture", report)
+
+
+def first_picture_report(app, floor) -> str:
+    def median(rows, name):
+        return statistics.median(row[name] for row in rows)
+
+    stages = [("page and its scripts loaded", "scripts_loaded"),
+              ("the run's last message received", "messages_done"),
+              ("metrics drawn", "metrics"), ("first picture drawn", "picture")]
+    lines = ["## First picture (issue 28): `bench_classroom.py --first-picture`", "",
+             f"Machine: {machine()} (load average {os.getloadavg()[0]:.1f} at the end)", "",
+             f"{len(app)} new visitors one after another on a warm server (the Playground at "
+             "its defaults, trained by a first visitor), each in a fresh browser context, "
+             "beside Streamlit's floor (one small Plotly figure); medians, seconds from "
+             "opening the page.", "",
+             "| stage | Playground | floor | ratio |", "|---|---|---|---|"]
+    for label, name in stages:
+        lines.append(f"| {label} | {median(app, name):.2f} | {median(floor, name):.2f} | "
+                     f"{median(app, name) / median(floor, name):.1f}× |")
+    kib = 1024
+    lines += ["", "| downloaded (KiB) | Playground | floor |", "|---|---|---|"]
+    for label, name in [("scripts", "script_bytes"), ("styles", "style_bytes"),
+                        ("other (page, fonts, icons)", "other_bytes"),
+                        ("messages of the run", "message_bytes"),
+                        ("largest message (the figure)", "largest_message")]:
+        lines.append(f"| {label} | {median(app, name) / kib:,.0f} | "
+                     f"{median(floor, name) / kib:,.0f} |")
+    late = sorted(app[-1]["late_scripts"], key=lambda item: -item[1])[:4]
+    lines += ["", "Largest scripts loaded after the page, as its elements first appear: "
+              + ", ".join(f"{name} {size / kib:,.0f} KiB" for name, size in late) + "."]
+    return "\n".join(lines)
+
+
+def _one_search(split, params):
+    """The previous Auto-tune: γ × 7 C values × m as set and 4×, one halving search on every
+    training row."""
+    from snacks_core.defaults import C_values_around_default, gamma_values_around, round_125
+    from snacks_core.kernels import resolve_gamma
+    from snacks_core.objective import C_to_lam
+    from snacks_core.search import SnacksSearchCV
+    from snacks_core.settings import estimator_from_settings
+    from snacks_core.ui import explorer
+
+    m = params["n_components"]
+    grid = {"C": list(C_values_around_default(3)), "n_components": [m, min(4 * m, 2000)],
+            "gamma": gamma_values_around(resolve_gamma("scale", split.X_train),
+                                         explorer.AUTO_TUNE_GAMMA_FACTORS)}
+    search = SnacksSearchCV(estimator_from_settings(params), grid, cv=explorer.AUTO_TUNE_FOLDS,
+                            halving=True, refit=False, random_state=0)
+    search.fit(split.X_train, split.y_train)
+    chosen = dict(search.best_params_)
+    chosen["lam"] = round_125(C_to_lam(chosen.pop("C"), split.X_train.shape[0]))
+    return {"params": chosen, "cv_error": 1.0 - search.best_score_,
+            "n_rows": split.X_train.shape[0],
+            "fits": explorer.AUTO_TUNE_FOLDS * len(search.cv_results_["params"])}
+
+
+def auto_tune_bench(write=False):
+    """Auto-tune's seconds and its choice's test error (module docstring)."""
+    from snacks_core import datasets, evaluation
+    from snacks_core.ui import explorer
+    from snacks_core.ui.sidebar import defaults_for
+
+    sets = []
+    w8a = ROOT.parent / "shared" / "data" / "w8a"
+    if w8a.exists():
+        sets.append(("w8a", lambda: datasets.load_file(w8a, n_features=300)))
+    else:
+        print(f"w8a skipped: {w8a} not found.")
+
+    def census():
+        X, y, _, _ = datasets.make_a9a_like(32561, 100, random_state=0)
+        return datasets.make_dataset(X, y, "census-shaped (a9a-like)")
+
+    sets.append(("census-shaped", census))
+    lines = ["## Auto-tune (issue 28): `bench_classroom.py --auto-tune`", "",
+             f"Machine: {machine()}", "",
+             "| data (training rows) | run | seconds | then training the choice (s) | "
+             "chosen | CV error % | test error % |", "|---|---|---|---|---|---|---|"]
+    for name, load in sets:
+        dataset = load()
+        chosen = defaults_for(dataset, 0.3)
+        split = datasets.split_dataset(dataset, test_size=0.3, scaling=chosen["scaling"],
+                                       random_state=0)
+        params = {"kernel": "rbf", "gamma": "scale", "n_components": chosen["m"],
+                  "lam": chosen["lam"], "solver": "snacks", "sampling": "balanced",
+                  "max_epochs": 50, "class_weight": None, "random_state": 0}
+        default = evaluation.train(split, params).metrics
+        label = f"{name} ({split.X_train.shape[0]:,})"
+        lines.append(f"| {label} | the defaults (m = {chosen['m']}, λ = {chosen['lam']:g}) | "
+                     f"- | - | - | - | {100 * default['test_error']:.2f} |")
+        for run, tune in (("Auto-tune", explorer.auto_tune),
+                          ("one search over γ × C × m (Auto-tune before)", _one_search)):
+            start = time.perf_counter()
+            tuned = tune(split, params)
+            seconds = time.perf_counter() - start
+            start = time.perf_counter()
+            after = evaluation.train(split, {**params, **tuned["params"]}).metrics
+            fit = time.perf_counter() - start
+            picked = ", ".join(f"{key} = {value:g}" for key, value in tuned["params"].items())
+            lines.append(f"| {label} | {run} ({tuned['fits']} fits on {tuned['n_rows']:,} "
+                         f"rows) | {seconds:.1f} | {fit:.1f} | {picked} | "
+                         f"{100 * tuned['cv_error']:.2f} | {100 * after['test_error']:.2f} |")
+            print(lines[-1], flush=True)
+    report = "\n".join(lines)
+    print(report)
+    if write:
+        write_section("auto-tune", report)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
-                        help="also write the 'classroom' section of BENCHMARKS.md")
-    main(parser.parse_args().write)
+                        help="also write this mode's section of BENCHMARKS.md")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--first-picture", action="store_true",
+                      help="a new visitor's time to the first picture on a warm server")
+    mode.add_argument("--auto-tune", action="store_true",
+                      help="Auto-tune's time and choice on 50,000- and 32,561-row sets")
+    arguments = parser.parse_args()
+    if arguments.first_picture:
+        first_picture(arguments.write)
+    elif arguments.auto_tune:
+        auto_tune_bench(arguments.write)
+    else:
+        main(arguments.write)

@@ -14,6 +14,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from snacks_core.persistence import pipeline_from_npz
+from snacks_core.ui.state import Keys
 
 # Every AppTest run goes through app.py (the autouse fixture of test_app.py).
 from test_app import entry_point_on_every_run  # noqa: F401
@@ -47,7 +48,8 @@ def downloads(monkeypatch):
 
 def playground(settings, upload=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
-    for name, value in settings.items():
+    # The export is built while its expander is open.
+    for name, value in {**settings, Keys.EXPORT: True}.items():
         at.session_state[name] = value
     at.run()
     if upload is not None:

@@ -4,6 +4,8 @@ Playground says about a test error's uncertainty, Auto-tune's choice, landmarks 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -78,6 +80,9 @@ def test_the_standard_error_is_the_binomial_one(error, n):
 def _app(**settings):
     from streamlit.testing.v1 import AppTest
 
+    from snacks_core.ui.state import Keys
+
+    settings.setdefault(Keys.EXPORT, True)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     for name, value in settings.items():
         at.session_state[name] = value
@@ -101,8 +106,8 @@ def test_an_uploaded_pair_is_used_on_every_page():
     assert at.slider(key="test_size").disabled
     at.switch_page("pages/playground.py").run()
     assert_clean(at)
-    delta = next(m.delta for m in at.metric if m.label == "Test error")
-    assert "(70 test rows)" in delta
+    facts = next(md.value for md in at.markdown if "- m = " in md.value)
+    assert re.search(r"- test error [0-9.]+ % ± [0-9.]+ \(70 test rows\)", facts), facts
     code = next(c.value for c in at.code)
     assert "load_files(['mine.csv', 'mine_test.csv']" in code
     at.switch_page("pages/solvers.py").run()
@@ -133,8 +138,6 @@ def test_auto_tune_shows_its_choice_without_a_click_on_train():
 def test_the_facts_say_why_m_is_below_the_m_asked_for():
     """Every row twice: some landmarks drawn repeat a row and are dropped, and the facts
     say so with numbers that add up."""
-    import re
-
     X, y = _blobs(60, 3.0, 0)
     raw = _csv(np.vstack([X, X]), np.concatenate([y, y]))
     at = _app()

@@ -101,8 +101,9 @@ def tried_table(request, split, run):
         shown = results.assign(cv_error=(100 * results["cv_error"]).round(2),
                                C=results["C"].map(lambda C: float(f"{C:.3g}")),
                                lam=results["lam"].map(lambda lam: float(f"{lam:.3g}")))
-        shown = shown.sort_values(["rows", "cv_error"], ascending=[False, True])
-        columns = {"gamma": "γ", "C": "C", "lam": "λ (all training rows)", "m": "m",
+        shown = shown.assign(chosen=shown["chosen"].map({True: "★", False: ""}))
+        shown = shown.sort_values(["chosen", "rows", "cv_error"], ascending=[False, False, True])
+        columns = {"chosen": "chosen", "gamma": "γ", "C": "C", "lam": "λ", "m": "m",
                    "rows": "rows", "cv_error": "CV error %"}
         if shown["gamma"].isna().all():
             del columns["gamma"]
@@ -113,7 +114,7 @@ def tried_table(request, split, run):
                    if results["rows"].nunique() > 1 else
                    "Every (γ, C) was scored on all the searched rows")
         st.caption(
-            f"{halving}; then m as set and 4× at the chosen γ and C. C = 1/(2nλ) carries a "
-            "choice from the rows searched to every training row (λ is shown for all of "
-            "them). m counts the landmarks asked for: the model's facts count the distinct "
-            "rows drawn.")
+            f"{halving}; then m as set and 4× (at most the rows a fold trains on) at the "
+            "chosen γ and C. C = 1/(2nλ) carries a choice from the rows searched to every "
+            "training row (λ is shown for all of them, as the sidebar gets it). m counts the "
+            "landmarks asked for: the model's facts count the distinct rows drawn.")

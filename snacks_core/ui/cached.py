@@ -200,7 +200,10 @@ def train(request: DataRequest, split, params) -> evaluation.Run:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _surface(data_key, model_key, _model, _X):
-    return decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
+    surface = decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
+    # Float32 halves the figure a visitor downloads (its contours carry the grid three
+    # times) at no visible cost (BENCHMARKS.md, 'First picture').
+    return replace(surface, scores=surface.scores.astype(np.float32))
 
 
 def _plane_points(split):

@@ -153,7 +153,7 @@ AUTO_TUNE_FOLDS = 3
 # Auto-tune searches a stratified subsample of at most this many training rows, so that it
 # answers in seconds whatever n (BENCHMARKS.md, 'Auto-tune'); C = 1/(2nλ), not λ, carries
 # its choice over to every training row, as the default C ≈ 25 does.
-AUTO_TUNE_MAX_ROWS = 12_000
+AUTO_TUNE_MAX_ROWS = 40_000
 
 
 # The γ × C search's m: the sidebar's, at most this many (successive halving needs about
@@ -183,8 +183,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     called after each fold's score (``rows``: the rows of that round).  Returns ``params``
     (the chosen ``gamma``, ``lam`` and ``n_components``), ``C``, ``cv_error`` (its mean CV
     error), ``results`` (one row per setting and round: ``gamma``, ``C``, ``lam`` for every
-    training row, ``m``, ``rows``, ``cv_error``), ``n_rows`` (the rows searched), ``fits``
-    and ``seconds``.
+    training row, ``m``, ``rows``, ``cv_error``, ``chosen``), ``n_rows`` (the rows
+    searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
     n_train = split.X_train.shape[0]
@@ -223,13 +223,20 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
         best, compared = search({**at_best, "n_components": ms}, m, halving=False)
         results = pd.concat([results, compared], ignore_index=True)
         chosen = dict(best.best_params_)
-    lam = C_to_lam(chosen.pop("C"), n_train)
+    # λ for every training row, as the sidebar gets it (on its 1-2-5 steps unless by_C).
+    as_set = (lambda C: C_to_lam(C, n_train)) if by_C else (
+        lambda C: round_125(C_to_lam(C, n_train)))
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
-        "lam": [C_to_lam(C, n_train) for C in results["param_C"]],
+        "lam": [as_set(C) for C in results["param_C"]],
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float)})
-    lam = lam if by_C else round_125(lam)
+    # Stage 2 scores the stage-1 choice again beside 4m: one row for it.
+    table = table.drop_duplicates(["gamma", "C", "m", "rows"], keep="last")
+    table["chosen"] = ((table["C"] == chosen["C"]) & (table["m"] == chosen["n_components"])
+                       & (table["rows"] == X.shape[0])
+                       & ((table["gamma"] == chosen["gamma"]) if "gamma" in chosen else True))
+    lam = as_set(chosen.pop("C"))
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
             "cv_error": 1.0 - best.best_score_,
             "results": table, "n_rows": X.shape[0], "fits": len(fits),

@@ -7,13 +7,19 @@ import streamlit as st
 
 from .. import persistence, snippets
 from . import cached
+from .state import Keys
 from .user_errors import USER_ERRORS, show_error
 
 
 def export_section(request, split, params, run):
     """Code that reproduces the run and the whole fitted pipeline (scaling included) as a
-    .npz download, or why this model cannot be saved."""
-    with st.expander("Export: code and model", icon=":material/download:"):
+    .npz download, or why this model cannot be saved; built only while the expander is
+    open: the code's highlighter is the largest script a first visit would load after
+    the figures' (BENCHMARKS.md, 'First picture')."""
+    with st.expander("Export: code and model", icon=":material/download:", key=Keys.EXPORT,
+                     on_change="rerun") as box:
+        if not box.open:
+            return
         reason = persistence.unsaved_reason(run.model)
         try:
             dataset = cached.load_dataset(request)

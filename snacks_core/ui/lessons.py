@@ -35,6 +35,11 @@ def lesson_left(name) -> bool:
             or current("dataset") != lesson_values(lesson.settings)["dataset"])
 
 
+# The banner's height, and the room it takes with the gap below it (pixels).
+BANNER_HEIGHT = 110
+BANNER_SPACE = 140
+
+
 def lesson_banner():
     """The explanation of the lesson the user started, until dismissed or its experiment is
     left (:func:`lesson_left`: the lesson ends then).  One short row beside its button, so
@@ -46,7 +51,13 @@ def lesson_banner():
         _dismiss_lesson()
         return
     lesson = LESSONS[name]
-    with st.container(border=True, key="lesson_banner"):
+    # A fixed height (longer texts scroll), which the Playground's figures give up: app.py's
+    # PLAYGROUND_CSS sizes them to the window less what is above them.
+    st.html("<style>.st-key-boundary_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
+            f"calc(100vh - {290 + BANNER_SPACE}px)),900px)}}"
+            ".st-key-drawing_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
+            f"calc(100vh - {400 + BANNER_SPACE}px)),900px)}}</style>")
+    with st.container(border=True, key="lesson_banner", height=BANNER_HEIGHT):
         text, button = st.columns([12, 1], vertical_alignment="center")
         text.markdown(f"**Lesson · {lesson.title}** — {lesson.text}")
         button.button("Got it", key="dismiss_lesson", on_click=_dismiss_lesson)

@@ -43,16 +43,11 @@ def metrics_row(run, split):
     metrics = run.metrics
     baseline = percent(metrics["majority_error"])
     cols = st.columns(7)
-    n_test = split.X_test.shape[0]
-    spread = standard_error(metrics["test_error"], n_test)
-    cols[0].metric("Test error", percent(metrics["test_error"]),
-                   delta=f"majority {baseline}" + (f" · ± {100 * spread:.1f} ({n_test:,} test "
-                                                   "rows)" if round(100 * spread, 1) else ""),
+    cols[0].metric("Test error", percent(metrics["test_error"]), delta=f"majority {baseline}",
                    delta_color="off", delta_arrow="off",
                    help="Share of held-out points misclassified. Below it: the error of always "
-                        "predicting the most frequent training class, and the test error's "
-                        "binomial standard error √(p(1−p)/n_test): another test set of the "
-                        "same size would give an error about that far from this one.")
+                        "predicting the most frequent training class. Its binomial standard "
+                        "error is in the facts beside the picture.")
     cols[1].metric("Train error", percent(metrics["train_error"]),
                    help="Training error far below test error means overfitting.")
     f1_label = ("F1 (test, macro)" if metrics["f1_label"] is None
@@ -118,6 +113,8 @@ def run_facts(run, split):
     n = split.X_train.shape[0]
     gamma = getattr(model.embedding_, "gamma_", None)
     lines = [f"- n = {n:,} training rows, d = {split.n_features} features",
+             f"- test error {test_error_uncertainty(metrics['test_error'], split.X_test.shape[0])}"
+             ", ± one binomial standard error √(p(1−p)/n)",
              f"- λ = {model.lam_:g}, so C = 1/(2nλ) = {metrics['C']:.4g}"]
     if metrics["n_landmarks"] is not None:
         lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}"

@@ -74,7 +74,7 @@ HELP = {
                   "model once. Test error scores each cell on the test rows: choosing the "
                   "lowest one flatters it (the page measures by how much).",
     "auto_tune": "A quick 3-fold cross-validated search on the training rows (at most "
-                 "12,000 of them): γ around the 'scale' rule against C from 0.2 to 2,000 "
+                 "40,000 of them): γ around the 'scale' rule against C from 0.2 to 2,000 "
                  "(successive halving), then m as set and 4×. The best setting goes into the "
                  "sidebar and is trained at once on every training row. The test rows are "
                  "not used.",
