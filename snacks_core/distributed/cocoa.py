@@ -14,9 +14,11 @@ round every partition k improves its own α_[k] on the local subproblem
 α_i + Δ_i ∈ [0, C s_i], by :data:`LOCAL_PASSES` passes of LIBLINEAR's coordinate step
 (the jitted :func:`~snacks_core.solvers._snacks_kernels.dual_ascent_sweep`, on the
 variables scaled by σ' so that its step is the subproblem's); it sends Δw_k = Σ Δ_i y_i z_i
-and the client adds them: w ← w + Σ_k Δw_k, which stays Σ α_i y_i z_i.  The subproblems'
-sum bounds the dual's increase from below (σ' = K makes it safe for any partition of the
-rows), so D(α) rises every round, at the rate the local solver's quality allows.
+and Σ Δ_i, and the client adds them: w ← w + t Σ_k Δw_k and α ← α + tΔ, which keeps
+w = Σ α_i y_i z_i.  The subproblems' sum bounds the dual's increase at t = 1 from below
+(σ' = K makes it safe for any partition of the rows); t ∈ [0, 1] is the exact maximiser of
+the dual along the step (a concave quadratic in t, whose terms the client has), so D(α)
+rises every round at least as much as CoCoA+'s own step.
 
 The first local pass reads every row at the round's w, so each partition also returns
 C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at no extra read: the client has F(w) and D(α)
@@ -49,12 +51,13 @@ _COMPACT_BLOCK_ROWS = 8192
 
 class RoundSummary(NamedTuple):
     """What one partition sends the client after a round: Δw_k, the hinge sum
-    C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at the round's w and α, and its held-out
-    rows' errors at w."""
+    C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at the round's w and α, Σ Δα_i, and its
+    held-out rows' errors at w."""
 
     dw: np.ndarray
     hinge: float
     alpha_sum: float
+    step_sum: float
     held_errors: int
 
 
@@ -70,9 +73,9 @@ def _blocks(Z, rng):
 def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
     """Run on a worker: ``passes`` passes of the local solver on subproblem ``problem`` of a
     :class:`~snacks_core.distributed.fit.Partition` from its dual variables ``alpha`` (None:
-    zeros) and the round's ``w``; returns ``(new alpha, RoundSummary)``.
+    zeros) and the round's ``w``; returns ``(Δα, RoundSummary)``.
 
-    ``passes=0`` only certifies w (the summary's Δw is zero)."""
+    ``passes=0`` only certifies w (Δα and Δw are zero)."""
     y = partition.targets[problem]
     weight = partition.weight
     alpha = np.zeros(y.shape[0]) if alpha is None else alpha
@@ -82,7 +85,8 @@ def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
                                  * matvec(partition.Z_held, w) <= 0))
     if passes == 0:
         hinge = C * float(np.sum(weight * np.maximum(0.0, 1.0 - y * matvec(partition.Z, w))))
-        return alpha, RoundSummary(np.zeros_like(w), hinge, float(alpha.sum()), held_errors)
+        return np.zeros_like(alpha), RoundSummary(np.zeros_like(w), hinge, float(alpha.sum()),
+                                                  0.0, held_errors)
     rng = np.random.default_rng(seed)
     scaled, local_w = sigma * alpha, w.copy()
     upper = (sigma * C) * weight
@@ -94,8 +98,15 @@ def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
                                       scaled, local_w, w)
             if sweep == 0:
                 hinge += total / sigma
-    return scaled / sigma, RoundSummary((local_w - w) / sigma, hinge, float(alpha.sum()),
-                                        held_errors)
+    step = scaled / sigma - alpha
+    return step, RoundSummary((local_w - w) / sigma, hinge, float(alpha.sum()),
+                              float(step.sum()), held_errors)
+
+
+def take_step(alpha, round_result, size):
+    """Run on a worker: α + size·Δα, from a :func:`local_round`'s result."""
+    step = round_result[0]
+    return size * step if alpha is None else alpha + size * step
 
 
 def wait_for(client, futures, what, timeout, *, lost_ok=False):
@@ -184,8 +195,9 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
         ``coef``: the w of the last certified round (gap ≤ tol), the final w (certified by
         one more read) when the rounds run out, or the round's w with the lowest held-out
         error on early stopping.  The history has one row per round (iteration = round,
-        epoch = local passes made by then); ``info`` holds ``bytes_per_round``, the bytes
-        of the vectors sent each round (w to each partition, Δw back).
+        epoch = local passes made by then); ``info`` holds ``bytes_per_round`` (the bytes
+        of the vectors sent each round: w to each partition, Δw back), ``partitions`` (K)
+        and ``restarted`` (the rounds whose lost dual variables restarted from zero).
     """
     C = 1.0 / (2.0 * n_train * lam)
     K = len(partitions.futures)
@@ -228,15 +240,28 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
                 break
         if passes == 0:
             break
-        state.alpha[:] = [client.submit(operator.itemgetter(0), r) for r in rounds]
+        dw = sum(s.dw for s in summaries)
+        size = _step_size(w, dw, sum(s.step_sum for s in summaries))
+        state.alpha[:] = [client.submit(take_step, state.alpha[p], r, size, pure=False)
+                          for p, r in enumerate(rounds)]
         for p, summary in enumerate(summaries):
-            state.shares[p] += summary.dw
-        w = w + sum(s.dw for s in summaries)
+            state.shares[p] += size * summary.dw
+        w = w + size * dw
     history = {name: np.asarray(values) for name, values in rows.items()}
     return SolverResult(coef=w, history=history, n_iter=int(history["iteration"][-1]),
                         n_epochs=float(history["epoch"][-1]), stop_reason=stop_reason,
                         info={"bytes_per_round": 2 * K * w.nbytes, "partitions": K,
                               "restarted": state.restarted})
+
+
+def _step_size(w, dw, step_sum):
+    """The t ∈ [0, 1] that maximises the dual along the round's combined step: D(α + tΔα) =
+    2λ (Σα + tΣΔα − ½‖w + tΔw‖²) is a concave quadratic in t, and α + tΔα stays in the
+    box for t in [0, 1] (each partition's α + Δα does)."""
+    curvature = float(dw @ dw)
+    if curvature <= 0.0:
+        return 1.0
+    return float(np.clip((step_sum - float(w @ dw)) / curvature, 0.0, 1.0))
 
 
 class _DualState(NamedTuple):
