@@ -15,7 +15,7 @@ of 18 features; the issue's target is 3,000,000) on a quiet machine; it prints i
 2. the same rows computed into this process and the same estimator fitted in memory (all
    cores): time, objective, test error; then solver 'liblinear' in memory (the cluster's
    local solver run serially, with the same budget of 50 passes);
-3. the rounds CoCoA+ needs to a relative gap of 1e-2 on 2, 4 and 8 workers (50,000 rows),
+3. the rounds CoCoA+ needs to a relative gap of 1e-2 on 2, 4 and 8 workers (20,000 rows),
    the per-round cost of the cluster without work (a fit on 2,000 rows), and from the
    measured per-row and per-round costs a projection for 100M rows on 32 workers (the
    rounds grown by the power law through the measured counts), printed as a projection.
@@ -165,7 +165,7 @@ def main(n):
           f"{(embed + rounds * growth * round_time) / 60:.1f} min")
 
 
-def rounds_by_workers(n=50_000, workers=(2, 4, 8), tol=1e-2):
+def rounds_by_workers(n=20_000, workers=(2, 4, 8), tol=1e-2):
     """Rounds to a relative gap of ``tol`` on K workers (CoCoA+'s σ' = K damps each
     round); prints them and returns the growth from 2 to :data:`PROJECTED_WORKERS` workers
     of the power law fitted through them (a projection).  Round counts do not depend on

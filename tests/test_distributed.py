@@ -225,3 +225,14 @@ def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys, k
     np.testing.assert_array_equal(np.loadtxt(out), expected)
     assert cli.main(["fit", str(tmp_path / "none-*.csv"), "--scheduler", address]) != 0
     assert "matches no file" in capsys.readouterr().err
+
+
+def test_a_stage_without_an_answer_stops_with_an_error_not_a_hang(client):
+    import time
+
+    from snacks_core.distributed.cocoa import wait_for
+
+    slow = client.submit(time.sleep, 3, pure=False)
+    with pytest.raises(RuntimeError, match=r"partition\(s\) \[0\] gave no result within 0.2 s"):
+        wait_for(client, [slow], "a round", timeout=0.2)
+    client.cancel(slow)

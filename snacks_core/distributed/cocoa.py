@@ -120,7 +120,9 @@ def wait_for(client, futures, what, timeout, *, lost_ok=False):
     from distributed.client import FuturesCancelledError
 
     try:
-        distributed.wait(futures, timeout=timeout)
+        # distributed.wait runs on the current client, which ``client`` need not be.
+        with client.as_current():
+            distributed.wait(futures, timeout=timeout)
     except (TimeoutError, distributed.TimeoutError):
         pending = [p for p, f in enumerate(futures) if f.status == "pending"]
         workers = len(client.scheduler_info()["workers"])
