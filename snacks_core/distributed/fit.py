@@ -120,7 +120,9 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
                          "collections runs CoCoA+ rounds and takes none: leave them out.")
     client, owned = current_client(specs.resources.client)
     try:
-        return _fit(model, client, dask_rows(X, y, sample_weight), eval_set, progress)
+        # Whatever Dask computes on the way (a dataframe's partition lengths) runs there too.
+        with client.as_current():
+            return _fit(model, client, dask_rows(X, y, sample_weight), eval_set, progress)
     finally:
         if owned:
             client.close()
