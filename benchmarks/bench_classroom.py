@@ -22,8 +22,8 @@ server (a first visitor has trained the defaults), each in a fresh browser conte
 cached): seconds from opening the Playground to the page's scripts loaded, the server's last
 message of the run received, the metrics drawn and the first picture drawn; the bytes of
 scripts, styles and messages, the largest message (the figure) and the scripts loaded after
-the page's own.  Baseline in the same run: Streamlit's own floor, a page that shows one small
-Plotly figure on a second server.
+the page's own.  Baselines in the same run: Streamlit's own floors, a page that shows one
+small Plotly figure, alone and with one widget of each kind the sidebar uses.
 
 ``--auto-tune`` (section "auto-tune"): the Playground's Auto-tune on w8a
 (``../shared/data/w8a``, skipped when absent) and on a census-shaped set
@@ -340,10 +340,20 @@ def sessions_report(rows, before, peak, after, alone, alone_heavy, cpu) -> str:
 
 # The first picture: the Playground's figure drawn (its plot area has its SVG layers).
 PICTURE = ".js-plotly-plot .main-svg .cartesianlayer"
-# Streamlit's floor: the smallest page that shows a Plotly figure.
+# Streamlit's floors: the smallest page that shows a Plotly figure, and the same page with
+# one widget of each kind the sidebar uses (each kind is a script loaded on first use).
 FLOOR_APP = """import plotly.graph_objects as go
 import streamlit as st
 
+if WIDGETS:
+    with st.sidebar:
+        st.selectbox("Dataset", ["moons", "circles"])
+        st.select_slider("n", [100, 200, 400])
+        st.slider("Noise", 0.0, 1.0, 0.2)
+        st.toggle("γ from the data", True)
+        st.number_input("Seed", 0, 10, 0)
+        st.segmented_control("Regularize with", ["λ", "C"], default="λ")
+        st.checkbox("PCA")
 st.title("Floor")
 st.metric("Test error", "0.0 %")
 st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1], mode="markers")))
@@ -399,54 +409,63 @@ def first_picture(write=False, visitors=5):
         browser = playwright.chromium.launch(executable_path=chromium_path(),
                                              args=CHROMIUM_ARGS)
         process, url = start_server()
-        floor_dir = Path(os.environ.get("TMPDIR") or "/tmp") / f"snacks_floor_{os.getpid()}"
-        floor_dir.mkdir(exist_ok=True)
-        (floor_dir / "app.py").write_text(FLOOR_APP)
-        floor_process, floor_url = start_server(floor_dir)
+        floors = {}
+        for name, widgets in (("floor", False), ("floor with widgets", True)):
+            folder = (Path(os.environ.get("TMPDIR") or "/tmp")
+                      / f"snacks_floor_{os.getpid()}_{widgets}")
+            folder.mkdir(exist_ok=True)
+            (folder / "app.py").write_text(f"WIDGETS = {widgets}\n" + FLOOR_APP)
+            floors[name] = start_server(folder)
         try:
-            new_visitor(browser, url)  # the first visitor trains the defaults
-            new_visitor(browser, floor_url)
-            app = [new_visitor(browser, url) for _ in range(visitors)]
-            floor = [new_visitor(browser, floor_url) for _ in range(visitors)]
+            rows = {}
+            for name, (_, address) in {"Playground": (process, url), **floors}.items():
+                new_visitor(browser, address)  # the first visitor trains the defaults
+                rows[name] = [new_visitor(browser, address) for _ in range(visitors)]
         finally:
-            for running in (process, floor_process):
+            for running, _ in [(process, url), *floors.values()]:
                 running.terminate()
                 running.wait(timeout=20)
             browser.close()
-    report = first_picture_report(app, floor)
+    report = first_picture_report(rows)
     print(report)
     if write:
         write_section("first-picture", report)
 
 
-def first_picture_report(app, floor) -> str:
-    def median(rows, name):
-        return statistics.median(row[name] for row in rows)
+def first_picture_report(rows) -> str:
+    """Medians of each stage and of what was downloaded, per page (``rows``: page → the
+    visitors' :func:`new_visitor` records), the Playground first."""
+    def median(name, page):
+        return statistics.median(row[name] for row in rows[page])
 
+    pages = list(rows)
     stages = [("page and its scripts loaded", "scripts_loaded"),
               ("the run's last message received", "messages_done"),
               ("metrics drawn", "metrics"), ("first picture drawn", "picture")]
     lines = ["## First picture (issue 28): `bench_classroom.py --first-picture`", "",
              f"Machine: {machine()} (load average {os.getloadavg()[0]:.1f} at the end)", "",
-             f"{len(app)} new visitors one after another on a warm server (the Playground at "
-             "its defaults, trained by a first visitor), each in a fresh browser context, "
-             "beside Streamlit's floor (one small Plotly figure); medians, seconds from "
-             "opening the page.", "",
-             "| stage | Playground | floor | ratio |", "|---|---|---|---|"]
+             f"{len(rows['Playground'])} new visitors one after another on a warm server (the "
+             "Playground at its defaults, trained by a first visitor), each in a fresh browser "
+             "context; beside them Streamlit's floors: one small Plotly figure, alone and with "
+             "one widget of each kind the sidebar uses. Medians, seconds from opening the page.",
+             "", "| stage | " + " | ".join(pages) + " | Playground / floor with widgets |",
+             "|---" * (len(pages) + 2) + "|"]
     for label, name in stages:
-        lines.append(f"| {label} | {median(app, name):.2f} | {median(floor, name):.2f} | "
-                     f"{median(app, name) / median(floor, name):.1f}× |")
+        lines.append(f"| {label} | " + " | ".join(f"{median(name, page):.2f}" for page in pages)
+                     + f" | {median(name, 'Playground') / median(name, pages[-1]):.1f}× |")
     kib = 1024
-    lines += ["", "| downloaded (KiB) | Playground | floor |", "|---|---|---|"]
+    lines += ["", "| downloaded (KiB) | " + " | ".join(pages) + " |",
+              "|---" * (len(pages) + 1) + "|"]
     for label, name in [("scripts", "script_bytes"), ("styles", "style_bytes"),
                         ("other (page, fonts, icons)", "other_bytes"),
                         ("messages of the run", "message_bytes"),
                         ("largest message (the figure)", "largest_message")]:
-        lines.append(f"| {label} | {median(app, name) / kib:,.0f} | "
-                     f"{median(floor, name) / kib:,.0f} |")
-    late = sorted(app[-1]["late_scripts"], key=lambda item: -item[1])[:4]
-    lines += ["", "Largest scripts loaded after the page, as its elements first appear: "
-              + ", ".join(f"{name} {size / kib:,.0f} KiB" for name, size in late) + "."]
+        lines.append(f"| {label} | "
+                     + " | ".join(f"{median(name, page) / kib:,.0f}" for page in pages) + " |")
+    late = sorted(rows["Playground"][-1]["late_scripts"], key=lambda item: -item[1])[:4]
+    lines += ["", "Largest scripts the Playground loads after the page, as its elements first "
+              "appear: " + ", ".join(f"{name} {size / kib:,.0f} KiB" for name, size in late)
+              + "."]
     return "\n".join(lines)
 
 
