@@ -262,9 +262,11 @@ def test_a_click_on_a_full_drawing_adds_nothing(session):
 
 @pytest.mark.slow
 def test_a_drawing_trains_and_clear_and_example_work():
+    from snacks_core.ui.state import Keys
     from test_app import assert_clean, figure_data, metric, run_app
 
-    at = run_app(dataset="drawn:points")
+    # The export is built while its expander is open.
+    at = run_app(dataset="drawn:points", **{Keys.EXPORT: True})
     assert_clean(at)
     assert any(m.value == "**12 points: 6 of class A, 6 of class B**" for m in at.markdown)
     assert metric(at, "Test error") == "0.0 %"
@@ -321,6 +323,7 @@ def test_other_pages_explain_a_drawing_too_small_to_train():
 def test_exported_code_of_a_drawing_gives_the_apps_test_error(tmp_path, monkeypatch):
     """Overlapping classes, so that the error is not 0: the exported code, run alone,
     prints the test error the app shows."""
+    from snacks_core.ui.state import Keys
     from test_app import assert_clean, metric, run_app
     from test_export import run_exported
 
@@ -328,7 +331,7 @@ def test_exported_code_of_a_drawing_gives_the_apps_test_error(tmp_path, monkeypa
     points = [(str(label), *xy) for label, xy in zip(
         rng.choice(CLASSES, 30), np.round(rng.uniform(-1, 1, (30, 2)), 2), strict=True)]
     monkeypatch.chdir(tmp_path)
-    at = run_app(dataset="drawn:points", points=encode_points(points))
+    at = run_app(dataset="drawn:points", points=encode_points(points), **{Keys.EXPORT: True})
     assert_clean(at)
     shown = metric(at, "Test error")
     assert shown != "0.0 %"
