@@ -12,7 +12,7 @@ round every partition k improves its own α_[k] on the local subproblem
     max_Δ Σ_{i∈k} Δ_i − ⟨w, Σ_{i∈k} Δ_i y_i z_i⟩ − (σ'/2) ‖Σ_{i∈k} Δ_i y_i z_i‖²,
 
 α_i + Δ_i ∈ [0, C s_i], by :data:`LOCAL_PASSES` passes of LIBLINEAR's coordinate step
-(the jitted :func:`~snacks_core.solvers._snacks_kernels.dual_ascent_sweep`, on the
+(the jitted ``dual_ascent_sweep`` of :mod:`snacks_core.solvers.liblinear`, on the
 variables scaled by σ' so that its step is the subproblem's); it sends Δw_k = Σ Δ_i y_i z_i
 and Σ Δ_i, and the client adds them: w ← w + t Σ_k Δw_k and α ← α + tΔ, which keeps
 w = Σ α_i y_i z_i.  The subproblems' sum bounds the dual's increase at t = 1 from below
@@ -36,8 +36,9 @@ import numpy as np
 
 from ..cancellation import raise_if_stopped
 from ..objective import matvec
-from ..solvers._snacks_kernels import dual_ascent_sweep
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
+from ..solvers.liblinear import dual_ascent_sweep
+from ..solvers.snacks import MIN_VALIDATION_GAIN
 from .data import DEFAULT_TIMEOUT_S
 
 # Local passes of coordinate descent per round: more passes solve the local subproblems
@@ -208,6 +209,8 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
     rows = {name: [] for name in HISTORY_COLUMNS}
     streams = np.random.SeedSequence([seed, problem]).spawn(options.max_rounds + 1)
     best = (np.inf, w, -1)
+    patience_reference = np.inf
+    min_gain = max(1, int(np.ceil(MIN_VALIDATION_GAIN * partitions.held_rows)))
     stop_reason, elapsed, start = MAX_EPOCHS, 0.0, time.perf_counter()
     for t in range(options.max_rounds + 1):
         raise_if_stopped()
@@ -235,8 +238,12 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
             stop_reason = TOL_GAP
             break
         if options.n_iter_no_change is not None:
+            # As in memory: the best round is returned, but only a gain of at least
+            # MIN_VALIDATION_GAIN of the held-out rows (one row at least) renews the patience.
             if held < best[0]:
-                best = (held, w.copy(), t)
+                best = (held, w.copy(), best[2])
+            if held <= patience_reference - min_gain:
+                patience_reference, best = held, (best[0], best[1], t)
             elif t - best[2] >= options.n_iter_no_change:
                 stop_reason, w = EARLY_STOPPING, best[1]
                 break

@@ -28,6 +28,8 @@ import time
 import numpy as np
 
 from ..objective import lam_to_C, primal_objective
+
+# dual_ascent_sweep is LIBLINEAR's coordinate step: the distributed solver's local step too.
 from ._snacks_kernels import dual_ascent_sweep, squared_norms
 from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
 

@@ -94,7 +94,7 @@ _FAST_DUAL_LIMIT = 10.0
 # Early stopping counts an improvement of the validation error only if it is at least
 # this fraction of the validation rows (and at least one row): a change of a few rows
 # of a large validation set is noise, not learning.
-_MIN_VALIDATION_GAIN = 1e-3
+MIN_VALIDATION_GAIN = 1e-3
 # Under early stopping ASSG checks the held-out error k times per epoch, k = n // the
 # rows below clipped to [1, the checks per epoch below] (one check every ⌈n/k⌉ steps): at
 # one check per epoch, a patience of five checks costs five epochs after the best point,
@@ -502,7 +502,7 @@ class _Run:
         self.stop_reason = None
         self.stopping_set = stopping_set
         if stopping_set is not None:
-            self.min_gain = max(1, int(np.ceil(_MIN_VALIDATION_GAIN * len(stopping_set[1]))))
+            self.min_gain = max(1, int(np.ceil(MIN_VALIDATION_GAIN * len(stopping_set[1]))))
         self.best_errors, self.no_change, self.improved_at = np.inf, 0, 0
         self.best_validated, self.best_trained_errors = None, np.inf
 
