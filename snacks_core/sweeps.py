@@ -57,6 +57,7 @@ from sklearn.model_selection import check_cv, train_test_split
 from threadpoolctl import threadpool_limits
 
 from .cancellation import carry
+from .distributed import current_client
 from .estimator import SnacksClassifier
 from .kernels import kernel_matrix
 from .memory import check_fits_in_memory
@@ -603,7 +604,8 @@ def run_grid(X_train, X_test, m_values, problem, groups, resources):
     limits = {"n_jobs": (effective_n_threads() if resources.n_jobs is None
                          else effective_n_jobs(resources.n_jobs))}
     if resources.backend == "dask":
-        dask_client, owned_client = _dask_client(resources.client)
+        dask_client, owned = current_client(resources.client, "backend='dask'")
+        owned_client = dask_client if owned else None
         threads = list(dask_client.nthreads().values()) or [1]
         memory = [w.get("memory_limit") or 0
                   for w in dask_client.scheduler_info()["workers"].values()]
@@ -914,26 +916,6 @@ def _iter_dask(client, waves, m_values, X_train, X_test, problem):
                 yield future.result()
         finally:
             client.cancel(columns + blocks)
-
-
-def _dask_client(client):
-    """(client to use, client to close afterwards or None)."""
-    try:
-        import distributed
-    except ImportError:
-        raise ValueError("backend='dask' needs dask.distributed: pip install "
-                         "'snacks-explorer[distributed]'.") from None
-    if isinstance(client, str):
-        new = distributed.Client(client)
-        return new, new
-    if client is not None:
-        return client, None
-    try:
-        return distributed.get_client(), None
-    except ValueError:
-        raise ValueError("backend='dask' needs a dask.distributed Client: start one, e.g. "
-                         "Client('tcp://scheduler:8786') or Client() for a local cluster, "
-                         "or pass client=...") from None
 
 
 def summarize_grid(table, rows="m", columns="lam", value="test_error"):

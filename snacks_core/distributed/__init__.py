@@ -26,3 +26,25 @@ def is_dask_collection(data) -> bool:
     """Whether ``data`` is a Dask collection (array, dataframe or series), without
     importing Dask."""
     return type(data).__module__.partition(".")[0] == "dask"
+
+
+def current_client(client=None, what="A fit on Dask collections"):
+    """``(client, owned)``: the ``distributed.Client`` to run on (``client`` itself, a new
+    one for a scheduler address, else the current one) and whether the caller closes it;
+    ``what`` names the work in the messages when there is none."""
+    try:
+        import distributed
+    except ImportError:
+        raise ValueError(f"{what} needs dask.distributed: pip install "
+                         "'snacks-explorer[distributed]'.") from None
+    if isinstance(client, str):
+        return distributed.Client(client), True
+    if client is not None:
+        return client, False
+    try:
+        return distributed.get_client(), False
+    except ValueError:
+        raise ValueError(f"{what} runs on a dask.distributed cluster, and there is no "
+                         "current Client: start one first, e.g. "
+                         "Client('tcp://scheduler:8786'), or Client() for a local cluster, "
+                         "or pass client=....") from None

@@ -17,27 +17,6 @@ from . import is_dask_collection
 DEFAULT_TIMEOUT_S = 600.0
 
 
-def current_client(client=None):
-    """``(client, owned)``: the ``distributed.Client`` to run on (``client`` itself, a new
-    one for a scheduler address, else the current one) and whether the caller closes it."""
-    try:
-        import distributed
-    except ImportError:
-        raise ValueError("A fit on Dask collections needs dask.distributed: pip install "
-                         "'snacks-explorer[distributed]'.") from None
-    if isinstance(client, str):
-        return distributed.Client(client), True
-    if client is not None:
-        return client, False
-    try:
-        return distributed.get_client(), False
-    except ValueError:
-        raise ValueError("A fit on Dask collections runs on a dask.distributed cluster, and "
-                         "there is no current Client: start one first, e.g. "
-                         "Client('tcp://scheduler:8786'), or Client() for a local cluster.") \
-            from None
-
-
 def _as_dask_array(data, name):
     """A Dask array of a Dask array, dataframe or series; chunk sizes must be known."""
     import dask.dataframe as dd

@@ -27,7 +27,7 @@ from ..objective import lam_to_C
 from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
 from ..storage import plan_storage
 from ..validation import clip_n_components
-from . import is_dask_collection
+from . import current_client, is_dask_collection
 from .cocoa import (
     CocoaOptions,
     EmbeddedPartitions,
@@ -35,7 +35,7 @@ from .cocoa import (
     solve_cocoa,
     wait_for,
 )
-from .data import DEFAULT_TIMEOUT_S, current_client, dask_rows, load_partitions, scale_gamma
+from .data import DEFAULT_TIMEOUT_S, dask_rows, load_partitions, scale_gamma
 from .landmarks import balanced_order, draw_partition_rows, partition_quotas
 
 # Rows whose squared norms are computed from one float64 block.
