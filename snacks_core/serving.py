@@ -16,6 +16,7 @@ server starts:
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
@@ -225,6 +226,9 @@ def limit_blas_threads_once(environ=None) -> int | None:
     with _blas_lock:
         if _blas_set or threads == 0:
             return None
+        # threadpoolctl limits the BLAS libraries loaded when it is called: load NumPy's and
+        # SciPy's first (importing snacks_core loads its modules only when they are used).
+        importlib.import_module("scipy.linalg")
         threadpool_limits(threads, user_api="blas")
         _blas_set = True
         return threads
