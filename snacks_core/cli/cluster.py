@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import datasets
+from ..distributed import current_client
 from ..objective import lam_to_C
 from ..persistence import load_model, model_to_npz
 from .data import label_column_value
@@ -50,7 +51,7 @@ def _read_file(path, label_column, index_base):
 def _scan(part):
     """Run on a worker: ``(rows, width, whether a sparse file holds an index 0)``."""
     X, _ = part
-    holds_zero = bool(sp.issparse(X) and X.nnz and X.tocsc()[:, :1].nnz)
+    holds_zero = bool(sp.issparse(X) and X.nnz and (sp.csr_matrix(X).indices == 0).any())
     return X.shape[0], X.shape[1], holds_zero
 
 
@@ -126,12 +127,20 @@ def _standard_scaler(X):
     return scaler
 
 
+def _classes_for_weights(args, y):
+    """The classes of the labels ``y`` (one pass over them on the cluster) when
+    --class-weight names classes; None otherwise, where nothing reads them."""
+    if not isinstance(args.class_weight, dict):
+        return None
+    import dask
+
+    return np.unique(np.concatenate(dask.compute(*[
+        dask.delayed(np.unique)(block) for block in y.to_delayed()])))
+
+
 def run_fit(args) -> int:
     """``snacks fit DATA --scheduler ADDRESS``: train on the cluster, print the model's
     training numbers and write ``--model``."""
-    import dask
-    import distributed
-
     if args.test or args.scaling == "minmax":
         raise ValueError("With --scheduler the model trains on every row of DATA, standard "
                          "scaled or not (--scaling standard, auto or none): score a test file "
@@ -139,17 +148,16 @@ def run_fit(args) -> int:
     if args.model:
         check_writable(args.model)
     progress = Progress.for_args(args)
-    with distributed.Client(args.scheduler) as client:
+    client, _ = current_client(args.scheduler, "snacks fit --scheduler")
+    with client:
         data = read_on_cluster(client, args.data, args.label_column, args.index_base)
         X, y = data.X, data.y
         scaler = None if args.scaling == "none" else _standard_scaler(X)
         if scaler is not None:
             X = (X - scaler.mean_) / scaler.scale_
-        classes = np.unique(np.concatenate(dask.compute(*[
-            dask.delayed(np.unique)(block) for block in y.to_delayed()])))
         n, d = X.shape
         resolve_regularisation(args, n, d)
-        model = make_estimator(args, args.solver, classes)
+        model = make_estimator(args, args.solver, _classes_for_weights(args, y))
         model.fit(X, y, progress=progress)
         if progress is not None:
             progress.end()
@@ -178,9 +186,6 @@ def run_predict(args) -> int:
     """``snacks predict MODEL DATA --scheduler ADDRESS``: predict on the cluster; the labels
     come back block by block (one per row) and are written in DATA's order; the error is
     printed when every label of DATA is one of the model's classes."""
-    import dask
-    import distributed
-
     if args.decision_values:
         raise ValueError("--decision-values is not offered with --scheduler: write the "
                          "labels, or predict a file on this machine.")
@@ -194,7 +199,10 @@ def run_predict(args) -> int:
     rows = errors = 0
     scored = True
     try:
-        with distributed.Client(args.scheduler) as client:
+        client, _ = current_client(args.scheduler, "snacks predict --scheduler")
+        with client:
+            import dask
+
             data = read_on_cluster(client, args.data, args.label_column, index_base,
                                    n_features=saved.n_features)
             X = data.X

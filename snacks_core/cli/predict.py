@@ -80,10 +80,13 @@ def _blocks(args, n_features, index_base, progress):
         raise ValueError(f"{path.name} is read as a LIBSVM file (the label is the first field "
                          "of each line): --label-column only applies to CSV, Parquet and "
                          ".npy files.")
-    header = _csv_header(path) if kind == "csv" else b""
+    has_header = kind == "csv" and _csv_has_header(path)
+    header = b""
     with TextStream(path) as text:
         for chunk, first_line in text.chunks():
             if first_line == 1:
+                if has_header:
+                    header = chunk[:chunk.find(b"\n") + 1]
                 data = _read_block(kind, chunk, path.name, args, n_features, index_base)
             else:
                 # A later block of a CSV file gets the header again, so that it is read as
@@ -106,14 +109,10 @@ def _read_block(kind, text, name, args, n_features, index_base):
                              n_features=n_features, purpose="predict", name=name)
 
 
-def _csv_header(path) -> bytes:
-    """The first line of a CSV file when it is a header (b'' when it is data)."""
+def _csv_has_header(path) -> bool:
+    """Whether the first line of a CSV file is a header (its columns are named)."""
     columns = datasets.csv_columns(path)
-    if columns == [f"column {j + 1}" for j in range(len(columns))]:
-        return b""
-    with TextStream(path) as text:
-        first, _ = next(iter(text.chunks()))
-    return first[:first.find(b"\n") + 1]
+    return columns != [f"column {j + 1}" for j in range(len(columns))]
 
 
 class _Score:
