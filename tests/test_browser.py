@@ -143,6 +143,13 @@ def wait_until_idle(page, timeout=120_000):
     page.wait_for_timeout(300)
 
 
+def open_page(page, url):
+    """Go to ``url`` and wait until the app has drawn its sidebar and finished its run."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
+    wait_until_idle(page)
+
+
 def assert_no_error_shown(page, where):
     assert page.locator("[data-testid='stException']").count() == 0, f"exception box on {where}"
     body = page.inner_text("body")
@@ -158,9 +165,7 @@ def test_page_in_browser(server, browser, path, query, button, n_figures, name, 
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
-        page.goto(f"{server}/{path}?{query}", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/{path}?{query}")
         if button:
             page.get_by_role("button", name=button, exact=True).first.click()
             wait_until_idle(page)
@@ -184,9 +189,7 @@ def test_bad_upload_in_browser(server, browser, tmp_path):
     bad.write_text("x1,x2,label\n1,2,a\n3,4\n5,6,b\n")
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
     try:
-        page.goto(f"{server}/data", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/data")
         page.locator("input[type='file']").first.set_input_files(str(bad))
         wait_until_idle(page)
         page.get_by_role("button", name="Use this file", exact=True).click()
@@ -204,9 +207,7 @@ def test_wait_until_idle_waits_for_the_run(server, browser):
     """The helper returns only once the app's script state says the run is over."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/?n_samples=200", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/?n_samples=200")
         assert page.locator(NOT_RUNNING).count() == 1
         assert page.locator("[data-testid='stMetric']").count() >= 7
     finally:
@@ -218,9 +219,7 @@ def test_playground_fits_small_screens(server, browser, width, height, tmp_path_
     """Metric values are never cut ('5.…'); at 1280 × 800 the whole figure is on screen."""
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server}/", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         page.wait_for_timeout(800)
         cut = page.evaluate("""() => [...document.querySelectorAll(
@@ -243,10 +242,8 @@ def test_robustness_sweep_can_be_stopped(server, browser):
         # The γ × λ grid at m = 1000 on 50k rows runs ~30 s (40 (seed, γ) groups, each with
         # its own embedding); the m × λ grid now ends in ~8 s on 2 cores, which Stop missed
         # once in seven runs.
-        page.goto(f"{server}/robustness?n_samples=50000&rob_grid=gamma&m=1000&rob_size=8"
-                  "&rob_seeds=5", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/robustness?n_samples=50000&rob_grid=gamma&m=1000&rob_size=8"
+                        "&rob_seeds=5")
         page.get_by_role("button", name="Run sweep", exact=True).click()
         stop = page.get_by_role("button", name="Stop sweep")
         stop.wait_for(timeout=30_000)
@@ -292,10 +289,8 @@ def test_clicking_a_heatmap_cell_shows_its_model(server, browser, tmp_path_facto
     multiples open below."""
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server}/robustness?n_samples=400&rob_size=3&rob_seeds=1&rob_select=test",
-                  wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/robustness?n_samples=400&rob_size=3&rob_seeds=1"
+                        "&rob_select=test")
         run = page.get_by_role("button", name="Run sweep", exact=True)
         assert not run.evaluate(CUT_TEXT), "the Run sweep label is cut"
         run.click()
@@ -358,9 +353,7 @@ def test_watch_it_learn_plays_the_checkpoints(server, browser, tmp_path_factory)
     """Play moves the boundary and the error marker through the checkpoints; Pause holds."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/?n_samples=400", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/?n_samples=400")
         page.get_by_text("Watch it learn").first.click()
         wait_until_idle(page)
         animation = page.locator(".js-plotly-plot").nth(1)
@@ -403,9 +396,7 @@ def choose_upload(page, server, path, n_rows):
     page and choose the file in its uploader; returns once the page says how it reads it."""
     path.write_text("".join(f"{1 if i % 3 else -1} 1:{i / 40:.3f} 2:{(i * 7) % 5 / 5:.2f}\n"
                             for i in range(n_rows)))
-    page.goto(f"{server}/data", wait_until="domcontentloaded")
-    page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-    wait_until_idle(page)
+    open_page(page, f"{server}/data")
     page.locator("input[type='file']").first.set_input_files(str(path))
     page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
     wait_until_idle(page)
@@ -507,9 +498,7 @@ def screenshot_folder(tmp_path_factory, in_docs):
 
 
 def open_robustness(page, server, query):
-    page.goto(f"{server}/robustness?{query}", wait_until="domcontentloaded")
-    page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-    wait_until_idle(page)
+    open_page(page, f"{server}/robustness?{query}")
     page.get_by_role("button", name="Run sweep", exact=True).click()
     wait_until_idle(page, timeout=300_000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
@@ -597,9 +586,7 @@ def test_a_training_and_test_pair_is_uploaded_and_used(server, browser, tmp_path
     (tmp_path / "pair.t").write_text(libsvm_rows(120, 1))
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server}/data", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/data")
         uploaders = page.locator("input[type='file']")
         uploaders.nth(0).set_input_files(str(tmp_path / "pair"))
         page.get_by_text("(detected from the content)").wait_for(timeout=60_000)
@@ -639,9 +626,7 @@ def test_auto_tune_shows_its_chosen_model_without_another_click(server, browser,
     trained and shown at once, and what Auto-tune tried spans the page."""
     page = browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server}/?live=false&lam=0.5&n_samples=400", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/?live=false&lam=0.5&n_samples=400")
         page.get_by_role("button", name="Train", exact=True).click()
         wait_until_idle(page)
         page.get_by_role("button", name="Auto-tune").click()
@@ -672,9 +657,7 @@ def test_a_lesson_banner_keeps_the_plot_on_screen_and_ends_with_its_page(
         server, browser, tmp_path_factory):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{server}/", wait_until="domcontentloaded")
-        page.wait_for_selector("[data-testid='stSidebar']", timeout=60_000)
-        wait_until_idle(page)
+        open_page(page, f"{server}/")
         page.get_by_text("Lessons").first.click()
         page.get_by_role("button", name="λ too large").click()
         page.get_by_role("button", name="Got it").wait_for(timeout=60_000)
