@@ -247,9 +247,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             from .distributed.fit import fit_cluster
             return fit_cluster(self, X, y, sample_weight, eval_set, progress)
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
-        self.lam_ = self.regularization(X.shape[0])
-        self.C_ = lam_to_C(self.lam_, X.shape[0])
-        specs = self.fit_specs(self.lam_, progress)
+        specs = self.specs_for_rows(X.shape[0], progress)
         seeds = draw_seeds(self.random_state)
         targets = binary_targets(y, self.classes_)
         evaluation = self._check_eval_set(eval_set)
@@ -262,6 +260,20 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.stop_reasons_ = [r.stop_reason for r in results]
         self.solver_info_ = [r.info for r in results]
         return self
+
+    def specs_for_rows(self, n_samples, progress=None) -> FitSpecs:
+        """The specs of a fit on ``n_samples`` rows (:meth:`fit_specs` at the λ of
+        :meth:`regularization`), setting ``lam_`` and ``C_``."""
+        self.lam_ = self.regularization(n_samples)
+        self.C_ = lam_to_C(self.lam_, n_samples)
+        return self.fit_specs(self.lam_, progress)
+
+    def landmark_count(self, n_samples, n_features) -> int:
+        """The m a fit on ``n_samples`` rows of ``n_features`` draws: ``n_components``, or
+        :func:`snacks_core.defaults.default_m` for 'auto'."""
+        if self.n_components == "auto":
+            return default_m(n_samples, n_features)
+        return self.n_components
 
     def regularization(self, n_samples) -> float:
         """The λ a fit on ``n_samples`` rows solves for: ``lam``, λ = 1/(2nC) from ``C``, or
@@ -330,7 +342,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         X_stop = None if split is None else X[split[1]]
         X_val = None if evaluation is None else evaluation[0]
         Z, Z_val, Z_stop = self._embed_for_training(
-            X, None if split is None else split[0], (X_val, X_stop), resources)
+            X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
         options = spec.solve_options(split is not None, seeds.solver, sample_weight)
         if resources.progress is not None and "callback" not in options:
@@ -357,18 +369,19 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = np.zeros(len(results))
         return results
 
-    def _embed_for_training(self, X, train, extra, resources):
+    def _embed_for_training(self, X, train, extra, specs):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory
         budget allows (an ndarray or a store; a store only for a streaming solver), and
         the embeddings of the ``extra`` rows (each an X or None) in memory, float16 unless
         Z is in memory."""
+        resources = specs.resources
         k = self.embedding_.n_components_
         n = X.shape[0] if train is None else train.shape[0]
         plan = plan_storage(n + sum(rows.shape[0] for rows in extra if rows is not None), k,
                             dtype=resources.dtype, memory_budget=resources.memory_budget,
                             storage=resources.storage)
         self.storage_ = plan.kind
-        if plan.kind != "memory" and not REGISTRY[self.solver].streaming:
+        if plan.kind != "memory" and not specs.solver.entry.streaming:
             streamers = [name for name, entry in REGISTRY.items() if entry.streaming]
             raise ValueError(f"{plan.message} Only solver={' or '.join(map(repr, streamers))} "
                              "streams an embedding from compact or disk storage; use it, fewer "
@@ -423,10 +436,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_embedding(self, X, labels, seed, specs):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
-        n_components = (default_m(X.shape[0], X.shape[1]) if self.n_components == "auto"
-                         else self.n_components)
         self.embedding_ = fit_embedding(
-            X, labels, specs.kernel, n_components=n_components, sampling=self.sampling,
+            X, labels, specs.kernel, n_components=self.landmark_count(*X.shape),
+            sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
 
     def _fit_operator(self, X, targets, sample_weight, seeds, evaluation, specs):

@@ -119,7 +119,7 @@ def select_landmarks(X, n_components, *, sampling="uniform", kernel="rbf", gamma
     if sampling == "uniform":
         return rng.permutation(n_samples)[:n_components].astype(np.int64)
     if sampling == "balanced":
-        return _class_balanced_order(y, n_samples, rng)[:n_components]
+        return class_balanced_order(y, n_samples, rng)[:n_components]
 
     params = {"kernel": kernel, "gamma": None if kernel == "linear" else
               resolve_gamma(gamma, X), "degree": degree, "coef0": coef0}
@@ -175,7 +175,7 @@ def _as_generator(random_state):
                      f"numpy.random.RandomState; got {random_state!r}")
 
 
-def _class_balanced_order(y, n_samples, rng):
+def class_balanced_order(y, n_samples, rng):
     """All rows in an order where the classes take turns: the key of a row is its rank in a
     random permutation of its class plus a uniform number in [0, 1), so round r holds the
     r-th row of every class that has one, in a random order."""

@@ -41,10 +41,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .defaults import default_m
 from .estimator import SnacksClassifier
 from .kernels import resolve_gamma
-from .objective import C_to_lam
 from .pipeline import draw_seeds, labels_from_scores
 from .solvers import EMBEDDED_SOLVERS
 from .specs import Resources
@@ -180,14 +178,12 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         and m resolved (from C, or the data-aware defaults for 'auto')."""
         params = dict(params)
         if "C" in params:
-            params["lam"] = C_to_lam(params.pop("C"), n_rows)
-            params["C"] = None
+            params["lam"] = "auto"
         elif "lam" in params:
             params["C"] = None
         model = clone(self.estimator).set_params(random_state=self._seed, **params)
-        if model.n_components == "auto":
-            model.set_params(n_components=default_m(n_rows, self.n_features_in_))
-        return model.set_params(lam=model.regularization(n_rows), C=None)
+        return model.set_params(n_components=model.landmark_count(n_rows, self.n_features_in_),
+                                lam=model.regularization(n_rows), C=None)
 
     def _round(self, candidates, X, y, splitter, iteration):
         """One record per candidate: its scores and times on each fold of X, y."""

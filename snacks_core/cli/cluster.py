@@ -22,7 +22,6 @@ import scipy.sparse as sp
 
 from .. import datasets
 from ..distributed import current_client
-from ..objective import lam_to_C
 from ..persistence import load_model, model_to_npz
 from .data import label_column_value
 from .model import make_estimator, resolve_regularisation
@@ -166,7 +165,7 @@ def run_fit(args) -> int:
           f"{args.scheduler}")
     print(f"{args.solver} (CoCoA+ rounds on the cluster), {args.kernel} kernel (γ = "
           f"{model.embedding_.gamma_:.4g}), m = {model.embedding_.n_components_}, λ = "
-          f"{model.lam_:g} (C = {lam_to_C(model.lam_, n):.4g})")
+          f"{model.lam_:g} (C = {model.C_:.4g})")
     for name, value in (("train error", train_error),
                         ("objective", float(model.history_["objective"][-1])),
                         ("certified gap", float(model.history_["gap"][-1])),

@@ -66,9 +66,11 @@ def _blocks(Z, rng):
     """``(start, block)`` of Z in a random order, float32 or float64: one block in memory,
     blocks converted from float16 in turn for a compact Z."""
     if Z.dtype != np.float16:
-        return [(0, Z)]
+        yield 0, Z
+        return
     starts = rng.permutation(np.arange(0, Z.shape[0], _COMPACT_BLOCK_ROWS))
-    return [(int(s), Z[s:s + _COMPACT_BLOCK_ROWS].astype(np.float32)) for s in starts]
+    for s in starts:
+        yield int(s), Z[s:s + _COMPACT_BLOCK_ROWS].astype(np.float32)
 
 
 def local_round(partition, alpha, problem, w, C, sigma, passes, seed):

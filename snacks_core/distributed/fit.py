@@ -20,10 +20,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..defaults import default_m
 from ..kernels import resolve_gamma
+from ..landmarks import class_balanced_order
 from ..nystrom import NystromEmbedding
-from ..objective import lam_to_C
 from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
 from ..storage import plan_storage
 from ..validation import clip_n_components
@@ -36,7 +35,7 @@ from .cocoa import (
     wait_for,
 )
 from .data import DEFAULT_TIMEOUT_S, dask_rows, load_partitions, scale_gamma
-from .landmarks import balanced_order, draw_partition_rows, partition_quotas
+from .landmarks import draw_partition_rows, partition_quotas
 
 # Rows whose squared norms are computed from one float64 block.
 _NORM_BLOCK_ROWS = 8192
@@ -134,9 +133,7 @@ def _fit(model, client, data, eval_set, progress):
     partitions, summaries = load_partitions(client, *data)
     n, d = int(partitions.rows.sum()), partitions.n_features
     model.classes_, model.n_features_in_ = partitions.classes, d
-    model.lam_ = model.regularization(n)
-    model.C_ = lam_to_C(model.lam_, n)
-    kernel, spec, resources = model.fit_specs(model.lam_, progress)
+    kernel, spec, resources = model.specs_for_rows(n, progress)
     seeds = draw_seeds(model.random_state)
     kernel = kernel.check()
     gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"
@@ -179,8 +176,7 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     """The Nyström embedding on landmarks drawn across the partitions (only the m drawn
     rows come to the client), its ``landmark_indices_`` rows of the whole X."""
     n = int(partitions.rows.sum())
-    m = clip_n_components(default_m(n, partitions.n_features) if model.n_components == "auto"
-                          else model.n_components, n)
+    m = clip_n_components(model.landmark_count(n, partitions.n_features), n)
     rng = np.random.default_rng(seed)
     quotas = partition_quotas(partitions.class_counts, m, model.sampling, rng)
     balanced = model.sampling == "balanced"
@@ -194,7 +190,8 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     positions = np.concatenate([offset + draw[1] for offset, draw in zip(offsets, draws,
                                                                          strict=True)])
     kinds = np.concatenate([draw[2] for draw in draws])
-    order = balanced_order(kinds, rng) if balanced else rng.permutation(kinds.shape[0])
+    order = (class_balanced_order(kinds, kinds.shape[0], rng) if balanced
+             else rng.permutation(kinds.shape[0]))
     embedding = NystromEmbedding(**kernel.params(), n_components=order.shape[0],
                                  dtype=model.dtype, n_jobs=model.n_jobs).fit(
         rows[order], landmark_indices=np.arange(order.shape[0]))

@@ -70,13 +70,3 @@ def draw_partition_rows(X, y, classes, quotas, seed):
         kinds.append(np.full(int(quota), c))
     positions = np.concatenate(positions).astype(np.int64)
     return X[positions], positions, np.concatenate(kinds)
-
-
-def balanced_order(kinds, rng) -> np.ndarray:
-    """The in-memory rule's order of drawn rows of classes ``kinds``: within each class a
-    random order, the classes taking turns (rank in the class plus a uniform key)."""
-    keys = np.empty(kinds.shape[0])
-    for c in np.unique(kinds):
-        rows = rng.permutation(np.flatnonzero(kinds == c))
-        keys[rows] = np.arange(rows.shape[0]) + rng.random(rows.shape[0])
-    return np.argsort(keys, kind="stable")
