@@ -61,11 +61,6 @@ def default_m(n_train, n_features=None) -> int:
     return int(min(n_train, max(low, min(high, round(2 * np.sqrt(n_train))))))
 
 
-def sparse_binary(X) -> bool:
-    """Whether X is sparse with every stored value 1 (one-hot rows such as a9a or w8a)."""
-    return sp.issparse(X) and X.nnz > 0 and bool(np.all(X.data == 1))
-
-
 def default_scaling(X) -> str:
     """The feature scaling for the kind of data X is: 'standard' for dense X, 'none' for
     sparse X.

@@ -33,13 +33,6 @@ def test_scaling_follows_the_kind_of_data(X, expected):
     assert defaults.resolve_scaling("minmax", X) == "minmax"
 
 
-def test_sparse_binary():
-    assert defaults.sparse_binary(sp.csr_matrix(np.eye(3)))
-    assert not defaults.sparse_binary(_tfidf_like())
-    assert not defaults.sparse_binary(np.eye(3))
-    assert not defaults.sparse_binary(sp.csr_matrix((3, 3)))
-
-
 @pytest.mark.parametrize("n", [1, 100, 35_000, 10**7])
 def test_lam_keeps_C_at_25(n):
     assert lam_to_C(defaults.default_lam(n), n) == pytest.approx(25.0)

@@ -200,9 +200,8 @@ def train(request: DataRequest, split, params) -> evaluation.Run:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _surface(data_key, model_key, _model, _X):
+    # Kept in float32, as the figures draw it: half the cached copy.
     surface = decision_surface(_model, _X, resolution=SURFACE_RESOLUTION)
-    # Float32 halves the figure a visitor downloads (its contours carry the grid three
-    # times) at no visible cost (BENCHMARKS.md, 'First picture').
     return replace(surface, scores=surface.scores.astype(np.float32))
 
 

@@ -189,7 +189,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     start = time.perf_counter()
     n_train = split.X_train.shape[0]
     X, y = _auto_tune_rows(split, params.get("random_state"))
-    fold_rows = X.shape[0] - -(-X.shape[0] // AUTO_TUNE_FOLDS)
+    fold_rows = fold_training_rows(X.shape[0], AUTO_TUNE_FOLDS)
     m = min(int(params["n_components"]), fold_rows)
     fits = []
 
@@ -262,6 +262,12 @@ def progress_text(done, total, axis, row) -> str:
             f"{100 * row['test_error']:.1f} %")
 
 
+def fold_training_rows(n_rows, folds=None) -> int:
+    """The rows a cell or candidate trains on: all ``n_rows``, or with ``folds``-fold
+    cross-validation the smallest fold's training part."""
+    return n_rows - (-(-n_rows // folds) if folds else 0)
+
+
 def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
               lam_extra=(0, 0)):
     """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
@@ -274,7 +280,7 @@ def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
     n_train = X_train.shape[0]
     lams = grid_lam_values(n_train, size, lam_extra)
     if kind == "m":
-        n_fit = n_train - (-(-n_train // folds) if folds else 0)
+        n_fit = fold_training_rows(n_train, folds)
         return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra), lams
     if params.get("kernel") == "linear":
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")

@@ -313,7 +313,7 @@ def reset_grid_extension():
 def row_axis_limits(axis, n_train, folds) -> str:
     """Why the grid's row axis stops where it does, in words for :func:`edge_warning`."""
     if axis == "m":
-        n_fit = n_train - (-(-n_train // folds) if folds else 0)
+        n_fit = explorer.fold_training_rows(n_train, folds)
         return (f"m is at most the {n_fit:,} rows a cell trains on, and at most "
                 f"{GRID_M_MAX:,} on this server")
     return f"γ stays within {GAMMA_RANGE[0]:g} … {GAMMA_RANGE[1]:g}"
