@@ -208,9 +208,13 @@ def run_predict(args) -> int:
             for _, step in saved.pipeline.steps[:-1]:
                 X = X.map_blocks(step.transform, dtype=np.float64)
             predicted = saved.pipeline.steps[-1][1].predict(X)
-            for labels, truth in zip(predicted.to_delayed(), data.y.to_delayed(),
-                                     strict=True):
-                labels, truth = dask.compute(labels, truth)
+            # Every block is computed at once, on all the workers; the labels come back and
+            # are written in DATA's order.
+            blocks = client.compute([dask.delayed(tuple)([labels, truth]) for labels, truth
+                                     in zip(predicted.to_delayed(), data.y.to_delayed(),
+                                            strict=True)])
+            for block in blocks:
+                labels, truth = block.result()
                 out.write("".join(f"{texts[label]}\n" for label in labels.tolist()))
                 rows += labels.shape[0]
                 scored = scored and bool(np.isin(truth, classes).all())

@@ -7,8 +7,8 @@ in memory or compact as that worker's memory allows), then CoCoA+ rounds
 (:mod:`snacks_core.distributed.cocoa`).  What reaches the client: per partition its class
 counts and a few sums, its share of the m landmark rows, and one m-vector per round.
 Everything kept on the workers is a Dask future whose graph goes back to the input
-collections, so a partition lost with its worker is recomputed by Dask (its rows, its
-embedding and its dual variables, round after round from the same seeds).
+collections, so a partition lost with its worker is recomputed by Dask (its rows and its
+embedding); dual variables lost with it restart from zero (:mod:`~snacks_core.distributed.cocoa`).
 """
 
 from __future__ import annotations
