@@ -50,9 +50,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .compiled import njit
 from .memory import check_fits_in_memory
 from .threads import effective_n_threads, for_row_blocks
 from .validation import check_data

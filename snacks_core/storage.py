@@ -34,10 +34,10 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
+from .compiled import njit
 from .memory import MEMORY_FRACTION, memory_limit
 from .validation import check_count
 
@@ -78,7 +78,7 @@ _FLOAT16_VALUES = np.arange(2**16, dtype=np.uint16).view(np.float16).astype(np.f
 
 # nogil: while a block (megabytes) is widened, other threads (another fit, a prefetcher, the
 # app's server) keep running.
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _widen_float16(bits, table, out):
     """out[i] = table[bits[i]]: float16 bit patterns to float32 or float64 (1-D arrays)."""
     for i in range(bits.shape[0]):

@@ -15,8 +15,9 @@ D. Lemire, "Number parsing at a gigabyte per second", Software: Practice and Exp
 Practice and Experience 53(6), 2023.
 """
 
-import numba
 import numpy as np
+
+from ..compiled import njit
 
 # Range of decimal exponents q for which w * 10**q (1 <= w < 2**64) is neither surely zero
 # nor surely infinite as a double.
@@ -75,7 +76,7 @@ _NEWLINE, _TAB, _RETURN, _SPACE, _HASH = 10, 9, 13, 32, 35
 _PLUS, _MINUS, _DOT, _COLON = 43, 45, 46, 58
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def count_newlines_and_colons(buf):
     """Count the ``\\n`` and ``:`` bytes of a buffer, to size the outputs of :func:`parse_lines`.
 
@@ -97,7 +98,7 @@ def count_newlines_and_colons(buf):
     return n_newlines, n_colons
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _multiply_128(a, b):
     """The 128-bit product of two uint64 as (high, low) words, from 32-bit halves."""
     a_low, a_high = a & _LOW_32, a >> _SHIFT_32
@@ -112,7 +113,7 @@ def _multiply_128(a, b):
     return high, low
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _leading_zeros(w):
     """Leading zero bits of a non-zero uint64."""
     n = 0
@@ -123,7 +124,7 @@ def _leading_zeros(w):
     return n
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _eisel_lemire(w, q):
     """IEEE bits of the double nearest to ``w * 10**q`` (``w`` a non-zero uint64).
 
@@ -172,7 +173,7 @@ def _eisel_lemire(w, q):
     return True, mantissa | (np.uint64(power2) << _SHIFT_52)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _parse_sign(buf, pos, end):
     """Skip an optional ``+`` or ``-`` at ``buf[pos]``: ``(pos after it, negative)``."""
     if pos < end:
@@ -184,7 +185,7 @@ def _parse_sign(buf, pos, end):
 
 
 # inline="always": a piece of _parse_number, cut out for reading, compiled into it as before.
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _parse_exponent(buf, pos, end):
     """Parse the ``[+-]?digits`` after an ``e`` or ``E``: ``(pos after it, ok, exponent)``,
     ``ok`` False without digits."""
@@ -203,7 +204,7 @@ def _parse_exponent(buf, pos, end):
     return pos, n_digits > 0, -exponent if negative else exponent
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _parse_number(buf, pos, end, bits, as_float):
     """Parse ``[+-]?(digits[.digits?]|.digits)([eE][+-]?digits)?`` at ``buf[pos:end]``.
 
@@ -263,7 +264,7 @@ def _parse_number(buf, pos, end, bits, as_float):
     return pos, True, -value if negative else value
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _skip_blanks(buf, pos, end):
     """Skip spaces, tabs and a ``\\r`` before ``\\n``; a lone ``\\r`` (a line break to
     Python's universal newlines) is left for the caller to reject."""
@@ -278,7 +279,7 @@ def _skip_blanks(buf, pos, end):
     return pos
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _ends_token(buf, pos, end):
     """Whether a token ends at ``pos``: end, blank, line end or comment."""
     if pos == end:
@@ -287,7 +288,7 @@ def _ends_token(buf, pos, end):
     return c == _SPACE or c == _TAB or c == _RETURN or c == _NEWLINE or c == _HASH
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _skip_comment(buf, pos, end):
     """Position after the line end of a comment, or -1 for a byte other than printable
     ASCII, tab or ``\\r\\n`` (decoding or line splitting is Python's to judge)."""
@@ -304,7 +305,7 @@ def _skip_comment(buf, pos, end):
     return pos
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _parse_digits(buf, pos, end):
     """Plain ASCII digits at ``pos``: ``(value, number of digits, pos after)``; the value is
     only meaningful for at most 18 digits."""
@@ -323,7 +324,7 @@ def _parse_digits(buf, pos, end):
 
 # inline="always": the inner loop of parse_lines, cut out for reading; as a call it costs
 # the parser measurably.
-@numba.njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _parse_pairs(buf, pos, end, nnz, indices, values, max_index, bits, as_float):
     """Parse the ``index:value`` pairs (and ``qid:digits`` fields) of one line, from after
     its label to just after its end: ``(pos, nnz, ok)``.  The pairs are written from
@@ -357,7 +358,7 @@ def _parse_pairs(buf, pos, end, nnz, indices, values, max_index, bits, as_float)
         previous = index
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def parse_lines(buf, pos, end, row, nnz, labels, label_starts, indptr, indices, values,
                 max_index):
     """Parse the LIBSVM lines of ``buf[pos:end]`` into preallocated CSR arrays.

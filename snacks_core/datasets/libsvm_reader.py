@@ -13,10 +13,10 @@ import math
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..compiled import njit
 from ..memory import check_fits_in_memory
 from ..threads import effective_n_threads
 from ..validation import check_count
@@ -37,7 +37,7 @@ _MIN_PIECE_BYTES = 1 << 20
 _SHORT_LABEL = 15
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _token_lengths(buf, starts):
     """Length of the token starting at each offset (up to a space, tab, CR, LF or '#')."""
     lengths = np.empty(starts.shape[0], np.int64)

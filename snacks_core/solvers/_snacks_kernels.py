@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from ..compiled import njit
 
 # Below this scale of w = a·v, fold a into v (an O(m) pass) before precision is lost.
 RESCALE_BELOW = 1e-4

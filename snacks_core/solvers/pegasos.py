@@ -28,8 +28,8 @@ import math
 import time
 
 import numpy as np
-from numba import njit
 
+from ..compiled import njit
 from ._snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
 from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
 

@@ -54,8 +54,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
-from numba import njit
 
+from ..compiled import njit
 from .base import CONVERGED, MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem
 
 PENALTIES = ("l2", "l1+l2")
