@@ -155,6 +155,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         K̃ + βI) and solving.
     storage_ : str
         Where the embedding was kept during training ('memory', 'compact' or 'disk').
+    train_error_ : float or None
+        The returned model's error rate on every training row (those held out for early
+        stopping included), measured at the end of the fit from the embedding it holds
+        in memory; None where it holds none (the solvers on the data or on a kernel
+        operator, an embedding kept compact or on disk, a fit on a cluster).
 
     Examples
     --------
@@ -242,6 +247,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
+        self.train_error_ = None
         if is_dask_collection(X):
             # Dask is optional: its engine is imported only for rows on a cluster.
             from .distributed.fit import fit_cluster
@@ -367,7 +373,22 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.training_time_ = time.perf_counter() - start
         self.coef_ = np.vstack([r.coef for r in results])
         self.intercept_ = np.zeros(len(results))
+        if isinstance(Z, np.ndarray):
+            parts = [(Z, labels)] if split is None else [(Z, labels[split[0]]),
+                                                        (Z_stop, labels[split[1]])]
+            self.train_error_ = sum(self._misclassified(*part) for part in parts) / len(labels)
         return results
+
+    def _misclassified(self, Z, labels):
+        """Rows of the embedded rows ``Z`` (class indices ``labels``, ±1 for two classes)
+        the fitted weights classify wrongly, scored as :meth:`decision_function` scores."""
+        wrong = 0
+        for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
+            scores = Z[start:stop] @ self.coef_.T
+            predicted = (np.where(scores[:, 0] > 0, 1.0, -1.0) if scores.shape[1] == 1
+                         else np.argmax(scores, axis=1))
+            wrong += int(np.count_nonzero(predicted != labels[start:stop]))
+        return wrong
 
     def _embed_for_training(self, X, train, extra, specs):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory

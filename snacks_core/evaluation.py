@@ -68,10 +68,13 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
     test_pred : ndarray, optional
         The model's predictions of ``split.X_test``, when the caller has made them.
     max_train_rows : int, optional
-        Above this many training rows, the training error is measured on a random sample of
-        this many rows (``train_error_rows`` says how many) and the objective is the one
-        the solver measured at the returned point (its history's last row), instead of
-        embedding every training row once more.
+        Without it the training rows are predicted once more: ``train_pred`` holds their
+        predictions and the objective is F of the returned weights on them.  With it, no
+        row is predicted again: the training error is the one the fit measured from its
+        embedding (``train_error_``), or, for a model without one, measured on the
+        training rows, on a random sample of ``max_train_rows`` of them when there are more
+        (``train_error_rows`` says how many); the objective is the one the solver measured
+        at the returned point (its history's last row).
 
     Returns
     -------
@@ -82,28 +85,34 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
         predictions), ``embedding_time``, ``training_time``, ``objective`` (F of the returned
         weights), ``epochs`` (None for solvers that do not count passes), ``iterations``,
         ``n_components``, ``n_landmarks`` (None without a Nyström embedding), ``C``,
-        ``stop``, ``train_pred`` (of the rows measured), ``test_pred``, ``train_error_rows``.
+        ``stop``, ``train_pred`` (of the rows predicted; None when none were), ``test_pred``,
+        ``train_error_rows``.
     """
     n_train = split.X_train.shape[0]
-    sampled = max_train_rows is not None and n_train > max_train_rows
+    measured = max_train_rows is not None and getattr(model, "train_error_", None) is not None
+    sampled = not measured and max_train_rows is not None and n_train > max_train_rows
     train_rows = (np.sort(np.random.default_rng(0).choice(n_train, max_train_rows, replace=False))
                   if sampled else slice(None))
-    # One pass over the training rows gives their predictions and F.
-    train_scores = model.decision_function(split.X_train[train_rows])
-    train_pred = labels_from_scores(train_scores, model.classes_)
+    if measured:
+        train_error, train_pred, train_scores = model.train_error_, None, None
+    else:
+        # One pass over the training rows gives their predictions and F.
+        train_scores = model.decision_function(split.X_train[train_rows])
+        train_pred = labels_from_scores(train_scores, model.classes_)
+        train_error = error_rate(split.y_train[train_rows], train_pred)
     if test_pred is None:
         test_pred = model.predict(split.X_test)
     history = model.history_
     epochs = history["epoch"][np.isfinite(history["epoch"])]
     embedding = model.embedding_
     return {
-        "train_error": error_rate(split.y_train[train_rows], train_pred),
-        "train_error_rows": train_pred.shape[0],
+        "train_error": train_error,
+        "train_error_rows": n_train if measured else train_pred.shape[0],
         **classification_scores(split.y_train, split.y_test, test_pred, model.classes_,
                                 pos_label=pos_label),
         "embedding_time": float(model.embedding_time_),
         "training_time": float(model.training_time_),
-        "objective": (solver_objective(model) if sampled else
+        "objective": (solver_objective(model) if max_train_rows is not None else
                       returned_objective(model, split.y_train, train_scores)),
         "epochs": float(np.max(epochs)) if epochs.size else None,
         "iterations": int(model.n_iter_),

@@ -22,13 +22,12 @@ import time
 import numpy as np
 import scipy.linalg
 
-from .hss import HSSKernel, HSSOptions, kernel_expansion
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
 from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
 from .validation import check_data
 
-__all__ = ["REPRESENTATIONS", "DenseKernel", "NystromKernel", "HSSKernel", "build_operator"]
+__all__ = ["REPRESENTATIONS", "DenseKernel", "NystromKernel", "build_operator"]
 
 REPRESENTATIONS = ("dense", "nystrom", "hss")
 
@@ -119,6 +118,8 @@ class DenseKernel:
         return scipy.linalg.cho_solve((self._factor, True), b, check_finite=False)
 
     def decision(self, X_new, coef):
+        from .hss import kernel_expansion  # the HSS module loads only when used
+
         return kernel_expansion(X_new, self.X, coef, self.kernel_params)
 
 
@@ -216,6 +217,8 @@ def build_operator(X, *, representation="hss", beta=None, kernel="rbf", gamma="s
     if representation == "dense":
         return DenseKernel(X, beta=beta, **params)
     if representation == "hss":
+        from .hss import HSSKernel, HSSOptions
+
         options = {**DEFAULT_HSS_OPTIONS, **(hss_options or {})}
         if "leaf_size" not in (hss_options or {}):
             options["leaf_size"] = min(options["leaf_size"], X.shape[0])

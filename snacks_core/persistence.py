@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import sys
 import zipfile
 import zlib
 from typing import NamedTuple
@@ -25,12 +26,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
 from .estimator import SnacksClassifier, SupportVectorMap
-from .hss import HSSModel
 from .kernels import KERNELS, check_kernel_params
 from .memory import check_fits_in_memory
 from .nystrom import NystromEmbedding
@@ -135,7 +134,7 @@ def _put_preprocessing(arrays, preprocessing):
                           scaling_factor=step.factor)
         elif isinstance(step, LinearProjection):
             arrays.update(projection_components=step.components, projection_mean=step.mean)
-        elif isinstance(step, (PCA, TruncatedSVD)):
+        elif _is_instance(step, "sklearn.decomposition", "PCA", "TruncatedSVD"):
             mean = getattr(step, "mean_", None)
             arrays.update(projection_components=step.components_,
                           projection_mean=np.zeros(step.components_.shape[1])
@@ -143,6 +142,14 @@ def _put_preprocessing(arrays, preprocessing):
         else:
             raise ValueError(f"a {type(step).__name__} step cannot be exported; scalings "
                              "(standard, minmax, maxabs) and PCA/SVD projections can.")
+
+
+def _is_instance(value, module, *names) -> bool:
+    """isinstance(value, module.name…) without importing ``module``: an instance of its
+    classes exists only once it was imported (scikit-learn's decompositions, the HSS model
+    are not imported to save the others)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(value, tuple(getattr(loaded, n) for n in names))
 
 
 def model_to_npz(model, preprocessing=(), *, index_base=None, f1_label=None) -> bytes:
@@ -517,7 +524,7 @@ def unsaved_reason(model) -> str | None:
     embedding = getattr(model, "embedding_", None)
     if isinstance(embedding, (NystromEmbedding, SupportVectorMap)):
         return None
-    if isinstance(embedding, HSSModel):
+    if _is_instance(embedding, "snacks_core.hss", "HSSModel"):
         return ("ADMM's HSS model predicts by routing each new point down the cluster tree "
                 "built on the training rows and comparing it with that leaf's rows and "
                 "skeletons; that tree is a Python object, not plain arrays, so it is not "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -52,9 +54,9 @@ def write_libsvm(path, X, y):
     return path
 
 
-def test_console_script_points_to_main():
+def test_console_script_points_to_the_program():
     scripts = importlib.metadata.entry_points(group="console_scripts", name="snacks")
-    assert [s.value for s in scripts] == ["snacks_core.cli:main"]
+    assert [s.value for s in scripts] == ["snacks_core.cli:command_line"]
 
 
 def test_the_parsers_names_are_the_librarys():
@@ -367,3 +369,28 @@ def test_search_chooses_by_cv_and_tests_the_chosen_model_once(capsys, tmp_path):
     error = np.mean(model.predict(scaled) != y_test)
     assert f"test error of the chosen model {error:.4f}" in out
     np.testing.assert_array_equal(model.coef_, shuffled_model.coef_)
+
+
+EXIT_HANDLER = """
+import atexit, sys
+atexit.register(lambda: print("exit handler ran"))
+sys.argv = ["snacks", *sys.argv[1:]]
+from snacks_core.cli import command_line
+command_line()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv, code", [(["fit", "moons", "--n-samples", "200"], 0),
+                                        (["fit", "no-such-file.svm"], 1)])
+def test_the_program_exits_with_its_status_output_and_exit_handlers(argv, code):
+    done = subprocess.run([sys.executable, "-c", EXIT_HANDLER, *argv], capture_output=True,
+                          text=True)
+    assert done.returncode == code
+    # Everything printed arrives (flushed before the process ends), handlers last.
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "exit handler ran"
+    if code == 0:
+        assert lines[0].startswith("moons: 140 training rows, 60 test rows")
+    else:
+        assert "error: DATA 'no-such-file.svm' is neither" in done.stderr

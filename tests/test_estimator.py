@@ -391,3 +391,23 @@ def test_budget_below_the_embedding_streams_it_from_disk():
     with pytest.raises(ValueError, match="snacks"):
         SnacksClassifier(n_components=n_components, solver="pegasos",
                          memory_budget=budget).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_train_error_is_the_error_of_predict_on_the_training_rows(n_classes):
+    # 12,000 rows: early stopping holds rows out, and the error counts them too.
+    X, y = make_classification(12_000, 8, n_informative=5, n_classes=n_classes,
+                               flip_y=0.1, random_state=0)
+    model = SnacksClassifier(n_components=40, lam=1e-4, random_state=0).fit(X, y)
+    assert np.isfinite(model.history_["validation_error"]).all()  # rows were held out
+    assert model.train_error_ == pytest.approx(np.mean(model.predict(X) != y), abs=0)
+    assert model.train_error_ > 0
+
+
+@pytest.mark.parametrize("options", [{"solver": "libsvm"}, {"storage": "compact"}])
+def test_train_error_is_none_without_an_embedding_in_memory(options):
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SnacksClassifier(n_components=20, random_state=0, **options).fit(X, y)
+    assert model.train_error_ is None

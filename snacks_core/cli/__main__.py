@@ -1,7 +1,5 @@
 """``python -m snacks_core.cli``: the ``snacks`` command."""
 
-import sys
+from . import command_line
 
-from . import main
-
-sys.exit(main())
+command_line()

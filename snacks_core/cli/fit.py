@@ -7,7 +7,6 @@ from pathlib import Path
 from ..kernels import resolve_gamma
 from ..objective import lam_to_C
 from ..persistence import model_to_npz
-from . import cluster
 from .data import training_data, training_split
 from .model import f1_name, fit_and_measure, resolve_regularisation
 from .output import check_writable
@@ -23,6 +22,8 @@ OBJECTIVE_KERNEL = {
 def run(args) -> int:
     """Train, print the metrics, and write ``--model``."""
     if getattr(args, "scheduler", None):
+        from . import cluster  # Dask, only for a cluster
+
         return cluster.run_fit(args)
     if args.model:
         check_writable(args.model)

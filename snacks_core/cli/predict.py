@@ -18,7 +18,6 @@ from ..datasets.streams import TextStream
 from ..metrics import error_rate, f1
 from ..persistence import load_model
 from ..pipeline import labels_from_scores
-from . import cluster
 from .data import label_column_value, read_files
 from .model import f1_name
 from .output import check_writable, label_texts
@@ -29,6 +28,8 @@ def run(args) -> int:
     """Write the predictions (or decision values); print the error and F1 when the file's
     labels are the model's classes."""
     if getattr(args, "scheduler", None):
+        from . import cluster  # Dask, only for a cluster
+
         return cluster.run_predict(args)
     if args.out:
         check_writable(args.out)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import http.client
 import os
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,6 +163,11 @@ class _BadDownload(Exception):
 
 def _download(base_url, file_name, folder, timeout, deadline, max_bytes) -> Path:
     """A verified download of ``file_name`` in a temporary file of ``folder``."""
+    # The network modules load only for a download (not for every command that reads a file).
+    import http.client
+    import urllib.error
+    import urllib.request
+
     url = base_url.rstrip("/") + "/" + file_name
     folder.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{file_name}.", suffix=".part", dir=folder)
