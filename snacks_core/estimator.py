@@ -155,11 +155,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         K̃ + βI) and solving.
     storage_ : str
         Where the embedding was kept during training ('memory', 'compact' or 'disk').
-    train_error_ : float or None
-        The returned model's error rate on every training row (those held out for early
-        stopping included), measured at the end of the fit from the embedding it holds
-        in memory; None where it holds none (the solvers on the data or on a kernel
-        operator, an embedding kept compact or on disk, a fit on a cluster).
+    train_error_, train_objective_ : float or None
+        The returned model's error rate, and its F(w) (averaged over the one-vs-rest
+        problems), on every training row (those held out for early stopping included),
+        measured at the end of the fit from the embedding it holds in memory; None where
+        it holds none (the solvers on the data or on a kernel operator, an embedding kept
+        compact or on disk, a fit on a cluster).
 
     Examples
     --------
@@ -247,7 +248,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
-        self.train_error_ = None
+        self.train_error_ = self.train_objective_ = None
         if is_dask_collection(X):
             # Dask is optional: its engine is imported only for rows on a cluster.
             from .distributed.fit import fit_cluster
@@ -344,6 +345,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # used to decide when to stop.  The rows trained on are embedded from X block by
         # block, never copied out of it whole.
         split = spec.held_out_rows(labels, seeds.solver)
+        every_row = (targets, sample_weight)
         targets, held, sample_weight = cut_training_rows(targets, sample_weight, split)
         X_stop = None if split is None else X[split[1]]
         X_val = None if evaluation is None else evaluation[0]
@@ -374,21 +376,33 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = np.vstack([r.coef for r in results])
         self.intercept_ = np.zeros(len(results))
         if isinstance(Z, np.ndarray):
-            parts = [(Z, labels)] if split is None else [(Z, labels[split[0]]),
-                                                        (Z_stop, labels[split[1]])]
-            self.train_error_ = sum(self._misclassified(*part) for part in parts) / len(labels)
+            self._measure_training_rows([Z] if split is None else [Z, Z_stop],
+                                        [slice(None)] if split is None else split,
+                                        labels, *every_row, spec.lam)
         return results
 
-    def _misclassified(self, Z, labels):
-        """Rows of the embedded rows ``Z`` (class indices ``labels``, ±1 for two classes)
-        the fitted weights classify wrongly, scored as :meth:`decision_function` scores."""
-        wrong = 0
-        for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
-            scores = Z[start:stop] @ self.coef_.T
-            predicted = (np.where(scores[:, 0] > 0, 1.0, -1.0) if scores.shape[1] == 1
-                         else np.argmax(scores, axis=1))
-            wrong += int(np.count_nonzero(predicted != labels[start:stop]))
-        return wrong
+    def _measure_training_rows(self, parts, rows, labels, targets, sample_weight, lam):
+        """``train_error_`` and ``train_objective_`` from the embedded training rows, in
+        ``parts`` (the embeddings of X[rows[j]]), scored as :meth:`decision_function`
+        scores; ``labels``, ``targets`` and ``sample_weight`` (s_i, or None) of all of X."""
+        wrong, hinge = 0, np.zeros(self.coef_.shape[0])
+        for Z, part in zip(parts, rows, strict=True):
+            part_labels = labels[part]
+            part_targets = np.column_stack([t[part] for t in targets])
+            part_weight = None if sample_weight is None else sample_weight[part]
+            for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
+                scores = Z[start:stop] @ self.coef_.T
+                predicted = (np.where(scores[:, 0] > 0, 1.0, -1.0) if scores.shape[1] == 1
+                             else np.argmax(scores, axis=1))
+                wrong += int(np.count_nonzero(predicted != part_labels[start:stop]))
+                losses = np.maximum(0.0, 1.0 - part_targets[start:stop] * scores)
+                if part_weight is not None:
+                    losses *= part_weight[start:stop, None]
+                hinge += losses.sum(axis=0)
+        n = labels.shape[0]
+        self.train_error_ = wrong / n
+        self.train_objective_ = float(np.mean(hinge / n + lam * np.sum(self.coef_ ** 2,
+                                                                       axis=1)))
 
     def _embed_for_training(self, X, train, extra, specs):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory

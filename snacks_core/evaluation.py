@@ -70,11 +70,11 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
     max_train_rows : int, optional
         Without it the training rows are predicted once more: ``train_pred`` holds their
         predictions and the objective is F of the returned weights on them.  With it, no
-        row is predicted again: the training error is the one the fit measured from its
-        embedding (``train_error_``), or, for a model without one, measured on the
-        training rows, on a random sample of ``max_train_rows`` of them when there are more
-        (``train_error_rows`` says how many); the objective is the one the solver measured
-        at the returned point (its history's last row).
+        row is predicted again when the fit measured them from its embedding
+        (``train_error_`` and ``train_objective_``).  For a model without them, the
+        training rows are predicted, a random sample of ``max_train_rows`` of them when
+        there are more (``train_error_rows`` says how many), and the objective of a sample
+        is the one the solver measured at the returned point (its history's last row).
 
     Returns
     -------
@@ -112,8 +112,8 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
                                 pos_label=pos_label),
         "embedding_time": float(model.embedding_time_),
         "training_time": float(model.training_time_),
-        "objective": (solver_objective(model) if max_train_rows is not None else
-                      returned_objective(model, split.y_train, train_scores)),
+        "objective": (model.train_objective_ if measured else solver_objective(model)
+                      if sampled else returned_objective(model, split.y_train, train_scores)),
         "epochs": float(np.max(epochs)) if epochs.size else None,
         "iterations": int(model.n_iter_),
         "n_components": int(model.coef_.shape[1]),

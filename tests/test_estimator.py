@@ -402,6 +402,13 @@ def test_train_error_is_the_error_of_predict_on_the_training_rows(n_classes):
     assert np.isfinite(model.history_["validation_error"]).all()  # rows were held out
     assert model.train_error_ == pytest.approx(np.mean(model.predict(X) != y), abs=0)
     assert model.train_error_ > 0
+    # F(w) on every row from the decision values, averaged over the one-vs-rest problems.
+    scores = model.decision_function(X).reshape(len(y), -1)
+    targets = ([np.where(y == model.classes_[1], 1.0, -1.0)] if n_classes == 2 else
+               [np.where(y == c, 1.0, -1.0) for c in model.classes_])
+    expected = np.mean([np.mean(np.maximum(0, 1 - t * scores[:, k])) + model.lam_ * w @ w
+                        for k, (t, w) in enumerate(zip(targets, model.coef_, strict=True))])
+    assert model.train_objective_ == pytest.approx(expected, rel=1e-9)
 
 
 @pytest.mark.parametrize("options", [{"solver": "libsvm"}, {"storage": "compact"}])
@@ -410,4 +417,16 @@ def test_train_error_is_none_without_an_embedding_in_memory(options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         model = SnacksClassifier(n_components=20, random_state=0, **options).fit(X, y)
-    assert model.train_error_ is None
+    assert model.train_error_ is None and model.train_objective_ is None
+
+
+def test_train_objective_weighs_each_row_by_its_sample_and_class_weight():
+    X, y = make_classification(12_000, 8, n_informative=5, weights=[0.8], random_state=1)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    model = SnacksClassifier(n_components=30, lam=1e-4, class_weight="balanced",
+                             random_state=0).fit(X, y, sample_weight=weight)
+    s = weight * len(y) / (2 * np.bincount(y))[y]  # 'balanced' × the sample weights
+    t = np.where(y == 1, 1.0, -1.0)
+    w = model.coef_[0]
+    expected = np.mean(s * np.maximum(0, 1 - t * model.decision_function(X))) + model.lam_ * w @ w
+    assert model.train_objective_ == pytest.approx(expected, rel=1e-9)
