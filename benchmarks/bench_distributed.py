@@ -1,7 +1,9 @@
 """A fit on a Dask cluster (issue 29): two local worker processes against the in-process fit.
 
-Run with ``.venv/bin/python benchmarks/bench_distributed.py [ROWS]`` (default 300,000 rows
-of 18 features; the issue's target is 3,000,000) on a quiet machine; it prints its numbers
+Run with ``.venv/bin/python benchmarks/bench_distributed.py [ROWS] [--quick]`` (default
+300,000 rows of 18 features; the issue's target is 3,000,000) on a quiet machine (``--quick``
+runs parts 1 and 2 only, without the serial baseline, and prints the cluster's rounds); it
+prints its numbers
 (BENCHMARKS.md, 'Distributed fit', is written from them).  Measured in one run:
 
 1. the rows are created on the workers of a ``LocalCluster`` of two processes of one thread
@@ -92,7 +94,7 @@ def last(model, column):
     return float(model.history_[column][-1])
 
 
-def main(n):
+def main(n, quick=False):
     X_test, y_test = make_rows(10_000, TEST_ROWS, seed=SEED + 1)
     x_bytes = n * FEATURES * 8
     print(f"load average {psutil.getloadavg()[0]:.2f}; {n:,} rows × {FEATURES} features "
@@ -129,6 +131,8 @@ def main(n):
         print(f"  per round: {model.solver_info_[0]['bytes_per_round']:,} bytes of vectors "
               f"(w out, Δw back, per worker), {message:,} bytes pickled per worker; "
               f"round overhead without work {1000 * overhead:.0f} ms")
+        if quick:
+            print_rounds(model)
         X_local, y_local = dask.compute(X, y)
     start = time.perf_counter()
     local = SnacksClassifier(random_state=SEED).fit(X_local, y_local)
@@ -140,6 +144,8 @@ def main(n):
           f"{100 * local_error:.2f} %")
     print(f"ratios: time {seconds / local_seconds:.2f}×, test error "
           f"{100 * (test_error - local_error):+.2f} points")
+    if quick:
+        return
     start = time.perf_counter()
     serial = SnacksClassifier(solver="liblinear", random_state=SEED).fit(X_local, y_local)
     serial_seconds = time.perf_counter() - start
@@ -165,6 +171,16 @@ def main(n):
           f"{(embed + rounds * growth * round_time) / 60:.1f} min")
 
 
+def print_rounds(model):
+    """The cluster fit's history, one line a round."""
+    history = model.history_
+    for row in range(history["iteration"].shape[0]):
+        print(f"  round {int(history['iteration'][row]):3d}  epoch "
+              f"{history['epoch'][row]:5.1f}  {history['time'][row]:6.2f} s  objective "
+              f"{history['objective'][row]:.5f}  gap {history['gap'][row]:.2g}  held-out "
+              f"error {100 * history['validation_error'][row]:.2f} %")
+
+
 def rounds_by_workers(n=20_000, workers=(2, 4, 8), tol=1e-2):
     """Rounds to a relative gap of ``tol`` on K workers (CoCoA+'s σ' = K damps each
     round); prints them and returns the growth from 2 to :data:`PROJECTED_WORKERS` workers
@@ -188,4 +204,5 @@ def rounds_by_workers(n=20_000, workers=(2, 4, 8), tol=1e-2):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)
+    arguments = [a for a in sys.argv[1:] if a != "--quick"]
+    main(int(arguments[0]) if arguments else 300_000, quick="--quick" in sys.argv[1:])

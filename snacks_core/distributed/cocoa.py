@@ -38,8 +38,8 @@ from ..cancellation import raise_if_stopped
 from ..objective import matvec
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
 from ..solvers.liblinear import dual_ascent_sweep
-from ..solvers.snacks import MIN_VALIDATION_GAIN
 from .data import DEFAULT_TIMEOUT_S
+from .stopping import HeldOutPatience
 
 # Local passes of coordinate descent per round: more passes solve the local subproblems
 # better (fewer rounds), fewer keep the workers' time per round short.
@@ -155,19 +155,23 @@ def gather_results(client, futures, what, timeout):
 
 class EmbeddedPartitions(NamedTuple):
     """The embedded partitions on the workers: futures of
-    :class:`~snacks_core.distributed.fit.Partition`, the embedding's width k and the rows
-    held out for early stopping across them."""
+    :class:`~snacks_core.distributed.fit.Partition` (one per worker group), the embedding's
+    width k, the rows held out for early stopping across them and the rows each trains on."""
 
     futures: list
     width: int
     held_rows: int
+    rows: np.ndarray
 
 
 @dataclass(frozen=True)
 class CocoaOptions:
-    """The rounds' budget and stopping rules: at most ``max_rounds`` rounds, stop when the
-    certified relative gap is at most ``tol``, or (``n_iter_no_change`` not None) after
-    that many rounds without a lower held-out error; ``timeout`` seconds per round."""
+    """The rounds' budget and stopping rules: at most ``max_rounds`` rounds (CoCoA+; the
+    averaged Snacks steps read it as epochs), stop when the certified relative gap is at
+    most ``tol``, or (``n_iter_no_change`` not None) by the in-memory early-stopping rule
+    (:mod:`~snacks_core.distributed.stopping`): that many checkpoints without a lower
+    held-out error, spanning as many epochs of rows (at most 250,000 rows); ``timeout``
+    seconds per round."""
 
     max_rounds: int
     tol: float
@@ -177,7 +181,7 @@ class CocoaOptions:
 
 
 def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
-                validation=None, progress=None) -> SolverResult:
+                validation=None, progress=None, warm=None) -> SolverResult:
     """Minimise F on the embedded ``partitions`` for one-vs-rest subproblem ``problem`` by
     CoCoA+ rounds.
 
@@ -193,6 +197,9 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
         An eval_set embedded on the client: its error is recorded each round.
     progress : callable or None
         Called as ``progress('training', round, max_rounds)`` after each round.
+    warm : (alpha, shares) or None
+        A start other than α = 0: futures of each partition's α (LIBLINEAR's scaling) and
+        its share Σ_{i∈k} α_i y_i z_i of w (K × k, on the client).
 
     Returns
     -------
@@ -206,13 +213,13 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
     """
     C = 1.0 / (2.0 * n_train * lam)
     K = len(partitions.futures)
-    state = _DualState([None] * K, np.zeros((K, partitions.width)), [])
-    w = np.zeros(partitions.width)
+    state = (_DualState([None] * K, np.zeros((K, partitions.width)), []) if warm is None
+             else _DualState(list(warm[0]), np.array(warm[1], dtype=np.float64), []))
+    w = state.shares.sum(axis=0)
     rows = {name: [] for name in HISTORY_COLUMNS}
     streams = np.random.SeedSequence([seed, problem]).spawn(options.max_rounds + 1)
-    best = (np.inf, w, -1)
-    patience_reference = np.inf
-    min_gain = max(1, int(np.ceil(MIN_VALIDATION_GAIN * partitions.held_rows)))
+    patience = (None if options.n_iter_no_change is None
+                else HeldOutPatience(partitions.held_rows, options.n_iter_no_change, n_train))
     stop_reason, elapsed, start = MAX_EPOCHS, 0.0, time.perf_counter()
     for t in range(options.max_rounds + 1):
         raise_if_stopped()
@@ -239,16 +246,9 @@ def solve_cocoa(client, partitions, problem, lam, n_train, options, *, seed,
         if objective - dual <= options.tol * objective:
             stop_reason = TOL_GAP
             break
-        if options.n_iter_no_change is not None:
-            # As in memory: the best round is returned, but only a gain of at least
-            # MIN_VALIDATION_GAIN of the held-out rows (one row at least) renews the patience.
-            if held < best[0]:
-                best = (held, w.copy(), best[2])
-            if held <= patience_reference - min_gain:
-                patience_reference, best = held, (best[0], best[1], t)
-            elif t - best[2] >= options.n_iter_no_change:
-                stop_reason, w = EARLY_STOPPING, best[1]
-                break
+        if patience is not None and patience.stop(held, w, t * options.local_passes * n_train):
+            stop_reason, w = EARLY_STOPPING, patience.best
+            break
         if passes == 0:
             break
         dw = sum(s.dw for s in summaries)

@@ -24,9 +24,11 @@ from ..kernels import resolve_gamma
 from ..landmarks import class_balanced_order
 from ..nystrom import NystromEmbedding
 from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
+from ..solvers._snacks_kernels import squared_norms
 from ..storage import plan_storage
 from ..validation import clip_n_components
 from . import current_client, is_dask_collection
+from .assg import solve_assg
 from .cocoa import (
     CocoaOptions,
     EmbeddedPartitions,
@@ -37,7 +39,8 @@ from .cocoa import (
 from .data import DEFAULT_TIMEOUT_S, dask_rows, load_partitions, scale_gamma
 from .landmarks import draw_partition_rows, partition_quotas
 
-# Rows whose squared norms are computed from one float64 block.
+# Rows of a compact (float16) embedding whose squared norms are computed from one float32
+# block.
 _NORM_BLOCK_ROWS = 8192
 
 
@@ -51,9 +54,12 @@ class Partition:
         self.Z, self.targets, self.weight = Z, targets, weight
         self.Z_held, self.targets_held = Z_held, targets_held
         self.sqnorm = np.empty(Z.shape[0])
+        if Z.dtype != np.float16:
+            squared_norms(Z, self.sqnorm)
+            return
         for start in range(0, Z.shape[0], _NORM_BLOCK_ROWS):
-            block = Z[start:start + _NORM_BLOCK_ROWS].astype(np.float64)
-            self.sqnorm[start:start + block.shape[0]] = np.einsum("ij,ij->i", block, block)
+            block = Z[start:start + _NORM_BLOCK_ROWS].astype(np.float32)
+            squared_norms(block, self.sqnorm[start:start + block.shape[0]])
 
 
 class PartitionSetup(NamedTuple):
@@ -96,18 +102,23 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
     on the current cluster; sets its fitted attributes as an in-memory fit does and
     returns it.
 
-    The problem and the landmark rule are the in-memory fit's; the solver is CoCoA+ with
-    LIBLINEAR's coordinate step (:mod:`snacks_core.distributed.cocoa`) whatever embedded
-    ``solver`` is named (they all minimise the same F), with ``max_epochs`` rounds at most
-    and the certified relative gap ``tol``.  Early stopping is on as in memory (the
+    The problem and the landmark rule are the in-memory fit's.  The solver: for 'snacks'
+    (the default) the Snacks steps on every worker's rows averaged across workers each
+    round, then CoCoA+ to polish where the in-memory Snacks polishes
+    (:mod:`snacks_core.distributed.assg`); for every other embedded solver (they all
+    minimise the same F) CoCoA+ with LIBLINEAR's coordinate step
+    (:mod:`snacks_core.distributed.cocoa`); ``max_epochs`` epochs (CoCoA+: rounds) at
+    most and the certified relative gap ``tol``.  Early stopping is on as in memory (the
     solver's support and ``early_stopping``), its rows held out in every partition in
-    proportion to each class, with a patience of ``n_iter_no_change`` × K rounds (K the
-    workers holding partitions).  ``eval_set`` is NumPy rows, embedded on the client.
+    proportion to each class, with the in-memory patience (``n_iter_no_change``
+    checkpoints spanning as many epochs of rows, at most 250,000:
+    :mod:`snacks_core.distributed.stopping`).  ``eval_set`` is NumPy rows, embedded on the
+    client.
 
-    The partitions held by one worker make one CoCoA+ subproblem, so the result depends on
-    where the scheduler placed them (as the order of a serial solver's passes does on its
-    seed): equal seeds and placements give equal models, and any placement the same optimum
-    within ``tol``.
+    The partitions held by one worker make one subproblem (CoCoA+) or one stream of steps
+    (Snacks), so the result depends on where the scheduler placed them (as the order of a
+    serial solver's passes does on its seed): equal seeds and placements give equal
+    models, and any placement the same optimum within ``tol``.
     """
     specs = model.fit_specs(None, progress)
     if specs.solver.entry.input != "embedding":
@@ -152,15 +163,13 @@ def _fit(model, client, data, eval_set, progress):
         progress("embedding", n, n)
     options = CocoaOptions(
         max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.tol,
-        # A CoCoA+ round with σ' = K moves the dual about 1/K as far as a pass of the serial
-        # solver: the patience is counted in K rounds per check.
-        n_iter_no_change=(spec.n_iter_no_change * len(embedded.futures) if held_counts.any()
-                          else None))
+        n_iter_no_change=spec.n_iter_no_change if held_counts.any() else None)
+    solve = solve_assg if model.solver == "snacks" else solve_cocoa
     start = time.perf_counter()
-    results = [solve_cocoa(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
-                           seed=seeds.solver, progress=progress,
-                           validation=None if evaluation is None
-                           else (evaluation[0], evaluation[1][k]))
+    results = [solve(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
+                     seed=seeds.solver, progress=progress,
+                     validation=None if evaluation is None
+                     else (evaluation[0], evaluation[1][k]))
                for k in range(1 if len(partitions.classes) == 2 else len(partitions.classes))]
     model.training_time_ = time.perf_counter() - start
     model.coef_ = np.vstack([r.coef for r in results])
@@ -231,7 +240,7 @@ def _embed_partitions(client, partitions, model, resources, setup):
     shared = client.submit(_identity, model.embedding_, pure=False)
     client.replicate([shared])
     seeds = np.random.SeedSequence([seed, len(groups)]).generate_state(len(groups))
-    futures, kinds = [], set()
+    futures, kinds, trained = [], set(), []
     for (address, members), group_seed in zip(sorted(groups.items()), seeds, strict=True):
         limit = info.get(address, {}).get("memory_limit") or 0
         plan = plan_storage(int(partitions.rows[members].sum()), k, dtype=resources.dtype,
@@ -244,6 +253,7 @@ def _embed_partitions(client, partitions, model, resources, setup):
         if plan.kind != "memory" or plan.storage_dtype != np.dtype(resources.dtype):
             warnings.warn(f"Worker {address}: {plan.message}", UserWarning, stacklevel=4)
         kinds.add(plan.kind)
+        trained.append(int(partitions.rows[members].sum() - held_counts[members].sum()))
         futures.append(client.submit(
             embed_partition, [partitions.X[p] for p in members],
             [partitions.y[p] for p in members],
@@ -253,7 +263,7 @@ def _embed_partitions(client, partitions, model, resources, setup):
             workers=[address], allow_other_workers=True, pure=False))
     model.storage_ = "compact" if "compact" in kinds else "memory"
     wait_for(client, futures, "embedding the partitions", DEFAULT_TIMEOUT_S)
-    return EmbeddedPartitions(futures, k, int(held_counts.sum()))
+    return EmbeddedPartitions(futures, k, int(held_counts.sum()), np.array(trained))
 
 
 def _identity(value):
