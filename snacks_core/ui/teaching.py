@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..defaults import DEFAULT_LAM_TIMES_N, GRID_GAMMA_SPAN, GRID_M_MAX, GRID_M_SPAN
+from .explorer import AUTO_TUNE_CS, AUTO_TUNE_FOLDS, AUTO_TUNE_MAX_ROWS
+
 HELP = {
     "dataset": "Which data to learn from. Synthetic 2-D sets show the decision boundary; "
                "upload your own CSV or LIBSVM file on the Data page.",
@@ -63,18 +66,21 @@ HELP = {
     "rob_grid": "m × λ: the Snacks paper's Fig. 2. γ × λ: the classic LIBSVM grid search "
                 "(and the HSS paper's (h, C) maps).",
     "rob_size": "Values per axis, log-spaced around the data-aware defaults: λ a decade "
-                "apart around 0.02/n (C = 25), m from half to 4 times the default m (at most "
-                "the rows a cell trains on, and 2000), γ from 1/100 to 100 times the "
-                "sidebar's γ. When the best cell is on an edge, the page offers to extend "
-                "the grid that way.",
+                f"apart around {DEFAULT_LAM_TIMES_N:g}/n (C = "
+                f"{1 / (2 * DEFAULT_LAM_TIMES_N):g}), m from 1/{GRID_M_SPAN[0]} to "
+                f"{GRID_M_SPAN[1]} times the default m (at most the rows a cell trains on, "
+                f"and {GRID_M_MAX}), γ from 1/{GRID_GAMMA_SPAN:g} to {GRID_GAMMA_SPAN:g} "
+                "times the sidebar's γ. When the best cell is on an edge, the page offers "
+                "to extend the grid that way.",
     "rob_seeds": "Fits per cell with different seeds (landmarks and solver): the spread shows "
                  "how much the result depends on luck.",
     "rob_select": "Cross-validation scores each cell on held-out parts of the training "
                   "rows and chooses without the test rows, which then measure the chosen "
                   "model once. Test error scores each cell on the test rows: choosing the "
                   "lowest one flatters it (the page measures by how much).",
-    "auto_tune": "A quick 3-fold cross-validated search on the training rows (at most "
-                 "40,000 of them): γ around the 'scale' rule against C from 0.2 to 2,000 "
+    "auto_tune": f"A quick {AUTO_TUNE_FOLDS}-fold cross-validated search on the training "
+                 f"rows (at most {AUTO_TUNE_MAX_ROWS:,} of them): γ around the 'scale' rule "
+                 f"against C from {min(AUTO_TUNE_CS):g} to {max(AUTO_TUNE_CS):,g} "
                  "(successive halving), then m as set and 4×. The best setting goes into the "
                  "sidebar and is trained at once on every training row. The test rows are "
                  "not used.",
