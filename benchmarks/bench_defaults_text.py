@@ -1,12 +1,13 @@
 """Defaults for text: the scaling rule of ``snacks_core.defaults`` on sparse data, against
 LinearSVC with C chosen by 3-fold cross-validation, side by side in one run.
 
-``PYTHONPATH=. python benchmarks/bench_defaults_text.py [--quick]`` trains
+``PYTHONPATH=. python benchmarks/bench_defaults_text.py [--quick] [--seeds N]`` trains
 ``SnacksClassifier`` at the data-aware defaults (``defaults.data_aware_defaults``: λ = 0.02/n,
 m = 2√n, rbf with γ 'scale') after each feature scaling (standard, i.e. each column divided
 by its spread; none; unit-norm rows) and prints its test error and F1 of the positive class
 beside LinearSVC's (C in 10^-2 … 10^2 chosen by 3-fold CV on the training rows), with the
-difference in points and the fit-time ratio.
+difference in points and the fit-time ratio; ``--seeds N`` first repeats the comparison at
+the defaults (and at C = 100) on N draws of the unit-norm set.
 
 Data:
 
@@ -129,10 +130,37 @@ def compare(name, X_train, X_test, y_train, y_test, scalings):
               f"{seconds / ref_seconds:.2f} |")
 
 
+def over_seeds(seeds, Cs=(25, 100)):
+    """The defaults' test error less LinearSVC-CV's on ``seeds`` draws of the synthetic
+    unit-norm tf-idf set, at the default C and the other ``Cs``: how much one draw says."""
+    print(f"\n### Over {seeds} draws of the SYNTHETIC unit-norm tf-idf set (m, λ, γ the "
+          "defaults but C)\n")
+    print("| seed | LinearSVC-CV error % | " + " | ".join(f"C = {C} − LinearSVC" for C in Cs)
+          + " |")
+    print("|---" * (len(Cs) + 2) + "|")
+    differences = []
+    for seed in range(seeds):
+        train_counts, test_counts, y_train, y_test = synthetic_text(seed=seed)
+        X_train, X_test = tfidf(train_counts, test_counts, "l2")
+        reference = linear_svc_cv(X_train, X_test, y_train, y_test)[0]
+        row = []
+        for C in Cs:
+            model = SnacksClassifier(C=C, random_state=0).fit(X_train, y_train)
+            row.append(100 * np.mean(model.predict(X_test) != y_test) - reference)
+        differences.append(row)
+        print(f"| {seed} | {reference:.2f} | " + " | ".join(f"{d:+.2f}" for d in row) + " |")
+    print("| mean | | " + " | ".join(f"{d:+.2f}" for d in np.mean(differences, axis=0))
+          + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="skip w8a")
+    parser.add_argument("--seeds", type=int, default=0,
+                        help="also this many draws of the unit-norm set at C = 25 and 100")
     args = parser.parse_args()
+    if args.seeds:
+        over_seeds(args.seeds)
     train_counts, test_counts, y_train, y_test = synthetic_text()
     for norm, label in (("l2", "unit-norm rows"), (None, "raw, rows not normalised")):
         X_train, X_test = tfidf(train_counts, test_counts, norm)
