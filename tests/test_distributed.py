@@ -3,7 +3,8 @@ worker processes.
 
 The oracle: the distributed fit's w against F* of LIBLINEAR (tests/reference.py) on the
 embedding the fit built (its landmarks), computed in memory: F(w) − F* must stay within the
-certified gap the fit reports, and that gap within ``tol``.
+certified gap the fit reports, and that gap within ``tol``.  Both solvers of the cluster are
+checked: CoCoA+ ('liblinear') and the averaged Snacks steps polished by CoCoA+ ('snacks').
 """
 
 from __future__ import annotations
@@ -59,10 +60,15 @@ def _check_against_oracle(model, X, y, sample_weight=None):
     assert n_train == X.shape[0]
 
 
-def test_objective_equals_in_memory_on_the_same_landmarks(client):
+SOLVERS = ["liblinear", "snacks"]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_objective_equals_in_memory_on_the_same_landmarks(client, solver):
     X, y = _data()
     with client.as_current():
-        model = _model().fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500))
+        model = _model(solver=solver).fit(da.from_array(X, chunks=(500, 8)),
+                                          da.from_array(y, chunks=500))
     _check_against_oracle(model, X, y)
     # The landmarks are rows of X, drawn class-balanced across the four partitions.
     landmarks = model.embedding_.landmark_indices_
@@ -83,16 +89,19 @@ def test_predict_is_a_dask_array_equal_to_in_memory_predict(client):
         np.testing.assert_allclose(scores.compute(), model.decision_function(X))
 
 
-def test_partitions_sorted_by_label_still_converge(client):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_partitions_sorted_by_label_still_converge(client, solver):
     X, y = _data(seed=1)
     order = np.argsort(y, kind="stable")
     X, y = X[order], y[order]
     with client.as_current():
-        model = _model().fit(da.from_array(X, chunks=(1000, 8)), da.from_array(y, chunks=1000))
+        model = _model(solver=solver).fit(da.from_array(X, chunks=(1000, 8)),
+                                          da.from_array(y, chunks=1000))
     _check_against_oracle(model, X, y)
 
 
-def test_class_and_sample_weights_and_a_dataframe(client):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_class_and_sample_weights_and_a_dataframe(client, solver):
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd
 
@@ -102,20 +111,35 @@ def test_class_and_sample_weights_and_a_dataframe(client):
                            npartitions=3)
     labels = dd.from_pandas(pd.Series(y), npartitions=3)
     with client.as_current():
-        model = _model(class_weight={0: 3.0}).fit(frame, labels, sample_weight=weight)
+        model = _model(solver=solver, class_weight={0: 3.0}).fit(frame, labels,
+                                                                 sample_weight=weight)
     s = np.where(y == 0, 3.0, 1.0) * weight
     _check_against_oracle(model, X, y, s)
 
 
-def test_three_classes_one_vs_rest(client):
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_three_classes_one_vs_rest(client, solver):
     X, y = _data(n=1500, classes=3, seed=3)
     with client.as_current():
-        model = _model(sampling="uniform").fit(da.from_array(X, chunks=(500, 8)),
+        model = _model(solver=solver, sampling="uniform").fit(da.from_array(X, chunks=(500, 8)),
                                                da.from_array(y, chunks=500))
         predicted = model.predict(da.from_array(X, chunks=(500, 8))).compute()
     assert model.coef_.shape[0] == 3
     _check_against_oracle(model, X, y)
     np.testing.assert_array_equal(predicted, model.predict(X))
+
+
+def test_partitions_of_uneven_sizes_make_one_group_per_worker(client):
+    """The partitions each worker holds make one group (CoCoA+'s σ' = the groups, not the
+    partitions); groups of unequal rows weigh the averaged Snacks steps by their rows."""
+    X, y = _data(n=2400, seed=7)
+    chunks = (100, 1300, 200, 800)
+    with client.as_current():
+        Xd = da.from_array(X, chunks=(chunks, 8))
+        model = _model(solver="snacks").fit(Xd, da.from_array(y, chunks=(chunks,)))
+    # Four partitions on two workers: at most two groups.
+    assert 1 <= model.solver_info_[0]["partitions"] <= 2
+    _check_against_oracle(model, X, y)
 
 
 def test_early_stopping_holds_out_rows_in_every_partition(client):
@@ -148,9 +172,12 @@ def test_bad_input_gets_clear_messages(client):
 
 
 @pytest.mark.slow
-def test_a_worker_lost_mid_fit_is_recomputed():
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_a_worker_lost_mid_fit_is_recomputed(solver):
     """A worker process killed during the rounds: Dask recomputes its partitions (rows,
-    embedding, dual variables) on the workers left, and the fit reaches the same optimum."""
+    embedding) on the workers left, the state lost with it restarts (CoCoA+'s dual
+    variables from zero, the Snacks steps' counts from zero at the stage's centre), and
+    the fit reaches the same optimum."""
     X, y = _data(seed=4)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
@@ -163,7 +190,7 @@ def test_a_worker_lost_mid_fit_is_recomputed():
                 killed.append(cluster.workers[victim].worker_address)
                 c.sync(cluster.workers[victim].kill)
 
-        model = _model()
+        model = _model(solver=solver)
         model.fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500),
                   progress=kill_one_worker)
     assert killed

@@ -226,7 +226,8 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
             error = (float(np.mean(validation[1] * matvec(validation[0], task.check) <= 0))
                      if validation is not None else
                      held / partitions.held_rows if early else np.nan)
-            for name, value in zip(HISTORY_COLUMNS, (t, checkpoint_rows / n_train,
+            for name, value in zip(HISTORY_COLUMNS, (len(history["iteration"]),
+                                                     checkpoint_rows / n_train,
                                                      time.perf_counter() - start, objective,
                                                      gap, error), strict=True):
                 history[name].append(float(value))
@@ -298,9 +299,9 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
                                                            / options.local_passes)))),
             seed=seed, validation=validation, progress=progress,
             warm=(alpha, np.array([C * s.g for s in summaries])))
-        elapsed = history["time"][-1]
+        offset = {"iteration": len(history["iteration"]), "epoch": visited / n_train,
+                  "time": history["time"][-1]}
         for name, values in polished.history.items():
-            offset = {"iteration": t + 1, "epoch": visited / n_train, "time": elapsed}
             history[name].extend((values + offset.get(name, 0.0)).tolist())
         coef, stop_reason = polished.coef, polished.stop_reason
         info["restarted"] += polished.info["restarted"]
