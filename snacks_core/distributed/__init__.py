@@ -11,8 +11,12 @@ A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
 3. :mod:`~snacks_core.distributed.fit`: the Nyström factor computed once on the client and
    broadcast once; each partition embedded on its worker and kept there, in memory or
    compact (float16) as that worker's memory allows;
-4. :mod:`~snacks_core.distributed.cocoa`: CoCoA+ rounds with LIBLINEAR's dual coordinate
-   descent as the local solver and a certified duality gap each round;
+4. :mod:`~snacks_core.distributed.assg` (solver 'snacks'): the Snacks (ASSG) steps on each
+   worker's rows averaged across workers each round, a certified gap at each stage's end,
+   polished by :mod:`~snacks_core.distributed.cocoa` (every other solver): CoCoA+ rounds
+   with LIBLINEAR's dual coordinate descent as the local solver and a certified duality gap
+   each round; both stop early by the in-memory rule
+   (:mod:`~snacks_core.distributed.stopping`);
 5. :mod:`~snacks_core.distributed.predict`: scores and labels as Dask arrays, block by block.
 
 This module imports no Dask: :func:`is_dask_collection` tells the estimator when to import

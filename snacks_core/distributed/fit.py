@@ -3,12 +3,14 @@
 The stages are those of an in-memory fit (:mod:`snacks_core.pipeline`), each run where
 the rows are: summaries and landmark draws on the workers, the m × m factor on the client
 (broadcast once), the embedding of each partition on the worker that holds it (kept there,
-in memory or compact as that worker's memory allows), then CoCoA+ rounds
+in memory or compact as that worker's memory allows), then the rounds: the averaged
+Snacks steps (:mod:`snacks_core.distributed.assg`) or CoCoA+
 (:mod:`snacks_core.distributed.cocoa`).  What reaches the client: per partition its class
-counts and a few sums, its share of the m landmark rows, and one m-vector per round.
-Everything kept on the workers is a Dask future whose graph goes back to the input
+counts and a few sums, its share of the m landmark rows, and a few m-vectors per worker per
+round.  Everything kept on the workers is a Dask future whose graph goes back to the input
 collections, so a partition lost with its worker is recomputed by Dask (its rows and its
-embedding); dual variables lost with it restart from zero (:mod:`~snacks_core.distributed.cocoa`).
+embedding); the rounds' state lost with it restarts from zero (CoCoA+'s dual variables,
+the Snacks steps' counts).
 """
 
 from __future__ import annotations
