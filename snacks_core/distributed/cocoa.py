@@ -6,8 +6,10 @@ LIBLINEAR's scaling (:mod:`snacks_core.solvers.liblinear`): C = 1/(2nλ), dual v
 α_i ∈ [0, C s_i], w = Σ α_i y_i z_i, and F(w) = 2λ P(w), D(α) = 2λ (Σ α_i − ½‖w‖²).
 
 CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtárik & Takáč, "Adding vs. averaging in distributed
-primal-dual optimization", ICML 2015) with adding (γ = 1) and σ' = K partitions: in each
-round every partition k improves its own α_[k] on the local subproblem
+primal-dual optimization", ICML 2015) with adding (γ = 1) and σ' = K, the number of blocks
+updated independently: the worker groups (the partitions one worker holds make one
+"partition" k below, :func:`~snacks_core.distributed.fit.fit_cluster`), not the Dask
+partitions.  In each round every partition k improves its own α_[k] on the local subproblem
 
     max_Δ Σ_{i∈k} Δ_i − ⟨w, Σ_{i∈k} Δ_i y_i z_i⟩ − (σ'/2) ‖Σ_{i∈k} Δ_i y_i z_i‖²,
 
@@ -18,7 +20,9 @@ and Σ Δ_i, and the client adds them: w ← w + t Σ_k Δw_k and α ← α + t�
 w = Σ α_i y_i z_i.  The subproblems' sum bounds the dual's increase at t = 1 from below
 (σ' = K makes it safe for any partition of the rows); t ∈ [0, 1] is the exact maximiser of
 the dual along the step (a concave quadratic in t, whose terms the client has), so D(α)
-rises every round at least as much as CoCoA+'s own step.
+rises every round at least as much as CoCoA+'s own step.  The rounds start from α = 0, or
+from the averaged Snacks steps' dual estimate when they polish them
+(:mod:`~snacks_core.distributed.assg`).
 
 The first local pass reads every row at the round's w, so each partition also returns
 C Σ s_i max(0, 1 − y_i⟨w, z_i⟩) and Σ α_i at no extra read: the client has F(w) and D(α)
