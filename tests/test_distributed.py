@@ -163,6 +163,23 @@ def test_snacks_round_on_a_compact_partition_matches_float32():
     assert np.all(np.isfinite(summary.last)) and compact.hits.sum() == 5000
 
 
+def test_snacks_round_without_state_rebuilds_its_table():
+    """A round whose group lost its state (previous None) inside a stage rebuilds the table
+    ⟨z_i, c⟩ at the stage's centre, starts its counts from zero, and certifies nothing."""
+    from snacks_core.distributed.assg import AssgTask, local_assg_round
+    from snacks_core.distributed.fit import Partition
+
+    rng = np.random.default_rng(1)
+    Z = rng.standard_normal((3000, 5))
+    targets = np.sign(rng.standard_normal((1, 3000)))
+    centre, start = rng.standard_normal(5) * 0.1, rng.standard_normal(5) * 0.1
+    task = AssgTask(0, centre, start, start, False, 0.01, 10.0, 1e-3, 700, (3,))
+    state, summary = local_assg_round(Partition(Z, targets, np.ones(3000)), None, task, 0)
+    np.testing.assert_allclose(state.zc, Z @ centre, rtol=1e-12, atol=1e-12)
+    assert state.hits.sum() == 700 and np.isnan(summary.hinge) and summary.g is None
+    assert np.linalg.norm(summary.last - centre) <= 10.0 + 1e-9
+
+
 def test_early_stopping_holds_out_rows_in_every_partition(client):
     X, y = _data()
     with client.as_current():
