@@ -33,8 +33,8 @@ from snacks_core.datasets import make_a9a_like  # noqa: E402
 from snacks_core.nystrom import NystromEmbedding  # noqa: E402
 from snacks_core.objective import lam_to_C, primal_objective  # noqa: E402
 from snacks_core.solvers import pegasos, snacks  # noqa: E402
-from snacks_core.solvers._snacks_kernels import assg_steps  # noqa: E402
 from snacks_core.solvers.snacks import _L2Stages  # noqa: E402
+from snacks_core.solvers.snacks_kernels import assg_steps  # noqa: E402
 
 M, GAMMA, LAM, SEED = 800, 0.01, 1e-5, 0
 TARGETS = (1e-2, 1e-3)

@@ -263,11 +263,8 @@ class EmbeddingStore:
                              f"{block.shape}.")
         stop = start + block.shape[0]
         self._check_range(start, stop)
-        if self.storage_dtype == np.float16 and block.size and (
-                block.max() > _FLOAT16_MAX or block.min() < -_FLOAT16_MAX):
-            raise ValueError(
-                f"the embedding has values beyond float16's range (±{_FLOAT16_MAX:g}); "
-                "store it as float32 instead (storage='memory' or 'disk' with dtype=float32).")
+        if self.storage_dtype == np.float16:
+            check_float16_range(block)
         if self.kind != "disk":
             self._array[start:stop] = block
             return
@@ -401,6 +398,15 @@ def plan_storage(n_rows, n_cols, *, dtype=np.float64, memory_budget=None, storag
         f"{message} Use fewer landmarks (n_components) or rows, free memory or disk space, "
         "pass a larger memory_budget= (bytes, or a string such as '16GiB'), or point "
         "directory= / $SNACKS_TMPDIR to a disk with more free space.")
+
+
+def check_float16_range(values) -> None:
+    """Refuse embedding values beyond float16's range (±65504): stored as float16 they
+    would be inf.  ``values`` may be the float16 result itself (its overflows are inf)."""
+    if values.size and (values.max() > _FLOAT16_MAX or values.min() < -_FLOAT16_MAX):
+        raise ValueError(
+            f"the embedding has values beyond float16's range (±{_FLOAT16_MAX:g}); "
+            "store it as float32 instead (storage='memory' or 'disk' with dtype=float32).")
 
 
 def embed_to_store(transform, X, n_cols, *, kind, storage_dtype, compute_dtype=None,

@@ -207,6 +207,28 @@ def test_bad_input_gets_clear_messages(client):
             _model(sampling="kmeans++").fit(Xd, yd)
         with pytest.raises(ValueError, match="NaN or infinite"):
             _model().fit(da.where(Xd > 1.5, np.nan, Xd), yd)
+        # Weights: the messages of a fit in memory, whichever partition holds the fault.
+        weight = np.ones(400)
+        for value, message in ((-1.0, "negative values"), (np.inf, "NaN or infinite")):
+            bad = weight.copy()
+            bad[250] = value
+            with pytest.raises(ValueError, match=message):
+                _model().fit(Xd, yd, sample_weight=da.from_array(bad, chunks=100))
+        with pytest.raises(ValueError, match="All sample weights are zero"):
+            _model().fit(Xd, yd, sample_weight=da.zeros(400, chunks=100))
+        with pytest.raises(ValueError, match="All sample weights are zero"):
+            _model(class_weight={0: 0.0, 1: 0.0}).fit(Xd, yd)
+        # A class_weight key that is no class: scikit-learn's error, as in memory.
+        with pytest.raises(ValueError, match="not in class_weight"):
+            _model(class_weight={1: 2.0, 7: 3.0}).fit(Xd, yd)
+        with pytest.raises(ValueError, match="not in class_weight"):
+            _model(class_weight={1: 2.0, 7: 3.0}).fit(X, y)
+        # An embedding beyond float16's range, stored compact: refused, in memory too.
+        huge = _model(kernel="linear", solver="snacks", storage="compact")
+        with pytest.raises(ValueError, match="beyond float16's range"):
+            huge.fit(Xd * 1e6, yd)
+        with pytest.raises(ValueError, match="beyond float16's range"):
+            huge.fit(X * 1e6, y)
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import reference
 from snacks_core.solvers import REGISTRY, check_solver_params, pegasos, snacks
-from snacks_core.solvers import _snacks_kernels as loops
+from snacks_core.solvers import snacks_kernels as loops
 from snacks_core.solvers.snacks import AssgSchedule, EarlyStopping, SnacksOptions
 from snacks_core.storage import EmbeddingStore
 

@@ -9,8 +9,8 @@ from scipy.optimize import linprog
 
 import reference
 from snacks_core import SnacksClassifier
-from snacks_core.solvers import _snacks_kernels as loops
 from snacks_core.solvers import check_solver_params, snacks
+from snacks_core.solvers import snacks_kernels as loops
 from snacks_core.solvers.snacks import SnacksOptions
 
 

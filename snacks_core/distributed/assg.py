@@ -41,7 +41,7 @@ import numpy as np
 
 from ..cancellation import raise_if_stopped
 from ..objective import matvec
-from ..solvers import _snacks_kernels as loops
+from ..solvers import snacks_kernels as loops
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
 from ..solvers.snacks import (
     _FAST_DUAL_LIMIT,
@@ -51,7 +51,7 @@ from ..solvers.snacks import (
     rows_between_checks,
 )
 from ..threads import numba_threads
-from .cocoa import _COMPACT_BLOCK_ROWS, _RESTARTS, _blocks, solve_cocoa, wait_for
+from .cocoa import COMPACT_BLOCK_ROWS, RESTARTS, shuffled_blocks, solve_cocoa, wait_for
 from .stopping import HeldOutPatience
 
 
@@ -120,7 +120,7 @@ def local_assg_round(partition, previous, task, worker):
     with numba_threads(1):
         if task.new_stage or state.zc is None:
             beta, margin, g_sum, hinge_sum = np.empty(n), np.empty(n), np.zeros(k), 0.0
-            for start, block in _blocks(partition.Z, rng):
+            for start, block in shuffled_blocks(partition.Z, rng):
                 tasks = -(-block.shape[0] // loops.CHECKPOINT_TASK_ROWS)
                 hinge_parts, g_parts = np.empty(tasks), np.empty((tasks, k))
                 loops.checkpoint_pass(block, start, y, weight, task.centre, state.hits,
@@ -150,13 +150,13 @@ def local_assg_round(partition, previous, task, worker):
 def _sampled_blocks(Z, count, rng):
     """``(start, block, rows)``: ``count`` rows of Z drawn uniformly with replacement, grouped
     by block (float16 blocks converted to float32 as in
-    :func:`~snacks_core.distributed.cocoa._blocks`; global row indices)."""
+    :func:`~snacks_core.distributed.cocoa.shuffled_blocks`; global row indices)."""
     n = Z.shape[0]
     if Z.dtype != np.float16:
         yield 0, Z, rng.integers(0, n, size=count)
         return
-    starts = np.arange(0, n, _COMPACT_BLOCK_ROWS)
-    sizes = np.minimum(starts + _COMPACT_BLOCK_ROWS, n) - starts
+    starts = np.arange(0, n, COMPACT_BLOCK_ROWS)
+    sizes = np.minimum(starts + COMPACT_BLOCK_ROWS, n) - starts
     for start, size, drawn in zip(starts, sizes, rng.multinomial(count, sizes / n),
                                   strict=True):
         if drawn:
@@ -319,10 +319,10 @@ def _run_round(client, partitions, previous, task, what, timeout, restarted):
     Dask; the counts and the table, products of earlier rounds, are not kept) runs the
     round again from no state: its counts restart from zero and its table is recomputed
     at the centre, while w, which lives on the client, is unchanged.  At most
-    :data:`~snacks_core.distributed.cocoa._RESTARTS` times in a row.
+    :data:`~snacks_core.distributed.cocoa.RESTARTS` times in a row.
     """
     rounds, todo = list(previous), range(len(previous))
-    for _attempt in range(_RESTARTS + 1):
+    for _attempt in range(RESTARTS + 1):
         for k in todo:
             rounds[k] = client.submit(local_assg_round, partitions.futures[k], previous[k],
                                       task, k, pure=False)
@@ -333,5 +333,5 @@ def _run_round(client, partitions, previous, task, what, timeout, restarted):
         for k in todo:
             previous[k] = None
         restarted.append((what, todo))
-    raise RuntimeError(f"{what}: worker group(s) {todo} were lost {_RESTARTS + 1} times in "
+    raise RuntimeError(f"{what}: worker group(s) {todo} were lost {RESTARTS + 1} times in "
                        "a row; the cluster is losing workers faster than the fit can recover.")

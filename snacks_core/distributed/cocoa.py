@@ -49,9 +49,9 @@ from .stopping import HeldOutPatience
 # better (fewer rounds), fewer keep the workers' time per round short.
 LOCAL_PASSES = 2
 # Times a round is run again after partitions lost their dual variables with a worker.
-_RESTARTS = 3
+RESTARTS = 3
 # Rows of a float16 (compact) embedding converted to float32 at once for the local solver.
-_COMPACT_BLOCK_ROWS = 8192
+COMPACT_BLOCK_ROWS = 8192
 
 
 class RoundSummary(NamedTuple):
@@ -66,15 +66,15 @@ class RoundSummary(NamedTuple):
     held_errors: int
 
 
-def _blocks(Z, rng):
+def shuffled_blocks(Z, rng):
     """``(start, block)`` of Z in a random order, float32 or float64: one block in memory,
     blocks converted from float16 in turn for a compact Z."""
     if Z.dtype != np.float16:
         yield 0, Z
         return
-    starts = rng.permutation(np.arange(0, Z.shape[0], _COMPACT_BLOCK_ROWS))
+    starts = rng.permutation(np.arange(0, Z.shape[0], COMPACT_BLOCK_ROWS))
     for s in starts:
-        yield int(s), Z[s:s + _COMPACT_BLOCK_ROWS].astype(np.float32)
+        yield int(s), Z[s:s + COMPACT_BLOCK_ROWS].astype(np.float32)
 
 
 def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
@@ -99,7 +99,7 @@ def local_round(partition, alpha, problem, w, C, sigma, passes, seed):
     upper = (sigma * C) * weight
     hinge = 0.0
     for sweep in range(passes):
-        for start, block in _blocks(partition.Z, rng):
+        for start, block in shuffled_blocks(partition.Z, rng):
             order = start + rng.permutation(block.shape[0]).astype(np.int64)
             total = dual_ascent_sweep(block, start, y, upper, partition.sqnorm, order,
                                       scaled, local_w, w)
@@ -121,7 +121,8 @@ def wait_for(client, futures, what, timeout, *, lost_ok=False):
     their inputs were lost (only with ``lost_ok``; otherwise they raise).
 
     Raises a RuntimeError that names the partitions (positions in ``futures``) that failed,
-    were lost, or are still pending after ``timeout`` seconds: never a hang.
+    were lost, or are still pending after ``timeout`` seconds: never a hang (a ValueError,
+    bad data, when the task failed with one).
     """
     import distributed
     from distributed.client import FuturesCancelledError
@@ -142,8 +143,11 @@ def wait_for(client, futures, what, timeout, *, lost_ok=False):
     failed = [p for p, f in enumerate(futures) if f.status == "error"]
     if failed:
         error = futures[failed[0]].exception()
-        raise RuntimeError(f"{what}: partition(s) {failed[:10]} failed "
-                           f"({type(error).__name__}: {error}).") from error
+        # Bad data found on a worker stays a ValueError, as in memory (the command line
+        # prints it as one line).
+        kind = ValueError if isinstance(error, ValueError) else RuntimeError
+        raise kind(f"{what}: partition(s) {failed[:10]} failed "
+                   f"({type(error).__name__}: {error}).") from error
     if lost and not lost_ok:
         raise RuntimeError(f"{what}: partition(s) {lost[:10]} were lost with their worker "
                            "and could not be recomputed.")
@@ -297,10 +301,10 @@ def _run_round(client, partitions, state, w, task, what, timeout):
     recomputed by Dask from their graph; its variables, the product of every earlier round,
     are not kept) restarts from α = 0: its share leaves w, which keeps w = Σ α_i y_i z_i and
     the dual feasible, so the rounds go on from a lower dual to the same optimum.  The round
-    is then run again, at most :data:`_RESTARTS` times.
+    is then run again, at most :data:`RESTARTS` times.
     """
     problem, C, sigma, passes, seeds = task
-    for _attempt in range(_RESTARTS + 1):
+    for _attempt in range(RESTARTS + 1):
         rounds = [client.submit(local_round, future, state.alpha[p], problem, w, C, sigma,
                                 passes, seeds[p], pure=False)
                   for p, future in enumerate(partitions.futures)]
@@ -313,6 +317,6 @@ def _run_round(client, partitions, state, w, task, what, timeout):
             state.shares[p] = 0.0
             state.alpha[p] = None
         state.restarted.append((what, lost))
-    raise RuntimeError(f"{what}: partition(s) {lost} were lost {_RESTARTS + 1} times in a "
+    raise RuntimeError(f"{what}: partition(s) {lost} were lost {RESTARTS + 1} times in a "
                        "row; the cluster is losing workers faster than the fit can recover.")
 

@@ -78,27 +78,39 @@ def dask_rows(X, y, sample_weight=None):
 
 class PartitionSummary(NamedTuple):
     """What the client learns of one partition: its classes and their counts, the sum and
-    the sum of squares of its entries (for γ='scale'), whether every entry is finite."""
+    the sum of squares of its entries (for γ='scale'), whether every entry is finite, and
+    of its sample weights (None without them) the first problem found (None when they are
+    finite and non-negative) and the rows of each class with a positive weight."""
 
     labels: np.ndarray
     counts: np.ndarray
     total: float
     total_squares: float
     finite: bool
+    weight_problem: str | None = None
+    positive: np.ndarray | None = None
 
 
-def summarize_partition(X, y) -> PartitionSummary:
-    """Run on a worker: the :class:`PartitionSummary` of the rows X with labels y."""
-    labels, counts = np.unique(y, return_counts=True)
+def summarize_partition(X, y, weight=None) -> PartitionSummary:
+    """Run on a worker: the :class:`PartitionSummary` of the rows X with labels y (and
+    sample weights ``weight``)."""
+    labels, kinds, counts = np.unique(y, return_inverse=True, return_counts=True)
     values = np.asarray(X, dtype=np.float64)
-    return PartitionSummary(labels, counts, float(values.sum()), float(np.sum(values**2)),
-                            bool(np.isfinite(values).all()))
+    summary = PartitionSummary(labels, counts, float(values.sum()), float(np.sum(values**2)),
+                               bool(np.isfinite(values).all()))
+    if weight is None:
+        return summary
+    weight = np.asarray(weight, dtype=np.float64)
+    problem = ("NaN or infinite values" if not np.isfinite(weight).all() else
+               "negative values" if np.any(weight < 0) else None)
+    return summary._replace(weight_problem=problem,
+                            positive=np.bincount(kinds[weight > 0], minlength=len(labels)))
 
 
 class Partitions(NamedTuple):
     """The data of a fit on the cluster: per partition, futures of its rows, labels and
     weights (None without sample weights), its row count, and the class counts
-    (partitions × classes) of ``classes``."""
+    (partitions × classes) of ``classes``, all rows and those with a positive weight."""
 
     X: list
     y: list
@@ -107,6 +119,7 @@ class Partitions(NamedTuple):
     classes: np.ndarray
     class_counts: np.ndarray
     n_features: int
+    positive_counts: np.ndarray
 
 
 def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
@@ -119,24 +132,33 @@ def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
     if sample_weight is not None:
         keep.append(sample_weight.to_delayed().tolist())
     futures = [client.compute(blocks) for blocks in keep]
+    weights = futures[2] if sample_weight is not None else [None] * len(futures[0])
     summaries = gather_results(
-        client, [client.submit(summarize_partition, x, labels)
-                 for x, labels in zip(futures[0], futures[1], strict=True)],
+        client, [client.submit(summarize_partition, x, labels, weight)
+                 for x, labels, weight in zip(futures[0], futures[1], weights, strict=True)],
         "reading the partitions", timeout)
     bad = [p for p, summary in enumerate(summaries) if not summary.finite]
     if bad:
         raise ValueError(f"X has NaN or infinite values (partition(s) {bad[:5]}): remove or "
                          "impute them first.")
+    bad = [(p, s.weight_problem) for p, s in enumerate(summaries) if s.weight_problem]
+    if bad:
+        raise ValueError(f"sample_weight has {bad[0][1]} (partition(s) "
+                         f"{[p for p, _ in bad][:5]}): weights must be finite and >= 0.")
     classes = np.unique(np.concatenate([s.labels for s in summaries]))
     if classes.shape[0] < 2:
         raise ValueError(f"y has only one class ({classes[0]}); a classifier needs at least 2 "
                          "classes.")
     counts = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
+    positive = np.zeros_like(counts)
     for p, summary in enumerate(summaries):
         counts[p, np.searchsorted(classes, summary.labels)] = summary.counts
+        if summary.positive is not None:
+            positive[p, np.searchsorted(classes, summary.labels)] = summary.positive
     partitions = Partitions(futures[0], futures[1], futures[2] if sample_weight is not None
                             else None, np.asarray(X.chunks[0], dtype=np.int64), classes,
-                            counts, int(X.shape[1]))
+                            counts, int(X.shape[1]),
+                            counts if sample_weight is None else positive)
     return partitions, summaries
 
 

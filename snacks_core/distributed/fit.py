@@ -21,13 +21,14 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
 
 from ..kernels import resolve_gamma
 from ..landmarks import class_balanced_order
 from ..nystrom import NystromEmbedding
 from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
-from ..solvers._snacks_kernels import squared_norms
-from ..storage import plan_storage
+from ..solvers.snacks_kernels import squared_norms
+from ..storage import check_float16_range, plan_storage
 from ..validation import clip_n_components
 from . import current_client, is_dask_collection
 from .assg import solve_assg
@@ -90,7 +91,10 @@ def embed_partition(X, y, sample_weight, embedding, setup, seed) -> Partition:
 
     def embed(rows):
         out = np.empty((rows.shape[0], embedding.n_components_), setup.storage_dtype)
-        return embedding.transform(X[rows], out=out)
+        embedding.transform(X[rows], out=out)
+        if out.dtype == np.float16:
+            check_float16_range(out)
+        return out
 
     targets = np.vstack(binary_targets(y, setup.classes))
     if held.shape[0] == 0:
@@ -212,14 +216,28 @@ def _fit_embedding(client, partitions, kernel, model, seed):
 
 
 def _class_weights(class_weight, partitions):
-    """One weight per class: 'balanced' n / (classes · n_c) from the counts, a dict's value
-    (1 for a class it leaves out), or ones."""
+    """One weight per class, as scikit-learn's ``compute_class_weight`` gives them in
+    memory: 'balanced' n / (classes · n_c) from the counts, a dict's values (1 for a class it
+    leaves out; a key that is no class is an error), or ones.
+
+    Raises
+    ------
+    ValueError
+        When no row keeps a positive weight (class times sample weight).
+    """
     counts = partitions.class_counts.sum(axis=0)
     if class_weight == "balanced":
-        return counts.sum() / (counts.shape[0] * counts)
-    if class_weight:
-        return np.array([float(class_weight.get(c, 1.0)) for c in partitions.classes.tolist()])
-    return np.ones(counts.shape[0])
+        weights = counts.sum() / (counts.shape[0] * counts)
+    elif class_weight:
+        # y is read for 'balanced' only: the classes stand in for it.
+        weights = compute_class_weight(class_weight, classes=partitions.classes,
+                                       y=partitions.classes)
+    else:
+        weights = np.ones(counts.shape[0])
+    if not np.any(weights * partitions.positive_counts.sum(axis=0) > 0):
+        raise ValueError("All sample weights are zero (after class weights): at least one "
+                         "sample needs a positive weight.")
+    return weights
 
 
 def _embed_partitions(client, partitions, model, resources, setup):

@@ -12,7 +12,7 @@ descent method for large-scale linear SVM", ICML 2008, Algorithm 1).
 The method is LIBLINEAR's: outer iterations, each a sweep over the dual variables
 α_i ∈ [0, C s_i] in a fresh random order, with the clipped Newton step along α_i and
 w = Σ α_i y_i z_i kept up to date.  It runs here in numba (the jitted sweep of
-:mod:`snacks_core.solvers._snacks_kernels`, shared with Snacks' polishing) instead of
+:mod:`snacks_core.solvers.snacks_kernels`, shared with Snacks' polishing) instead of
 through scikit-learn, so that every outer iteration becomes a checkpoint: the sweep that
 starts at w_k reads every row once and, in the same read, sums the hinge at w_k, which
 gives F(w_k); with D(α_k) = 2λ Σ α_i − λ‖w_k‖² (the dual of
@@ -28,10 +28,10 @@ import time
 import numpy as np
 
 from ..objective import lam_to_C, primal_objective
+from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
 
 # dual_ascent_sweep is LIBLINEAR's coordinate step: the distributed solver's local step too.
-from ._snacks_kernels import dual_ascent_sweep, squared_norms
-from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
+from .snacks_kernels import dual_ascent_sweep, squared_norms
 
 
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=1000, tol=1e-4, random_state=None,

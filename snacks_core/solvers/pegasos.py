@@ -15,7 +15,7 @@ Every checkpoint is certified the way Snacks' are: the steps count, per row, how
 was drawn and how often it violated the margin since the last power-of-two epoch; the
 averaged indicators β_i ∈ [0, 1] give a dual point D(β) ≤ F* (:mod:`snacks_core.objective`),
 computed in the same parallel pass as F(w)
-(:func:`snacks_core.solvers._snacks_kernels.checkpoint_pass`).  Pegasos thus stops on
+(:func:`snacks_core.solvers.snacks_kernels.checkpoint_pass`).  Pegasos thus stops on
 the same rule as Snacks, the certified relative gap ``tol``, within the same epoch budget,
 so a comparison never ends one of them on a looser rule than the other (the relative change
 of F between checkpoints, used before, stopped Pegasos at F = 0.267 where Snacks reached
@@ -30,8 +30,8 @@ import time
 import numpy as np
 
 from ..compiled import njit
-from ._snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
 from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
+from .snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
 
 # Below this the scale of w = scale · v is folded into v, before it underflows.
 _MIN_SCALE = 1e-9

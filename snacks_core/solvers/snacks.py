@@ -65,7 +65,7 @@ import numpy as np
 from ..objective import matvec
 from ..storage import RowBlocks
 from ..threads import numba_threads
-from . import _snacks_kernels as loops
+from . import snacks_kernels as loops
 from .base import (
     EARLY_STOPPING,
     MAX_EPOCHS,
