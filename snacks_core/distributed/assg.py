@@ -44,7 +44,7 @@ from ..objective import matvec
 from ..solvers import snacks_kernels as loops
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
 from ..solvers.snacks import (
-    _FAST_DUAL_LIMIT,
+    FAST_DUAL_LIMIT,
     POLISH_AFTER_EPOCHS,
     AssgSchedule,
     default_step_and_radius,
@@ -260,7 +260,7 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
                 np.array([gradient_sum / n_train / mean_weight**2]), np.array([mean_weight]),
                 lam, stage_rows, gap, 0.0, objective)
             polish = not early or (weighted_sqnorm / n_train / (2.0 * lam * n_train)
-                                   <= _FAST_DUAL_LIMIT)
+                                   <= FAST_DUAL_LIMIT)
             stage_left, stage_rows = int(round(stage_rows)), stage_rows * growth
             stage_sum, stage_steps = np.zeros(width), 0
             task = task._replace(check=None, new_stage=False)

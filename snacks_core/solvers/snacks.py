@@ -90,7 +90,7 @@ _REFINE_BAND = 1.0
 _REFINE_SWEEPS = 10
 _REFINE_EPOCHS = 2.0
 # C·mean(s_i‖z_i‖²) up to which dual ascent polishes even under early stopping.
-_FAST_DUAL_LIMIT = 10.0
+FAST_DUAL_LIMIT = 10.0
 # Early stopping counts an improvement of the validation error only if it is at least
 # this fraction of the validation rows (and at least one row): a change of a few rows
 # of a large validation set is noise, not learning.
@@ -489,7 +489,7 @@ def _dual_ascent_is_fast(stages, lam):
     """
     n = stages.y.shape[0]
     mean_sqnorm = float(np.mean(stages.sample_weight * stages.sqnorm))
-    return mean_sqnorm / (2.0 * lam * n) <= _FAST_DUAL_LIMIT
+    return mean_sqnorm / (2.0 * lam * n) <= FAST_DUAL_LIMIT
 
 
 class _Run:
