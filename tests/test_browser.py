@@ -68,9 +68,9 @@ def free_port():
 
 
 @contextmanager
-def streamlit_server(log, **env):
-    """`streamlit run app.py` on a free port with these environment variables, its output
-    in the file ``log``; its URL."""
+def streamlit_server(log, cwd=ROOT, **env):
+    """`streamlit run app.py` in the folder ``cwd`` (the checkout, or a copy of it) on a free
+    port with these environment variables, its output in the file ``log``; its URL."""
     port = free_port()
     environ = {**os.environ, **env}
     # A real server sets its BLAS threads (tests/conftest.py turns that off for pytest).
@@ -80,7 +80,7 @@ def streamlit_server(log, **env):
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)
+        cwd=cwd, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -1,12 +1,16 @@
 """The explorer as a class's server, in headless Chromium: the warming-up message on a fresh
-server (the solvers really compile: numba's cache is an empty folder), and the queue of
-heavy runs with its visible places (SNACKS_MAX_HEAVY_RUNS=1), emptied by closing a tab."""
+server (the solvers really compile: a copy of the checkout whose code was never compiled,
+numba's cache an empty folder), and the queue of heavy runs with its visible places
+(SNACKS_MAX_HEAVY_RUNS=1), emptied by closing a tab."""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
 from test_browser import (  # noqa: F401 (browser: a fixture)
+    ROOT,
     assert_no_error_shown,
     browser,
     streamlit_server,
@@ -23,7 +27,13 @@ def test_a_fresh_server_says_it_is_warming_up(browser, tmp_path, tmp_path_factor
     the Playground's metrics, with no error."""
     shots = tmp_path_factory.getbasetemp() / "screenshots"
     shots.mkdir(exist_ok=True)
-    with streamlit_server(tmp_path / "server.log", NUMBA_CACHE_DIR=str(tmp_path / "numba")) as url:
+    # A fresh checkout: `make install` compiles into the checkout's __pycache__ folders,
+    # which the package reads whatever NUMBA_CACHE_DIR says; a copy has none of them.
+    fresh = tmp_path / "checkout"
+    shutil.copytree(ROOT, fresh, ignore=shutil.ignore_patterns(
+        "__pycache__", ".venv", ".git", "tests", "benchmarks", "docs", "*.egg-info"))
+    with streamlit_server(tmp_path / "server.log", cwd=fresh, PYTHONPATH=str(fresh),
+                          NUMBA_CACHE_DIR=str(tmp_path / "numba")) as url:
         pages = [browser.new_page(viewport={"width": w, "height": h})
                  for w, h in ((1400, 1000), (1024, 768))]
         try:
