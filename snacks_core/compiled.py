@@ -64,17 +64,30 @@ def njit(function=None, *, cache=False, **options):
     return decorate if function is None else decorate(function)
 
 
-def compile_ahead(sample_file) -> None:
-    """What ``make install`` compiles: every solver on a few rows (the app's warm-up), then
-    the command line's default fit on ``sample_file`` (the LIBSVM reader) and on 12,000
-    generated a9a-shaped rows (early stopping, and the solver's parallel passes)."""
+def compile_ahead(sample_file=None) -> None:
+    """What ``make install`` compiles (``python -m snacks_core.compiled [FILE]`` after a
+    plain ``pip install``): every solver on a few rows (the app's warm-up), then the
+    command line's default fit on the LIBSVM file ``sample_file`` (default: 2,000 generated
+    a9a-shaped rows in a temporary file) and on 12,000 generated a9a-shaped rows (early
+    stopping, and the solver's parallel passes)."""
+    import tempfile
+
     from .cli import main
     from .evaluation import warm_up
 
     warm_up()
-    for argv in (["fit", str(sample_file)], ["fit", "a9a_like", "--n-samples", "12000"]):
-        main([*argv, "--progress", "never"])
+    with tempfile.TemporaryDirectory() as folder:
+        if sample_file is None:
+            from sklearn.datasets import dump_svmlight_file
+
+            from .datasets import make_a9a_like
+
+            X, y, _, _ = make_a9a_like(2000, 1, random_state=0)
+            sample_file = f"{folder}/a9a_like.svm"
+            dump_svmlight_file(X, y, sample_file, zero_based=False)
+        for argv in (["fit", str(sample_file)], ["fit", "a9a_like", "--n-samples", "12000"]):
+            main([*argv, "--progress", "never"])
 
 
 if __name__ == "__main__":
-    compile_ahead(sys.argv[1])
+    compile_ahead(*sys.argv[1:2])
