@@ -68,8 +68,9 @@ def compile_ahead(sample_file=None) -> None:
     """What ``make install`` compiles (``python -m snacks_core.compiled [FILE]`` after a
     plain ``pip install``): every solver on a few rows (the app's warm-up), then the
     command line's default fit on the LIBSVM file ``sample_file`` (default: 2,000 generated
-    a9a-shaped rows in a temporary file) and on 12,000 generated a9a-shaped rows (early
-    stopping, and the solver's parallel passes)."""
+    a9a-shaped rows in a temporary file) and on 12,000 and 40,000 generated a9a-shaped rows
+    (early stopping, and the parallel passes: over the training rows from 12,000, over the
+    held-out rows too from 40,000, as on a9a)."""
     import tempfile
 
     from .cli import main
@@ -85,7 +86,8 @@ def compile_ahead(sample_file=None) -> None:
             X, y, _, _ = make_a9a_like(2000, 1, random_state=0)
             sample_file = f"{folder}/a9a_like.svm"
             dump_svmlight_file(X, y, sample_file, zero_based=False)
-        for argv in (["fit", str(sample_file)], ["fit", "a9a_like", "--n-samples", "12000"]):
+        for argv in (["fit", str(sample_file)], ["fit", "a9a_like", "--n-samples", "12000"],
+                     ["fit", "a9a_like", "--n-samples", "40000"]):
             main([*argv, "--progress", "never"])
 
 
