@@ -1,15 +1,14 @@
 """Numba's ``njit`` for the package: the code compiled at install is found whatever
 ``NUMBA_CACHE_DIR`` says.
 
-``make install`` compiles the code of a default fit (``evaluation.warm_up()`` and ``snacks
-fit`` on a sample file) into numba's cache beside the sources, each module's
-``__pycache__``.  Numba reads that folder only while ``NUMBA_CACHE_DIR`` is unset: with it
-set (a container's scratch folder, a CI cache, a read-only install) the first run compiled
-everything again, for seconds.  A function decorated with :func:`njit` ``(cache=True)``
-first looks in its module's ``__pycache__`` when that folder holds the function's index
-(written at install), and otherwise where numba would look.  Numba checks each cached entry
-against the source file's hash and the machine's CPU as usual: a stale or foreign entry is
-compiled again, never run.
+``make install`` compiles the code of the default fits (:func:`compile_ahead`) into numba's
+cache beside the sources, each module's ``__pycache__``.  Numba reads that folder only while
+``NUMBA_CACHE_DIR`` is unset: with it set (a container's scratch folder, a CI cache) the
+first run compiled everything again, for seconds.  A function decorated with :func:`njit`
+``(cache=True)`` first looks in its module's ``__pycache__`` when that folder holds the
+function's index (written at install) and is writable, and otherwise where numba would
+look.  Numba checks each cached entry against the source file's hash and the machine's CPU
+as usual: a stale or foreign entry is compiled again, never run.
 """
 
 from __future__ import annotations
