@@ -153,10 +153,9 @@ def test_snacks_round_on_a_compact_partition_matches_float32():
     targets = np.sign(rng.standard_normal((1, 20_000)))
     centre = rng.standard_normal(6) * 0.1
     task = AssgTask(0, centre, centre, centre, True, 0.01, 1.0, 1e-3, 5000, (1,))
-    compact, _ = local_assg_round(Partition(Z, targets, np.ones(20_000)), None, task, 0)
+    compact, summary = local_assg_round(Partition(Z, targets, np.ones(20_000)), None, task, 0)
     dense = local_assg_round(Partition(Z.astype(np.float32), targets, np.ones(20_000)), None,
                              task, 0)
-    _, summary = local_assg_round(Partition(Z, targets, np.ones(20_000)), None, task, 0)
     np.testing.assert_allclose(summary.hinge, dense[1].hinge, rtol=1e-9)
     np.testing.assert_allclose(summary.g, dense[1].g, rtol=1e-9)
     np.testing.assert_allclose(compact.zc, dense[0].zc, rtol=1e-9)
