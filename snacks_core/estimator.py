@@ -386,14 +386,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         ``parts`` (the embeddings of X[rows[j]]), scored as :meth:`decision_function`
         scores; ``labels``, ``targets`` and ``sample_weight`` (s_i, or None) of all of X."""
         wrong, hinge = 0, np.zeros(self.coef_.shape[0])
+        # What class_labels gives: ±1 for two classes, the class's index otherwise.
+        label_values = (np.array([-1.0, 1.0]) if self.coef_.shape[0] == 1
+                        else np.arange(self.coef_.shape[0]))
         for Z, part in zip(parts, rows, strict=True):
             part_labels = labels[part]
             part_targets = np.column_stack([t[part] for t in targets])
             part_weight = None if sample_weight is None else sample_weight[part]
             for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
                 scores = Z[start:stop] @ self.coef_.T
-                predicted = (np.where(scores[:, 0] > 0, 1.0, -1.0) if scores.shape[1] == 1
-                             else np.argmax(scores, axis=1))
+                predicted = labels_from_scores(scores, label_values)
                 wrong += int(np.count_nonzero(predicted != part_labels[start:stop]))
                 losses = np.maximum(0.0, 1.0 - part_targets[start:stop] * scores)
                 if part_weight is not None:

@@ -52,13 +52,17 @@ def main(argv=None) -> int:
     return run(build_parser().parse_args(argv))
 
 
+def command_module(args):
+    """The module of this package that runs the parsed command ``args``."""
+    return importlib.import_module(f".{COMMANDS[args.command]}", __name__)
+
+
 def run(args) -> int:
     """Run the parsed command ``args`` (:func:`main`'s status)."""
     with warnings.catch_warnings():
         warnings.showwarning = _one_line_warning
         try:
-            command = importlib.import_module(f".{COMMANDS[args.command]}", __name__)
-            return command.run(args)
+            return command_module(args).run(args)
         # A failed download is a ConnectionError, an OSError.
         except (ValueError, OSError) as exc:
             message = " ".join(str(exc).split())
@@ -85,7 +89,7 @@ def command_line():
     """
     gc.disable()
     args = build_parser().parse_args()
-    importlib.import_module(f".{COMMANDS[args.command]}", __name__)
+    command_module(args)
     gc.freeze()
     gc.enable()
     code = run(args)
