@@ -584,7 +584,7 @@ def _chosen_cell(table, estimator, dtype, train, test):
     model = clone(estimator).set_params(
         gamma=float(best["gamma"]), n_components=int(best["m"]), lam=float(best["lam"]), C=None,
         random_state=int(table["seed"].min()),
-        dtype=np.float64 if dtype == "float64" else np.float32)
+        dtype=np.float64 if _dtype_name(dtype) == "float64" else np.float32)
     model.fit(*train)
     return {"gamma": float(best["gamma"]), "m": int(best["m"]), "lam": float(best["lam"]),
             "cv_error": float(best["test_error"]),

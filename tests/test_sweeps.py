@@ -484,3 +484,20 @@ def test_keep_models_callable_keeps_the_rows_it_picks(moons):
     assert ((table["seed"] == 0) & (table["fold"] == 0)).eq(kept).all()
     assert "model" not in robustness_grid(X, y, X_test, y_test, m=[10], lam=[1e-2],
                                           estimator=SnacksClassifier(max_epochs=5))
+
+
+def test_the_chosen_cell_is_refitted_in_the_grids_precision(monkeypatch):
+    """An estimator's numpy dtype (float64, the class) is the grid's and the refit's."""
+    X, y = make_moons(300, noise=0.2, random_state=0)
+    refits = []
+    fit = SnacksClassifier.fit
+
+    def recording_fit(self, *args, **kwargs):
+        refits.append(self.dtype)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(SnacksClassifier, "fit", recording_fit)
+    table = robustness_grid(X, y, None, None, m=[10, 20], lam=[1e-3, 1e-2], cv=2,
+                            estimator=SnacksClassifier(dtype=np.float64, random_state=0))
+    assert table.attrs["plan"]["dtype"] == "float64"
+    assert refits == [np.float64]
