@@ -16,7 +16,7 @@ A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
    polished by :mod:`~snacks_core.distributed.cocoa` (every other solver): CoCoA+ rounds
    with LIBLINEAR's dual coordinate descent as the local solver and a certified duality gap
    each round; both stop early by the in-memory rule
-   (:mod:`~snacks_core.distributed.stopping`);
+   (:class:`~snacks_core.solvers.snacks.HeldOutPatience`);
 5. :mod:`~snacks_core.distributed.predict`: scores and labels as Dask arrays, block by block.
 
 This module imports no Dask: :func:`is_dask_collection` tells the estimator when to import

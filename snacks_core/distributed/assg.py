@@ -23,8 +23,9 @@ and the table ⟨z_i, c⟩ of the new stage.  What a round exchanges: w, c and t
 each worker; its last iterate and its sum of iterates back (two m-vectors; three at a stage's
 end).
 
-Early stopping is the in-memory rule (:mod:`~snacks_core.distributed.stopping`).  Without
-it, or where dual ascent is fast (as in memory), ASSG hands over after
+Early stopping is the in-memory rule
+(:class:`~snacks_core.solvers.snacks.HeldOutPatience`).  Without it, or where dual ascent
+is fast (as in memory), ASSG hands over after
 :data:`~snacks_core.solvers.snacks.POLISH_AFTER_EPOCHS` epochs to CoCoA+
 (:mod:`~snacks_core.distributed.cocoa`) started from α_i = C s_i β_i, whose rounds reach the
 certified ``tol``.
@@ -47,12 +48,12 @@ from ..solvers.snacks import (
     FAST_DUAL_LIMIT,
     POLISH_AFTER_EPOCHS,
     AssgSchedule,
+    HeldOutPatience,
     default_step_and_radius,
     rows_between_checks,
 )
 from ..threads import numba_threads
 from .cocoa import COMPACT_BLOCK_ROWS, RESTARTS, shuffled_blocks, solve_cocoa, wait_for
-from .stopping import HeldOutPatience
 
 
 class AssgState(NamedTuple):

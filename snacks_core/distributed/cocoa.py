@@ -42,8 +42,8 @@ from ..cancellation import raise_if_stopped
 from ..objective import matvec
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
 from ..solvers.liblinear import dual_ascent_sweep
+from ..solvers.snacks import HeldOutPatience
 from .data import DEFAULT_TIMEOUT_S
-from .stopping import HeldOutPatience
 
 # Local passes of coordinate descent per round: more passes solve the local subproblems
 # better (fewer rounds), fewer keep the workers' time per round short.
@@ -177,8 +177,8 @@ class CocoaOptions:
     """The rounds' budget and stopping rules: at most ``max_rounds`` rounds (CoCoA+; the
     averaged Snacks steps read it as epochs), stop when the certified relative gap is at
     most ``tol``, or (``n_iter_no_change`` not None) by the in-memory early-stopping rule
-    (:mod:`~snacks_core.distributed.stopping`): that many checkpoints without a lower
-    held-out error, spanning as many epochs of rows (at most 250,000 rows); ``timeout``
+    (:class:`~snacks_core.solvers.snacks.HeldOutPatience`): that many checkpoints without a
+    lower held-out error, spanning as many epochs of rows (at most 250,000 rows); ``timeout``
     seconds per round."""
 
     max_rounds: int

@@ -118,8 +118,8 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
     solver's support and ``early_stopping``), its rows held out in every partition in
     proportion to each class, with the in-memory patience (``n_iter_no_change``
     checkpoints spanning as many epochs of rows, at most 250,000:
-    :mod:`snacks_core.distributed.stopping`).  ``eval_set`` is NumPy rows, embedded on the
-    client.
+    :class:`snacks_core.solvers.snacks.HeldOutPatience`).  ``eval_set`` is NumPy rows,
+    embedded on the client.
 
     The partitions held by one worker make one subproblem (CoCoA+) or one stream of steps
     (Snacks), so the result depends on where the scheduler placed them (as the order of a

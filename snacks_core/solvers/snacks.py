@@ -171,6 +171,38 @@ def patience_rows(n, n_iter_no_change):
     return min(n_iter_no_change * n, EARLY_STOPPING_PATIENCE_ROWS)
 
 
+class HeldOutPatience:
+    """Early stopping's rule on ``held_rows`` held-out rows, for a solve on ``n_train`` rows
+    (in memory here, and on a cluster).
+
+    A checkpoint's held-out error renews the patience only when it is lower than the best so
+    far by :data:`MIN_VALIDATION_GAIN` of the held-out rows (one row at least); the solve
+    stops after ``n_iter_no_change`` checkpoints without such a gain that together span
+    :func:`patience_rows` rows visited.  :attr:`best` is the point of the checkpoint after
+    the start with the fewest errors (the first to reach them): the start is the patience's
+    reference but never the answer (a warm start's w0, another λ's solution, would
+    otherwise come back untrained whenever the held-out error does not move)."""
+
+    def __init__(self, held_rows, n_iter_no_change, n_train):
+        self.min_gain = max(1, int(np.ceil(MIN_VALIDATION_GAIN * held_rows)))
+        self.checks = n_iter_no_change
+        self.rows = patience_rows(n_train, n_iter_no_change)
+        self.reference, self.no_change, self.improved_at = np.inf, 0, 0
+        self.best_errors, self.best = np.inf, None
+
+    def stop(self, errors, point, rows_visited) -> bool:
+        """Record a checkpoint (``point`` reached after ``rows_visited`` rows, ``errors``
+        held-out rows misclassified there); whether the patience is spent."""
+        if rows_visited > 0 and errors < self.best_errors:
+            self.best_errors, self.best = errors, point
+        if errors <= self.reference - self.min_gain:
+            self.reference, self.no_change, self.improved_at = errors, 0, rows_visited
+            return False
+        self.no_change += 1
+        self.reference = min(self.reference, errors)
+        return self.no_change >= self.checks and rows_visited - self.improved_at >= self.rows
+
+
 @dataclass(frozen=True)
 class AssgSchedule:
     """ASSG's stages (Algorithm 1): the first step and ball, their shrinking, the stage lengths.
@@ -357,8 +389,7 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     with numba_threads(options.n_jobs):
         stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(blocks, y, sample_weight,
                                                                         lam, recorder)
-        run = _Run(recorder, tol, n_iter_no_change, stopping_set,
-                   0 if n_iter_no_change is None else patience_rows(n, n_iter_no_change))
+        run = _Run(recorder, tol, n_iter_no_change, stopping_set, n)
         objective, gap = stages.certificate(w)
         run.checkpoint(w, 0, 0.0, objective, gap)
         schedule = _Schedule.first(stages, w, objective, gap, n, options.schedule)
@@ -495,16 +526,14 @@ def _dual_ascent_is_fast(stages, lam):
 class _Run:
     """Checkpoints of one solve: the history, the best iterate and the stop rules."""
 
-    def __init__(self, recorder, tol, n_iter_no_change, stopping_set, patience_rows):
-        self.recorder, self.tol, self.patience = recorder, tol, n_iter_no_change
-        self.patience_rows = patience_rows
+    def __init__(self, recorder, tol, n_iter_no_change, stopping_set, n):
+        self.recorder, self.tol = recorder, tol
+        # Early stopping's rule (None without it) on the stopping set, for n rows trained on.
+        self.patience = (None if n_iter_no_change is None else
+                         HeldOutPatience(len(stopping_set[1]), n_iter_no_change, n))
         self.best_w, self.best_objective, self.best_dual = None, np.inf, -np.inf
         self.stop_reason = None
         self.stopping_set = stopping_set
-        if stopping_set is not None:
-            self.min_gain = max(1, int(np.ceil(MIN_VALIDATION_GAIN * len(stopping_set[1]))))
-        self.best_errors, self.no_change, self.improved_at = np.inf, 0, 0
-        self.best_validated, self.best_trained_errors = None, np.inf
 
     def held_out_errors(self, w):
         """Misclassified rows of the stopping set at w (None without early stopping),
@@ -544,27 +573,15 @@ class _Run:
             self.best_w, self.best_objective = w, objective
         if gap <= self.tol * objective:
             self.stop_reason = TOL_GAP
-        elif errors is not None:
-            # The start is the patience's reference but never the answer: a warm start's
-            # w0 (another λ's solution) would otherwise come back untrained whenever the
-            # held-out error does not move, and a robustness grid would show that λ's error.
-            if iteration > 0 and errors < self.best_trained_errors:
-                self.best_validated, self.best_trained_errors = (w, objective), errors
-            if errors <= self.best_errors - self.min_gain:
-                self.best_errors, self.no_change, self.improved_at = errors, 0, iteration
-            else:
-                self.no_change += 1
-                self.best_errors = min(self.best_errors, errors)
-                if (self.no_change >= self.patience
-                        and iteration - self.improved_at >= self.patience_rows):
-                    self.stop_reason = EARLY_STOPPING
+        elif errors is not None and self.patience.stop(errors, (w, objective), iteration):
+            self.stop_reason = EARLY_STOPPING
 
     def result(self):
         """The point to return and its F: on early stopping the checkpoint after the
         start with the lowest held-out error (the first one reaching it), otherwise the
         lowest F."""
         if self.stop_reason == EARLY_STOPPING:
-            return self.best_validated
+            return self.patience.best
         return self.best_w, self.best_objective
 
 
