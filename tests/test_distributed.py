@@ -311,6 +311,15 @@ def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys, k
     np.testing.assert_array_equal(np.loadtxt(out), expected)
     assert cli.main(["fit", str(tmp_path / "none-*.csv"), "--scheduler", address]) != 0
     assert "matches no file" in capsys.readouterr().err
+    if kind == "svm":
+        # A file wider than the model is refused, as on one machine (never cut to width).
+        (tmp_path / "wide.svm").write_text("1 2:0.5 9:1.0\n")
+        assert cli.main(["predict", str(model_path), str(tmp_path / "wide.svm"),
+                         "--scheduler", address, "--progress", "never"]) == 1
+        assert "beyond the 8 features expected" in capsys.readouterr().err
+        assert cli.main(["predict", str(model_path), str(tmp_path / "wide.svm"),
+                         "--progress", "never"]) == 1
+        assert "beyond the 8 features expected" in capsys.readouterr().err
 
 
 def test_a_stage_without_an_answer_stops_with_an_error_not_a_hang(client):

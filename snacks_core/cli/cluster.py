@@ -55,14 +55,15 @@ def _scan(part):
 
 
 def _dense_rows(part, start, width):
-    """Run on a worker: the file's rows as a dense float64 array of ``width`` columns, its
-    sparse columns from ``start`` (1 drops the unused column of a one-based file)."""
+    """Run on a worker: the file's rows as a dense float64 array of ``width`` columns (at
+    least the file's), its sparse columns from ``start`` (1 drops the unused column of a
+    one-based file)."""
     X, _ = part
     if not sp.issparse(X):
         return np.asarray(X, dtype=np.float64)
     X = sp.csr_matrix(X)[:, start:]
     dense = np.zeros((X.shape[0], width))
-    dense[:, :min(width, X.shape[1])] = X[:, :width].toarray()
+    dense[:, :X.shape[1]] = X.toarray()
     return dense
 
 
@@ -101,6 +102,13 @@ def read_on_cluster(client, pattern, label_column, index_base, n_features=None) 
         base = start = 0 if any(holds_zero for _, _, holds_zero in scans) else 1
     widths = {width - start for _, width, _ in scans}
     width = n_features if n_features is not None else max(widths)
+    wider = [path for path, (_, columns, _) in zip(paths, scans, strict=True)
+             if libsvm and columns - start > width]
+    if wider:
+        # As a file read on this machine is refused: never cut to the model's width.
+        raise ValueError(f"{wider[0]}: a feature index is beyond the {width:,} features "
+                         f"expected (read {'one' if base == 1 else 'zero'}-based: indices "
+                         f"{base} to {width - 1 + base}).")
     if not libsvm and widths != {width}:
         raise ValueError(f"The files of {pattern!r} have {sorted(widths)} feature columns; "
                          f"they need one width ({width}: the model's, or the first file's).")
