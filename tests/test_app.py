@@ -850,6 +850,16 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
     monkeypatch.setattr(heatmap, "KEPT_MODELS_MAX_BYTES", result["models_bytes"] - 1)
     capped = heatmap.grid_result("key", table, "m", split)
     assert capped["models"] == {} and capped["models_bytes"] == result["models_bytes"]
+    # An extension's block (smaller than the cap alone) is counted with the earlier ones,
+    # whose models were dropped: the grid's bytes stay over the cap (the page then says
+    # so) and no model comes back for only some cells.
+    block = robustness_grid(
+        X[:150], y[:150], X[150:], y[150:], m=[5], lam=[1e-2, 1e-3], gamma=1.0,
+        seeds=[3, 4], estimator=SnacksClassifier(max_epochs=5),
+        schedule=GridSchedule(keep_models=heatmap.sweep_models_to_keep(3)))
+    extended = heatmap.grid_result("key2", block, "m", split, previous=capped)
+    assert extended["models"] == {} and len(extended["table"]) == 12
+    assert extended["models_bytes"] > heatmap.KEPT_MODELS_MAX_BYTES
 
 
 def test_an_edge_cell_is_said_and_one_click_extends_the_grid_reusing_its_cells():

@@ -234,19 +234,21 @@ def grid_result(key, table, axis, split, stopped=None, previous=None) -> dict:
         models = {(float(row[axis]), float(row["lam"])): row["model"]
                   for _, row in kept.iterrows()}
         table = table.drop(columns="model")
+    # The models' own arrays are small; their groups' embeddings are not, and shared.  A
+    # block's embeddings are its own: the grid's bytes are the blocks' sum, whether the
+    # earlier blocks' models were kept or dropped over the cap.
+    embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
+    n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
     if previous is not None:
         table = explorer.merge_grid_tables([previous["table"], table])
         if scores is not None and previous["scores"] is not None:
             scores = pd.concat([previous["scores"], scores], ignore_index=True)
         models = {**previous["models"], **models}
+        n_bytes += previous["models_bytes"]
     optimism = None
     if scores is not None and table["seed"].nunique() * table.groupby([axis, "lam"]).ngroups > 1:
         optimism = explorer.selection_optimism(scores, split.y_train, split.y_test)
-    # The models' own arrays are small; their groups' embeddings are not, and shared.
-    embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
-    n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
-    if n_bytes > KEPT_MODELS_MAX_BYTES or (previous is not None and previous["models_bytes"]
-                                           > KEPT_MODELS_MAX_BYTES):
+    if n_bytes > KEPT_MODELS_MAX_BYTES:
         models = {}
     return {"key": key, "table": table, "axis": axis, "stopped": stopped, "scores": scores,
             "optimism": optimism, "models": models, "models_bytes": n_bytes,
