@@ -161,8 +161,8 @@ heatmap.chosen_cell(table, result["axis"], split, folds, best, (rows_v, cols_v, 
                     result["optimism"])
 heatmap.edge_warning(
     heatmap.grid_edges(best, mean), result["axis"], (rows_v, cols_v),
-    lambda setting: axes_with({**extras, setting: extras[setting] + 1})[1:],
-    heatmap.row_axis_limits(result["axis"], split.X_train.shape[0], folds))
+    lambda setting: axes_with({**extras, setting: heatmap.one_more_step(extras[setting])})[1:],
+    heatmap.row_axis_limits(result["axis"], split.X_train.shape[0], folds), extras)
 heatmap.heatmap_cell_view(split, result, folds, solver)
 heatmap.cell_thumbnails(split, result, folds, best, rows_v, cols_v)
 spread_over = " and ".join(["folds"] * bool(folds) + ["seeds"] * (table["seed"].nunique() > 1))

@@ -298,11 +298,17 @@ def grid_edges(best, mean) -> list:
     return edges
 
 
+def one_more_step(steps) -> int:
+    """An extension setting's value one step further beyond its edge, at most
+    :data:`GRID_EXTRA_MAX` (what the button sets and what the page probes)."""
+    return min(int(steps) + 1, GRID_EXTRA_MAX)
+
+
 def extend_grid(settings):
     """The edge warning's button: one more step beyond each edge named by ``settings``, and
     the new cells computed at the next run (the page's :data:`Keys.GRID_EXTEND`)."""
     for name in settings:
-        st.session_state[name] = min(int(st.session_state.get(name, 0)) + 1, GRID_EXTRA_MAX)
+        st.session_state[name] = one_more_step(st.session_state.get(name, 0))
     st.session_state[Keys.GRID_EXTEND] = True
 
 
@@ -321,14 +327,15 @@ def row_axis_limits(axis, n_train, folds) -> str:
     return f"γ stays within {GAMMA_RANGE[0]:g} … {GAMMA_RANGE[1]:g}"
 
 
-def edge_warning(edges, axis, axes, extended_axes, limits):
+def edge_warning(edges, axis, axes, extended_axes, limits, extras):
     """Say that the best cell lies on an edge of the grid, and offer one click that extends
     the grid that way (:func:`extend_grid`) where that adds values.
 
     ``edges`` from :func:`grid_edges`; ``axes`` the grid's (row values, λ values);
-    ``extended_axes(setting)`` the (row values, λ values) with one more step for that
-    :data:`EXTENSION_SETTINGS` value; ``limits`` says in words why the row axis stops
-    (the rows, the server's largest m or the γ range)."""
+    ``extended_axes(setting)`` the (row values, λ values) with :func:`one_more_step` for
+    that :data:`EXTENSION_SETTINGS` value; ``limits`` says in words why the row axis stops
+    (the rows, the server's largest m or the γ range); ``extras`` the extension settings'
+    values (an edge extended :data:`GRID_EXTRA_MAX` steps goes no further)."""
     if not edges:
         return
     symbol = GRID_AXIS_SYMBOLS[axis]
@@ -345,9 +352,10 @@ def edge_warning(edges, axis, axes, extended_axes, limits):
         (growing if grows else stuck).append((setting, letter, side))
     text = (f"The best cell is at {' and at '.join(places)}, and the error still falls "
             "towards it: the good models may lie beyond the grid.")
-    if stuck:
-        text += " " + " ".join(f"{letter} cannot go {'lower' if side == 0 else 'higher'} here "
-                               f"({limits})." for _, letter, side in stuck)
+    for setting, letter, side in stuck:
+        why = (f"the grid is already {GRID_EXTRA_MAX} steps beyond its default there, the "
+               "most an extension goes" if extras[setting] >= GRID_EXTRA_MAX else limits)
+        text += f" {letter} cannot go {'lower' if side == 0 else 'higher'} here ({why})."
     st.warning(text, icon=":material/border_outer:")
     if growing:
         what = ", ".join(f"{'smaller' if side == 0 else 'larger'} {letter}"
