@@ -92,10 +92,7 @@ def training_data(args, progress=None) -> datasets.Dataset:
             [args.test], args.label_column, progress, index_base=base, purpose="predict",
             n_features=dataset.n_features)[0]
     if test is not None:
-        dataset = datasets.make_dataset(dataset.X, dataset.y, dataset.name, X_test=test.X,
-                                        y_test=test.y, index_base=(
-                                            test.index_base if dataset.index_base is None
-                                            else dataset.index_base))
+        dataset = datasets.with_test_part(dataset, test)
     if dataset.y_test is not None:
         check_known_labels(dataset.y_test, np.unique(dataset.y),
                            args.test or f"{dataset.name}'s test part")

@@ -88,7 +88,10 @@ def with_test_part(dataset: Dataset, test: Dataset) -> Dataset:
         raise ValueError(f"{test.name} has {test.n_features:,} features where the training "
                          f"file {dataset.name} has {dataset.n_features:,}: read the two with "
                          "snacks_core.datasets.load_files, which gives them one width.")
-    return replace(dataset, X_test=test.X, y_test=test.y)
+    # A built-in dataset (no index base) takes its LIBSVM test file's, which a model keeps.
+    return replace(dataset, X_test=test.X, y_test=test.y,
+                   index_base=(test.index_base if dataset.index_base is None
+                               else dataset.index_base))
 
 
 def _scale(X_train, X_test, scaling, copy=True):
