@@ -9,14 +9,17 @@ C = 1/(2nλ) = 25 on any n (:func:`default_lam`) and m = 2√n within bounds
 are :func:`grid_lam_values`, :func:`grid_m_values` and :func:`grid_gamma_values`, for the app's
 Robustness page and ``snacks heatmap`` alike.
 
-Only NumPy and SciPy are imported here, so that the readers of :mod:`snacks_core.datasets`
-can resolve ``scaling='auto'`` without pulling in the estimators.
+Only NumPy, SciPy and :mod:`snacks_core.objective` (NumPy alone) are imported here, so that
+the readers of :mod:`snacks_core.datasets` can resolve ``scaling='auto'`` without pulling in
+the estimators.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+from .objective import C_to_lam
 
 # The number of landmarks m and the regularisation λ of a setting that names no data (the
 # app's settings before a dataset is loaded); a dataset's own defaults are
@@ -146,10 +149,9 @@ def grid_lam_values(n_train, size=5, extra=(0, 0)) -> list:
     >>> grid_lam_values(10_000, 2, extra=(1, 0))
     [2e-08, 2e-07, 2e-06]
     """
-    if size < 1 or min(extra) < 0:
-        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    _check_axis(size, extra)
     Cs = _C_decades(-((size - 1) // 2) - extra[1], size // 2 + extra[0])
-    return sorted({round_125(1.0 / (2.0 * max(int(n_train), 1) * C)) for C in Cs})
+    return sorted({round_125(C_to_lam(C, max(int(n_train), 1))) for C in Cs})
 
 
 def grid_m_values(n_fit, n_features=None, size=5, extra=(0, 0)) -> list:
@@ -169,8 +171,7 @@ def grid_m_values(n_fit, n_features=None, size=5, extra=(0, 0)) -> list:
     >>> grid_m_values(20_000, 20, extra=(0, 2))[-3:]
     [1100, 1900, 2000]
     """
-    if size < 1 or min(extra) < 0:
-        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    _check_axis(size, extra)
     n_fit = max(int(n_fit), 2)
     cap = min(n_fit, GRID_M_MAX)
     centre = default_m(n_fit, n_features)
@@ -190,10 +191,15 @@ def grid_gamma_values(gamma, size=5, extra=(0, 0)) -> list:
     >>> grid_gamma_values(0.5, 3)
     [0.005, 0.5, 50.0]
     """
-    if size < 1 or min(extra) < 0:
-        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+    _check_axis(size, extra)
     return gamma_values_around(gamma, _log_steps(1.0 / GRID_GAMMA_SPAN, GRID_GAMMA_SPAN,
                                                  size, extra))
+
+
+def _check_axis(size, extra):
+    """Refuse a grid axis of fewer than one value or a negative extension."""
+    if size < 1 or min(extra) < 0:
+        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
 
 
 def gamma_values_around(gamma, factors) -> list:

@@ -330,7 +330,7 @@ class _CellScores(ClassifierMixin, BaseEstimator):
 
 def _check_grid(param_grid):
     """The candidates of ``param_grid`` (ParameterGrid's order), their names checked."""
-    known = set(SnacksClassifier().get_params()) | {"C"}
+    known = set(SnacksClassifier().get_params())
     grids = [param_grid] if isinstance(param_grid, dict) else list(param_grid)
     for grid in grids:
         unknown = sorted(set(grid) - known)
