@@ -255,21 +255,6 @@ class TextStream:
         return False
 
 
-class _RawText(io.RawIOBase):
-    """A :class:`TextStream` as a raw binary stream, for io.TextIOWrapper."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        data = self._stream.read(len(buffer))
-        buffer[:len(data)] = data
-        return len(data)
-
-
 class _ReadableRaw(io.RawIOBase):
     """A raw binary stream defined by its ``read(size)``."""
 
@@ -280,6 +265,18 @@ class _ReadableRaw(io.RawIOBase):
         data = self.read(len(buffer))
         buffer[:len(data)] = data
         return len(data)
+
+
+class _RawText(_ReadableRaw):
+    """A :class:`TextStream` as a raw binary stream, for io.TextIOWrapper."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            return self.readall()  # RawIOBase's: read(DEFAULT_BUFFER_SIZE) to the end
+        return self._stream.read(size)
 
 
 class _Prefixed(_ReadableRaw):
