@@ -1,7 +1,7 @@
 """SnacksClassifier on a Dask cluster: fit and predict with the rows kept on their workers.
 
 A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
-``distributed.Client`` (or ``Resources.client``) in these stages, one module each:
+``distributed.Client`` in these stages, one module each:
 
 1. :mod:`~snacks_core.distributed.data`: the rows as a row-chunked Dask array and aligned
    labels, one future per partition on the workers, and per-partition summaries (rows,

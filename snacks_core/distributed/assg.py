@@ -203,7 +203,7 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
     zero = np.zeros(width)
     task = AssgTask(problem, zero, zero, zero, True, 0.0, 0.0, lam, 0, ())
     stage_rows, stage_left = schedule.stage_epochs * n_train, 0
-    visited, checkpoint_rows, best_dual, t = 0, 0, -np.inf, 0
+    visited, best_dual, t = 0, -np.inf, 0
     eta = radius = None
     polish = handover = False
     stop_reason, start = None, time.perf_counter()
@@ -228,17 +228,18 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
                      if validation is not None else
                      held / partitions.held_rows if early else np.nan)
             for name, value in zip(HISTORY_COLUMNS, (len(history["iteration"]),
-                                                     checkpoint_rows / n_train,
+                                                     visited / n_train,
                                                      time.perf_counter() - start, objective,
                                                      gap, error), strict=True):
                 history[name].append(float(value))
             if progress is not None:
-                progress("training", t, options.max_rounds)
+                # Epochs, as in memory (options.max_rounds is the budget in epochs here).
+                progress("training", visited / n_train, options.max_rounds)
             if stop_reason is not None:
                 break
             if task.new_stage and gap <= options.tol * objective:
                 stop_reason = TOL_GAP
-            elif early and patience.stop(held, task.check, checkpoint_rows):
+            elif early and patience.stop(held, task.check, visited):
                 stop_reason = EARLY_STOPPING
                 if patience.best is not task.check or not task.new_stage:
                     # As in memory, the history ends with the point returned, measured:
@@ -267,7 +268,6 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
             task = task._replace(check=None, new_stage=False)
         else:
             visited += K * task.steps
-            checkpoint_rows = visited
             stage_sum = stage_sum + sum(p * s.total for p, s in zip(share, summaries,
                                                                     strict=True))
             stage_steps += task.steps

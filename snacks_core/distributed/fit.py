@@ -134,14 +134,11 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
     if model.solver_options:
         raise ValueError("solver_options are options of the in-memory solvers; a fit on Dask "
                          "collections runs CoCoA+ rounds and takes none: leave them out.")
-    client, owned = current_client(specs.resources.client)
-    try:
-        # Whatever Dask computes on the way (a dataframe's partition lengths) runs there too.
-        with client.as_current():
-            return _fit(model, client, dask_rows(X, y, sample_weight), eval_set, progress)
-    finally:
-        if owned:
-            client.close()
+    # The current client (an estimator names none, so there is none to close here).
+    client, _ = current_client()
+    # Whatever Dask computes on the way (a dataframe's partition lengths) runs there too.
+    with client.as_current():
+        return _fit(model, client, dask_rows(X, y, sample_weight), eval_set, progress)
 
 
 def _fit(model, client, data, eval_set, progress):

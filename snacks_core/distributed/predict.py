@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..pipeline import labels_from_scores
-
 
 def _row_array(X):
     """X as a Dask array of rows with its columns in one chunk."""
@@ -28,7 +26,7 @@ def _block_scores(block, model):
 
 
 def _block_labels(block, model):
-    return labels_from_scores(model.decision_function(block), model.classes_)
+    return model.predict(block)
 
 
 def decision_function_blocks(model, X):
