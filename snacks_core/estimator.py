@@ -29,8 +29,10 @@ from .pipeline import (
     hinge_weights,
     labels_from_scores,
     row_blocks,
+    score_embedded_rows,
     solve_subproblems,
     stack_histories,
+    training_measures,
 )
 from .solvers import REGISTRY, admm, check_solver_params
 from .specs import FitSpecs, Kernel, Resources, SolverSpec
@@ -378,33 +380,19 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(Z, np.ndarray):
             self._measure_training_rows([Z] if split is None else [Z, Z_stop],
                                         [slice(None)] if split is None else split,
-                                        labels, *every_row, spec.lam)
+                                        *every_row, spec.lam)
         return results
 
-    def _measure_training_rows(self, parts, rows, labels, targets, sample_weight, lam):
+    def _measure_training_rows(self, parts, rows, targets, sample_weight, lam):
         """``train_error_`` and ``train_objective_`` from the embedded training rows, in
-        ``parts`` (the embeddings of X[rows[j]]), scored as :meth:`decision_function`
-        scores; ``labels``, ``targets`` and ``sample_weight`` (s_i, or None) of all of X."""
-        wrong, hinge = 0, np.zeros(self.coef_.shape[0])
-        # What class_labels gives: ±1 for two classes, the class's index otherwise.
-        label_values = (np.array([-1.0, 1.0]) if self.coef_.shape[0] == 1
-                        else np.arange(self.coef_.shape[0]))
-        for Z, part in zip(parts, rows, strict=True):
-            part_labels = labels[part]
-            part_targets = np.column_stack([t[part] for t in targets])
-            part_weight = None if sample_weight is None else sample_weight[part]
-            for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
-                scores = Z[start:stop] @ self.coef_.T
-                predicted = labels_from_scores(scores, label_values)
-                wrong += int(np.count_nonzero(predicted != part_labels[start:stop]))
-                losses = np.maximum(0.0, 1.0 - part_targets[start:stop] * scores)
-                if part_weight is not None:
-                    losses *= part_weight[start:stop, None]
-                hinge += losses.sum(axis=0)
-        n = labels.shape[0]
-        self.train_error_ = wrong / n
-        self.train_objective_ = float(np.mean(hinge / n + lam * np.sum(self.coef_ ** 2,
-                                                                       axis=1)))
+        ``parts`` (the embeddings of X[rows[j]]); ``targets`` and ``sample_weight`` (s_i,
+        or None) of all of X."""
+        sums = [score_embedded_rows(Z, self.coef_, np.vstack([t[part] for t in targets]),
+                                    None if sample_weight is None else sample_weight[part])
+                for Z, part in zip(parts, rows, strict=True)]
+        self.train_error_, self.train_objective_ = training_measures(
+            sum(wrong for wrong, _ in sums), sum(hinge for _, hinge in sums),
+            targets[0].shape[0], self.coef_, lam)
 
     def _embed_for_training(self, X, train, extra, specs):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory

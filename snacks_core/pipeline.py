@@ -205,3 +205,30 @@ def embedded_row_blocks(n_rows, n_components):
     """Row blocks whose embedding (``n_components`` float64 columns) takes about
     :data:`_SCORE_BLOCK_BYTES`: what is embedded at once to score rows."""
     return row_blocks(n_rows, max(1, _SCORE_BLOCK_BYTES // (8 * n_components)))
+
+
+def score_embedded_rows(Z, coef, targets, weight=None):
+    """What a fit measures of its own embedded rows ``Z`` (as :meth:`decision_function
+    <snacks_core.SnacksClassifier.decision_function>` scores them, Z·coefᵀ, in blocks):
+    ``(misclassified rows, each problem's hinge sum Σ s_i max(0, 1 − t_ik f_k(z_i)))`` for
+    the rows' one-vs-rest ``targets`` (problems × rows, as :func:`binary_targets` gives
+    them) and weights s_i (``weight``, None for ones)."""
+    labels = class_labels(list(targets))
+    # What class_labels gives: ±1 for two classes, the class's index otherwise.
+    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(len(targets))
+    wrong, hinge = 0, np.zeros(len(targets))
+    for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
+        scores = Z[start:stop] @ coef.T
+        wrong += int(np.count_nonzero(labels_from_scores(scores, label_values)
+                                      != labels[start:stop]))
+        losses = np.maximum(0.0, 1.0 - targets[:, start:stop].T * scores)
+        if weight is not None:
+            losses *= weight[start:stop, None]
+        hinge += losses.sum(axis=0)
+    return wrong, hinge
+
+
+def training_measures(wrong, hinge, n, coef, lam):
+    """``(train_error_, train_objective_)`` from :func:`score_embedded_rows`' sums over all
+    ``n`` training rows: the error rate, and F(w) averaged over the one-vs-rest problems."""
+    return wrong / n, float(np.mean(hinge / n + lam * np.sum(coef ** 2, axis=1)))

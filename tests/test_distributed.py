@@ -115,6 +115,19 @@ def test_class_and_sample_weights_and_a_dataframe(client, solver):
                                                                  sample_weight=weight)
     s = np.where(y == 0, 3.0, 1.0) * weight
     _check_against_oracle(model, X, y, s)
+    _check_training_measures(model, X, y, s)
+
+
+def _check_training_measures(model, X, y, sample_weight=None):
+    """The fit's train_error_ and train_objective_, measured on the workers, against
+    predict and the weighted F(w) of decision_function in memory, over every row."""
+    assert model.train_error_ == np.mean(model.predict(X) != y)
+    scores = model.decision_function(X).reshape(len(y), -1)
+    s = np.ones(len(y)) if sample_weight is None else sample_weight
+    expected = np.mean([np.mean(s * np.maximum(0, 1 - t * scores[:, k])) + model.lam_ * w @ w
+                        for k, (t, w) in enumerate(zip(binary_targets(y, model.classes_),
+                                                       model.coef_, strict=True))])
+    assert model.train_objective_ == pytest.approx(expected, rel=1e-6)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -188,6 +201,7 @@ def test_early_stopping_holds_out_rows_in_every_partition(client):
     errors = model.history_["validation_error"]
     assert np.all((errors >= 0) & (errors <= 1))
     assert model.stop_reasons_ == ["early_stopping"]
+    _check_training_measures(model, X, y)  # the held-out rows counted too
 
 
 def test_bad_input_gets_clear_messages(client):

@@ -168,10 +168,14 @@ def run_fit(args) -> int:
         model.fit(X, y, progress=progress)
         if progress is not None:
             progress.end()
-        train_error = float((model.predict(X) != y).mean().compute())
+        train_error = model.train_error_
+        if train_error is None:  # a compact embedding: the rows are scored once more
+            train_error = float((model.predict(X) != y).mean().compute())
     print(f"{args.data}: {n:,} training rows in {len(data.paths)} files, {d} features, on "
           f"{args.scheduler}")
-    print(f"{args.solver} (CoCoA+ rounds on the cluster), {args.kernel} kernel (γ = "
+    method = ("Snacks steps averaged across the workers" if args.solver == "snacks"
+              else "CoCoA+ rounds")
+    print(f"{args.solver} ({method} on the cluster), {args.kernel} kernel (γ = "
           f"{model.embedding_.gamma_:.4g}), m = {model.embedding_.n_components_}, λ = "
           f"{model.lam_:g} (C = {model.C_:.4g})")
     for name, value in (("train error", train_error),

@@ -26,7 +26,14 @@ from sklearn.utils.class_weight import compute_class_weight
 from ..kernels import resolve_gamma
 from ..landmarks import class_balanced_order
 from ..nystrom import NystromEmbedding
-from ..pipeline import binary_targets, draw_seeds, early_stopping_enabled, stack_histories
+from ..pipeline import (
+    binary_targets,
+    draw_seeds,
+    early_stopping_enabled,
+    score_embedded_rows,
+    stack_histories,
+    training_measures,
+)
 from ..solvers.snacks_kernels import squared_norms
 from ..storage import check_float16_range, plan_storage
 from ..validation import clip_n_components
@@ -51,11 +58,11 @@ class Partition:
     """One partition's embedded rows, kept on the worker that embedded them: Z (float32,
     float64 or compact float16) of the rows trained on, their one-vs-rest ±1 ``targets``
     (problems × rows), weights s_i and ‖z_i‖², and the rows held out for early stopping
-    (``Z_held``, ``targets_held``; None without)."""
+    (``Z_held``, ``targets_held``, ``weight_held``; None without)."""
 
-    def __init__(self, Z, targets, weight, Z_held=None, targets_held=None):
+    def __init__(self, Z, targets, weight, Z_held=None, targets_held=None, weight_held=None):
         self.Z, self.targets, self.weight = Z, targets, weight
-        self.Z_held, self.targets_held = Z_held, targets_held
+        self.Z_held, self.targets_held, self.weight_held = Z_held, targets_held, weight_held
         self.sqnorm = np.empty(Z.shape[0])
         if Z.dtype != np.float16:
             squared_norms(Z, self.sqnorm)
@@ -100,7 +107,18 @@ def embed_partition(X, y, sample_weight, embedding, setup, seed) -> Partition:
     if held.shape[0] == 0:
         return Partition(embed(train), targets[:, train], weight[train])
     return Partition(embed(train), targets[:, train], weight[train], embed(held),
-                     targets[:, held])
+                     targets[:, held], weight[held])
+
+
+def score_partition(partition, coef):
+    """Run on a worker: :func:`~snacks_core.pipeline.score_embedded_rows` over the
+    partition's rows, those held out included: ``(misclassified, hinge sums)``."""
+    wrong, hinge = score_embedded_rows(partition.Z, coef, partition.targets, partition.weight)
+    if partition.Z_held is not None:
+        held = score_embedded_rows(partition.Z_held, coef, partition.targets_held,
+                                   partition.weight_held)
+        wrong, hinge = wrong + held[0], hinge + held[1]
+    return wrong, hinge
 
 
 def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
@@ -177,6 +195,14 @@ def _fit(model, client, data, eval_set, progress):
     model.training_time_ = time.perf_counter() - start
     model.coef_ = np.vstack([r.coef for r in results])
     model.intercept_ = np.zeros(len(results))
+    if model.storage_ == "memory":
+        # As in memory: measured from the embedding the workers hold (none when compact).
+        sums = gather_results(client, [client.submit(score_partition, future, model.coef_)
+                                       for future in embedded.futures],
+                              "measuring the training rows", DEFAULT_TIMEOUT_S)
+        model.train_error_, model.train_objective_ = training_measures(
+            sum(wrong for wrong, _ in sums), sum(hinge for _, hinge in sums), n,
+            model.coef_, spec.lam)
     model.history_ = stack_histories([r.history for r in results])
     model.n_iter_ = int(max(r.n_iter for r in results))
     model.stop_reasons_ = [r.stop_reason for r in results]
