@@ -160,9 +160,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     train_error_, train_objective_ : float or None
         The returned model's error rate, and its F(w) (averaged over the one-vs-rest
         problems), on every training row (those held out for early stopping included),
-        measured at the end of the fit from the embedding it holds in memory; None where
-        it holds none (the solvers on the data or on a kernel operator, an embedding kept
-        compact or on disk, a fit on a cluster).
+        measured at the end of the fit from the embedding it holds in memory (on a
+        cluster, the workers'); None where it holds none (the solvers on the data or on a
+        kernel operator, an embedding kept compact or on disk).
 
     Examples
     --------
