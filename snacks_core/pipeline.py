@@ -8,7 +8,8 @@ estimator's fit):
 1. :func:`draw_seeds`: the landmark and solver seeds a ``random_state`` gives;
 2. :func:`binary_targets`: the ±1 labels of the one-vs-rest subproblems (one for two
    classes), and :func:`class_labels`, each row's class for stratifying;
-3. :func:`held_out_rows`: the rows early stopping holds out of training, if it is on;
+3. :func:`validation_split`: the rows early stopping holds out of training, when
+   :meth:`SolverSpec.early_stopping_on <snacks_core.specs.SolverSpec.early_stopping_on>`;
 4. :func:`fit_embedding`: the landmarks and the Nyström factor;
 5. :func:`hinge_weights` and :func:`cut_training_rows`: the weights s_i, and the targets
    and weights of the rows trained on;
@@ -99,22 +100,6 @@ def validation_split(labels, fraction, seed):
         return train_test_split(rows, test_size=fraction, random_state=seed)
 
 
-def held_out_rows(solver, early_stopping, labels, fraction, seed):
-    """``(rows trained on, rows held out)`` when early stopping is on for the registry
-    entry ``solver`` and these rows (``labels``: each row's class), else None."""
-    if not (solver.early_stopping and early_stopping_enabled(early_stopping, labels.shape[0])):
-        return None
-    return validation_split(labels, fraction, seed)
-
-
-def early_stopping_options(solver, on, n_iter_no_change) -> dict:
-    """The solver options that turn the registry entry ``solver``'s early stopping on (rows
-    held out) or off."""
-    if not solver.early_stopping:
-        return {}
-    return {"n_iter_no_change": n_iter_no_change if on else None}
-
-
 def fit_embedding(X, labels, kernel, *, n_components, sampling, dtype, n_jobs,
                   seed) -> NystromEmbedding:
     """The Nyström embedding of a fit: ``n_components`` landmarks drawn from X with
@@ -136,7 +121,7 @@ def hinge_weights(class_weight, y, sample_weight=None):
 
 def cut_training_rows(targets, sample_weight, split):
     """The one-vs-rest ``targets`` and ``sample_weight`` of the rows trained on, and the
-    held-out rows' targets (None without a ``split`` from :func:`held_out_rows`)."""
+    held-out rows' targets (None without a ``split`` from :func:`validation_split`)."""
     if split is None:
         return targets, None, sample_weight
     train, held = split

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from .kernels import check_kernel_params, kernel_matrix, resolve_gamma
-from .pipeline import early_stopping_options, held_out_rows
+from .pipeline import early_stopping_enabled, validation_split
 from .solvers import REGISTRY
 
 
@@ -104,17 +104,25 @@ class SolverSpec:
         """The solver's registry entry (:class:`snacks_core.solvers.Solver`)."""
         return REGISTRY[self.solver]
 
+    def early_stopping_on(self, n_samples) -> bool:
+        """Whether early stopping is on for a fit on ``n_samples`` rows: the solver offers
+        it and ``early_stopping`` asks for it ('auto': from the number of rows)."""
+        return self.entry.early_stopping and early_stopping_enabled(self.early_stopping,
+                                                                    n_samples)
+
     def held_out_rows(self, labels, seed):
         """``(rows trained on, rows held out)`` when early stopping is on for rows of these
         classes (``labels``), else None."""
-        return held_out_rows(self.entry, self.early_stopping, labels,
-                             self.validation_fraction, seed)
+        if not self.early_stopping_on(labels.shape[0]):
+            return None
+        return validation_split(labels, self.validation_fraction, seed)
 
     def solve_options(self, held, seed, sample_weight) -> dict:
         """The keyword arguments of every solve: budget, tolerance, early stopping (on when
         rows are ``held`` out), the solver's own options, its seed and the weights s_i."""
-        return {**early_stopping_options(self.entry, held, self.n_iter_no_change),
-                "max_epochs": self.max_epochs, "tol": self.tol, **self.options,
+        stopping = ({"n_iter_no_change": self.n_iter_no_change if held else None}
+                    if self.entry.early_stopping else {})
+        return {**stopping, "max_epochs": self.max_epochs, "tol": self.tol, **self.options,
                 "random_state": seed, "sample_weight": sample_weight}
 
     def warm_options(self) -> dict | None:

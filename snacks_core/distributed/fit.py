@@ -29,7 +29,6 @@ from ..nystrom import NystromEmbedding
 from ..pipeline import (
     binary_targets,
     draw_seeds,
-    early_stopping_enabled,
     score_embedded_rows,
     stack_histories,
     training_measures,
@@ -174,7 +173,7 @@ def _fit(model, client, data, eval_set, progress):
                                       model, seeds.embedding)
     evaluation = _embed_eval_set(model, eval_set)
     held_counts = np.zeros_like(partitions.class_counts)
-    if spec.entry.early_stopping and early_stopping_enabled(spec.early_stopping, n):
+    if spec.early_stopping_on(n):
         held_counts = np.rint(spec.validation_fraction * partitions.class_counts)
     embedded = _embed_partitions(client, partitions, model, resources,
                                  (_class_weights(spec.class_weight, partitions), held_counts,
