@@ -45,11 +45,11 @@ from ..objective import matvec
 from ..solvers import snacks_kernels as loops
 from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
 from ..solvers.snacks import (
-    FAST_DUAL_LIMIT,
     POLISH_AFTER_EPOCHS,
     AssgSchedule,
     HeldOutPatience,
     default_step_and_radius,
+    dual_ascent_is_fast,
     rows_between_checks,
 )
 from ..threads import numba_threads
@@ -196,7 +196,7 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
     check_rows = rows_between_checks(n_train, early)
     max_rows = int(np.ceil(options.max_rounds * n_train))
     schedule = AssgSchedule()
-    growth = schedule.stage_growth or schedule.omega
+    growth = schedule.growth
     streams = np.random.SeedSequence([seed, problem])
     history = {name: [] for name in HISTORY_COLUMNS}
     restarted, previous = [], [None] * K
@@ -261,8 +261,7 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
             eta, radius = default_step_and_radius(
                 np.array([gradient_sum / n_train / mean_weight**2]), np.array([mean_weight]),
                 lam, stage_rows, gap, 0.0, objective)
-            polish = not early or (weighted_sqnorm / n_train / (2.0 * lam * n_train)
-                                   <= FAST_DUAL_LIMIT)
+            polish = not early or dual_ascent_is_fast(weighted_sqnorm / n_train, lam, n_train)
             stage_left, stage_rows = int(round(stage_rows)), stage_rows * growth
             stage_sum, stage_steps = np.zeros(width), 0
             task = task._replace(check=None, new_stage=False)

@@ -230,6 +230,11 @@ class AssgSchedule:
     stage_epochs: float = 1.0
     stage_growth: float | None = None
 
+    @property
+    def growth(self) -> float:
+        """The factor T grows by after each stage: ``stage_growth``, or ω."""
+        return self.omega if self.stage_growth is None else float(self.stage_growth)
+
 
 @dataclass(frozen=True)
 class SnacksOptions:
@@ -416,10 +421,9 @@ class _Schedule:
         data at the start w."""
         stage_steps = schedule.stage_epochs * n
         eta, radius = stages.defaults(stage_steps, gap, float(np.linalg.norm(w)), objective)
-        omega, growth = schedule.omega, schedule.stage_growth
         return cls(eta if schedule.eta0 is None else float(schedule.eta0),
-                   radius if schedule.radius0 is None else float(schedule.radius0), omega,
-                   stage_steps, omega if growth is None else float(growth))
+                   radius if schedule.radius0 is None else float(schedule.radius0),
+                   schedule.omega, stage_steps, schedule.growth)
 
     def next_stage(self, steps_left):
         """The length T of the next stage (at least one step, at most ``steps_left``)."""
@@ -518,9 +522,14 @@ def _dual_ascent_is_fast(stages, lam):
     validation error rather than the certified gap ends the fit, ASSG alone goes on
     beyond this limit.
     """
-    n = stages.y.shape[0]
-    mean_sqnorm = float(np.mean(stages.sample_weight * stages.sqnorm))
-    return mean_sqnorm / (2.0 * lam * n) <= FAST_DUAL_LIMIT
+    return dual_ascent_is_fast(float(np.mean(stages.sample_weight * stages.sqnorm)), lam,
+                               stages.y.shape[0])
+
+
+def dual_ascent_is_fast(mean_weighted_sqnorm, lam, n) -> bool:
+    """:func:`_dual_ascent_is_fast`'s test from mean(s_i‖z_i‖²) over n rows (a cluster has
+    the sum, not the rows): C·mean(s_i‖z_i‖²) ≤ :data:`FAST_DUAL_LIMIT`, C = 1/(2λn)."""
+    return mean_weighted_sqnorm / (2.0 * lam * n) <= FAST_DUAL_LIMIT
 
 
 class _Run:
