@@ -13,6 +13,7 @@ from ..settings import estimator_from_settings
 from ..specs import Resources
 from ..sweeps import GRID_COLUMNS, GridSchedule, robustness_grid, summarize_grid
 from .data import training_data, training_split
+from .model import model_settings
 from .output import check_writable
 from .parser import STOPPED, flatten
 from .progress import ProgressBar
@@ -96,10 +97,8 @@ def _run_heatmap(args, out, m_values, gammas, seeds):
     try:
         table = robustness_grid(
             split.X_train, split.y_train, split.X_test, split.y_test, m=m_values, lam=lams,
-            gamma=gammas, seeds=seeds, estimator=estimator_from_settings({
-                "kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
-                "sampling": args.sampling, "solver": args.solver,
-                "max_epochs": args.max_epochs, "tol": args.tol}),
+            gamma=gammas, seeds=seeds,
+            estimator=estimator_from_settings({**model_settings(args), "solver": args.solver}),
             schedule=GridSchedule(warm_start=not args.cold),
             resources=Resources(dtype=args.dtype, n_jobs=args.n_jobs, backend=args.backend,
                                 client=client, progress=ProgressBar(sys.stderr, out.append),

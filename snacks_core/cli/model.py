@@ -28,14 +28,21 @@ def resolve_regularisation(args, n_train, n_features):
         args.m = default_m(n_train, n_features)
 
 
+def model_settings(args) -> dict:
+    """The estimator settings every training command reads the same way from its options
+    (the kernel, the landmarks' sampling and the solver's budget; ``compare`` runs several
+    solvers, so the solver is each command's own)."""
+    return {"kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
+            "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol}
+
+
 def make_estimator(args, solver, classes):
-    """The estimator the options describe (``args.m`` and ``args.lam`` resolved)."""
+    """The estimator the options describe (``args.m`` and ``args.lam`` resolved), with
+    ``solver``."""
     return estimator_from_settings({
-        "kernel": args.kernel, "gamma": args.gamma, "degree": args.degree,
-        "coef0": args.coef0, "n_components": args.m, "lam": args.lam, "solver": solver,
-        "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol,
-        "dtype": args.dtype, "random_state": args.seed,
-        "class_weight": class_weights(args.class_weight, classes),
+        **model_settings(args), "solver": solver, "gamma": args.gamma,
+        "n_components": args.m, "lam": args.lam, "dtype": args.dtype,
+        "random_state": args.seed, "class_weight": class_weights(args.class_weight, classes),
         "memory_budget": args.memory_budget, "storage": args.storage})
 
 

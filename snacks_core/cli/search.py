@@ -15,7 +15,7 @@ from ..persistence import model_to_npz
 from ..search import SnacksSearchCV
 from ..settings import estimator_from_settings
 from .data import training_data, training_split
-from .model import f1_name
+from .model import f1_name, model_settings
 from .output import check_writable
 from .parser import flatten
 
@@ -75,9 +75,7 @@ def _search(args, dataset, scaling):
     else:
         param_grid["C"] = flatten(args.C) if args.C else list(C_values_around_default())
     estimator = estimator_from_settings({
-        "kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
-        "sampling": args.sampling, "solver": args.solver, "max_epochs": args.max_epochs,
-        "tol": args.tol, "random_state": args.seed,
+        **model_settings(args), "solver": args.solver, "random_state": args.seed,
         "dtype": np.float64 if args.dtype == "float64" else np.float32})
     search = SnacksSearchCV(estimator, param_grid, cv=args.cv, scoring=args.scoring,
                             n_jobs=args.n_jobs, halving=args.halving, refine=args.refine,
