@@ -46,7 +46,9 @@ if drawn:
 
 request, split = user_errors.load_split_or_stop()
 params = cached.model_params()
-if not training.training_gate("playground", split, params):
+# Settings as Auto-tune chose them stand for a click on Train.
+if not (training.tuned_settings_hold(request)
+        or training.training_gate("playground", split, params)):
     if drawn:
         drawing.controls()
         drawing.plane()

@@ -18,7 +18,7 @@ from .state import (
     set_settings_next_run,
 )
 from .teaching import HELP
-from .training import tuned_settings_hold
+from .training import tuned_for, tuned_settings_hold
 from .user_errors import stop_on_user_error
 
 SYMBOLS = {"gamma": "γ", "lam": "λ", "C": "C", "m": "m"}
@@ -32,8 +32,8 @@ def auto_tune_section(request, split, params):
     if st.button("Auto-tune", icon=":material/tune:", key="auto_tune",
                  help=HELP["auto_tune"]):
         _run(request, split, params)
-    tuned = st.session_state.get(Keys.AUTO_TUNE)
-    if not tuned or tuned["data"] != request.key():
+    tuned = tuned_for(request)
+    if tuned is None:
         return
     values = tuned["values"]
     chosen = ", ".join(f"{SYMBOLS[name]} = {values[name]:g}" for name in SYMBOLS
@@ -86,8 +86,8 @@ def _run(request, split, params):
 def tried_table(request, split, run):
     """What Auto-tune tried, across the page (every column readable), with the chosen
     setting's CV error beside its test error and that error's uncertainty."""
-    tuned = st.session_state.get(Keys.AUTO_TUNE)
-    if not tuned or tuned["data"] != request.key():
+    tuned = tuned_for(request)
+    if tuned is None:
         return
     with st.expander("What Auto-tune tried", icon=":material/tune:"):
         results = tuned["results"]

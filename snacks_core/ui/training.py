@@ -34,22 +34,26 @@ def _too_large_for_live(split, params, solvers):
     return None
 
 
+def tuned_for(request):
+    """The last Auto-tune's record (its choice, what it tried) when it was made on this
+    data, else None."""
+    tuned = st.session_state.get(Keys.AUTO_TUNE)
+    return tuned if tuned and tuned["data"] == request.key() else None
+
+
 def tuned_settings_hold(request) -> bool:
     """Whether the sidebar holds the last Auto-tune's choice for this data (its click then
     stands for a click on Train: the chosen model is shown without another)."""
-    tuned = st.session_state.get(Keys.AUTO_TUNE)
-    return bool(tuned) and tuned["data"] == request.key() and all(
-        current(name) == value for name, value in tuned["values"].items())
+    tuned = tuned_for(request)
+    return tuned is not None and all(current(name) == value
+                                     for name, value in tuned["values"].items())
 
 
 def training_gate(key, split, params, solvers=None) -> bool:
     """True when results should be shown: live mode on a small enough problem, a click on
-    Train, unchanged settings since the last click (the cached result shows at once), or
-    the Playground's settings as Auto-tune chose them."""
+    Train, or unchanged settings since the last click (the cached result shows at once)."""
     snapshot = (cached.data_request().key(), cached.params_key(params), key,
                 tuple(solvers or ()))
-    if key == "playground" and tuned_settings_hold(cached.data_request()):
-        return True
     reason = None
     if current("live"):
         reason = _too_large_for_live(
