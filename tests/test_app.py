@@ -893,26 +893,24 @@ def test_an_edge_cell_is_said_and_one_click_extends_the_grid_reusing_its_cells()
     assert not any("Click **Run sweep**" in info.value for info in at.info)
 
 
-def test_an_edge_extended_the_most_steps_offers_no_button_and_says_why():
+def test_an_edge_extended_the_most_steps_offers_no_button_and_says_why(monkeypatch):
     """At GRID_EXTRA_MAX steps an edge cannot grow (the page probes the clamped step, as the
     button sets it): the warning says why, and the button offers only the other edge."""
-    from streamlit.testing.v1 import AppTest
+    from types import SimpleNamespace
 
     from snacks_core.ui import heatmap
 
-    def page():
-        from snacks_core.ui import heatmap
-
-        extras = dict.fromkeys(heatmap.EXTENSION_SETTINGS.values(), 0)
-        extras["rob_lam_below"] = heatmap.GRID_EXTRA_MAX
-        axes = ([10.0, 20.0], [1e-3, 1e-2])
-        grown = {"rob_axis_above": ([10.0, 20.0, 40.0], axes[1])}
-        heatmap.edge_warning([("lam", 0), ("axis", 1)], "m", axes,
-                             lambda setting: grown.get(setting, axes), "rows", extras)
-
-    at = AppTest.from_function(page).run()
-    assert not at.exception
-    warning = at.warning[0].value
+    shown = {"warning": [], "button": []}
+    monkeypatch.setattr(heatmap, "st", SimpleNamespace(
+        warning=lambda text, **_: shown["warning"].append(text),
+        button=lambda label, **_: shown["button"].append(label)))
+    extras = dict.fromkeys(heatmap.EXTENSION_SETTINGS.values(), 0)
+    extras["rob_lam_below"] = heatmap.GRID_EXTRA_MAX
+    axes = ([10.0, 20.0], [1e-3, 1e-2])
+    grown = {"rob_axis_above": ([10.0, 20.0, 40.0], axes[1])}
+    heatmap.edge_warning([("lam", 0), ("axis", 1)], "m", axes,
+                         lambda setting: grown.get(setting, axes), "rows", extras)
+    [warning] = shown["warning"]
     assert "λ cannot go lower here (the grid is already 6 steps beyond its default" in warning
-    assert [b.label for b in at.button] == ["Extend the grid: larger m"]
+    assert shown["button"] == ["Extend the grid: larger m"]
     assert heatmap.one_more_step(heatmap.GRID_EXTRA_MAX) == heatmap.GRID_EXTRA_MAX == 6
