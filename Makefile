@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[app,test]"
 	# Compile the numba code of a default fit now, into the package's __pycache__ folders,
 	# so that the first `snacks fit` or visit after installing does not spend seconds
-	# compiling; snacks_core.compiled reads it there even when NUMBA_CACHE_DIR is set.
-	env -u NUMBA_CACHE_DIR $(PY) -m snacks_core.compiled sample_data/a9a_small.svm > /dev/null
+	# compiling; snacks_core.core.compiled reads it there even when NUMBA_CACHE_DIR is set.
+	env -u NUMBA_CACHE_DIR $(PY) -m snacks_core.cli.compile_ahead sample_data/a9a_small.svm > /dev/null
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -24,7 +24,7 @@ install: $(STAMP)
 # first visit); whoever arrives while it runs sees "Warming up".  ARGS go to Streamlit,
 # e.g. make run ARGS="--server.address 0.0.0.0" for a classroom's network.
 run: $(STAMP)
-	$(PY) -m snacks_core.ui.launch $(ARGS)
+	$(PY) -m snacks_core.app.launch $(ARGS)
 
 # Lint first: ruff's rules (pyproject.toml, [tool.ruff]) are part of the test.
 lint: $(STAMP)

@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from snacks_core.ui import navigation, server, sidebar, state
+from snacks_core.app import navigation, server, sidebar, state
 
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
@@ -15,17 +15,17 @@ state.keep_settings()
 state.apply_pending()
 
 PAGES = {
-    "playground": st.Page("pages/playground.py", title="Playground", icon=":material/scatter_plot:",
-                          default=True),
-    "convergence": st.Page("pages/convergence.py", title="Convergence",
+    "playground": st.Page("app_pages/playground.py", title="Playground",
+                          icon=":material/scatter_plot:", default=True),
+    "convergence": st.Page("app_pages/convergence.py", title="Convergence",
                            icon=":material/trending_down:"),
-    "spectrum": st.Page("pages/spectrum.py", title="Spectrum", icon=":material/equalizer:"),
-    "robustness": st.Page("pages/robustness.py", title="Robustness heatmap",
+    "spectrum": st.Page("app_pages/spectrum.py", title="Spectrum", icon=":material/equalizer:"),
+    "robustness": st.Page("app_pages/robustness.py", title="Robustness heatmap",
                           icon=":material/grid_on:"),
-    "solvers": st.Page("pages/solvers.py", title="Solver comparison",
+    "solvers": st.Page("app_pages/solvers.py", title="Solver comparison",
                        icon=":material/leaderboard:"),
-    "paper": st.Page("pages/paper.py", title="The paper's tables", icon=":material/article:"),
-    "data": st.Page("pages/data.py", title="Data", icon=":material/database:"),
+    "paper": st.Page("app_pages/paper.py", title="The paper's tables", icon=":material/article:"),
+    "data": st.Page("app_pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))
 # The Playground's boundary and drawing plane (run_view.decision_view, ui.drawing): as tall
@@ -79,7 +79,7 @@ if goto in PAGES and PAGES[goto] is not page:
 
 state.write_query_params()
 navigation.url_problems()
-# The BLAS threads are set once for the server process (snacks_core.ui.server, at import).
+# The BLAS threads are set once for the server process (snacks_core.app.server, at import).
 # A page's computations stop soon after its tab closes or a new run preempts it.
 with server.cancel_when_gone():
     page.run()

@@ -47,7 +47,7 @@ def optimal_objective(Z, y, lam):
     """F* on an embedding from LIBLINEAR run to tol 1e-8 (C = 1/(2nλ), hinge, no intercept)."""
     from sklearn.svm import LinearSVC
 
-    from snacks_core.objective import lam_to_C, primal_objective
+    from snacks_core.solvers.objective import lam_to_C, primal_objective
 
     reference = LinearSVC(C=lam_to_C(lam, Z.shape[0]), loss="hinge", fit_intercept=False,
                           tol=1e-8, max_iter=100000).fit(Z, y)

@@ -30,9 +30,10 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file, make_classification
 from sklearn.svm import SVC
 
-from snacks_core import datasets, evaluation
+from snacks_core import datasets
+from snacks_core.app.sidebar import defaults_for
 from snacks_core.datasets import make_dataset, split_dataset
-from snacks_core.ui.sidebar import defaults_for
+from snacks_core.model import evaluation
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 TEST_SIZE = 0.3

@@ -472,12 +472,12 @@ def first_picture_report(rows) -> str:
 def _one_search(split, params):
     """The previous Auto-tune: γ × 7 C values × m as set and 4×, one halving search on every
     training row."""
-    from snacks_core.defaults import C_values_around_default, gamma_values_around, round_125
-    from snacks_core.kernels import resolve_gamma
-    from snacks_core.objective import C_to_lam
-    from snacks_core.search import SnacksSearchCV
-    from snacks_core.settings import estimator_from_settings
-    from snacks_core.ui import explorer
+    from snacks_core.app import explorer
+    from snacks_core.kernels.functions import resolve_gamma
+    from snacks_core.model.defaults import C_values_around_default, gamma_values_around, round_125
+    from snacks_core.model.estimator import estimator_from_settings
+    from snacks_core.model.search import SnacksSearchCV
+    from snacks_core.solvers.objective import C_to_lam
 
     m = params["n_components"]
     grid = {"C": list(C_values_around_default(3)), "n_components": [m, min(4 * m, 2000)],
@@ -495,9 +495,10 @@ def _one_search(split, params):
 
 def auto_tune_bench(write=False):
     """Auto-tune's seconds and its choice's test error (module docstring)."""
-    from snacks_core import datasets, evaluation
-    from snacks_core.ui import explorer
-    from snacks_core.ui.sidebar import defaults_for
+    from snacks_core import datasets
+    from snacks_core.app import explorer
+    from snacks_core.app.sidebar import defaults_for
+    from snacks_core.model import evaluation
 
     sets = []
     w8a = ROOT.parent / "shared" / "data" / "w8a"

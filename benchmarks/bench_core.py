@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import best_time, machine, optimal_objective, write_section  # noqa: E402
 from snacks_core import SnacksClassifier  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
-from snacks_core.nystrom import NystromEmbedding  # noqa: E402
-from snacks_core.objective import lam_to_C, primal_objective  # noqa: E402
+from snacks_core.kernels.nystrom import NystromEmbedding  # noqa: E402
 from snacks_core.solvers import pegasos, snacks  # noqa: E402
+from snacks_core.solvers.objective import lam_to_C, primal_objective  # noqa: E402
 from snacks_core.solvers.snacks import _L2Stages  # noqa: E402
 from snacks_core.solvers.snacks_kernels import assg_steps  # noqa: E402
 

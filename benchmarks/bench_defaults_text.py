@@ -1,4 +1,4 @@
-"""Defaults for text: the scaling rule of ``snacks_core.defaults`` on sparse data, against
+"""Defaults for text: the scaling rule of ``snacks_core.model.defaults`` on sparse data, against
 LinearSVC with C chosen by 3-fold cross-validation, side by side in one run.
 
 ``PYTHONPATH=. python benchmarks/bench_defaults_text.py [--quick] [--seeds N]`` trains
@@ -38,7 +38,8 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.preprocessing import Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
 
-from snacks_core import SnacksClassifier, defaults
+from snacks_core import SnacksClassifier
+from snacks_core.model import defaults
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 LINEAR_SVC_CS = (0.01, 0.1, 1.0, 10.0, 100.0)

@@ -42,7 +42,7 @@ from sklearn.svm import SVC
 
 from snacks_core import SnacksClassifier
 from snacks_core.datasets import make_susy_like
-from snacks_core.kernels import resolve_gamma
+from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.solvers import snacks
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"

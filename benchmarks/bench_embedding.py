@@ -24,8 +24,8 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.kernel_approximation import Nystroem
 from threadpoolctl import threadpool_limits
 
-from snacks_core.kernels import resolve_gamma
-from snacks_core.nystrom import NystromEmbedding
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.kernels.nystrom import NystromEmbedding
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 

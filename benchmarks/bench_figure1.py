@@ -18,10 +18,10 @@ import time
 import numpy as np
 
 from bench_paper import SEED, SUSY_LAM, W8A_LAM, M, load_susy, load_w8a
-from snacks_core.kernels import resolve_gamma
-from snacks_core.nystrom import NystromEmbedding
-from snacks_core.objective import matvec
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.solvers import pegasos, snacks
+from snacks_core.solvers.objective import matvec
 
 
 def snacks_iterates(Z, y, lam, quarters):

@@ -8,7 +8,7 @@ features, 14 non-zeros a row) under ``$TMPDIR`` and copies ``snacks_core`` (sour
 times (the fastest counts):
 
 - "after make install": in one copy, ``make install``'s compile step
-  (:func:`snacks_core.compiled.compile_ahead`, ``NUMBA_CACHE_DIR`` unset: the code goes to
+  (:func:`snacks_core.cli.compile_ahead.compile_ahead`, ``NUMBA_CACHE_DIR`` unset: the code goes to
   the copy's ``__pycache__``), then ``snacks fit FILE`` (default options) with
   ``NUMBA_CACHE_DIR`` a new empty folder: issue 30's measure;
 - "never compiled": ``snacks fit FILE`` from the other copy, nothing compiled anywhere, so
@@ -53,7 +53,8 @@ for d in gc.get_objects():
 sys.exit(code)
 """
 # The Makefile's install step.
-INSTALL_WARM_UP = "from snacks_core.compiled import compile_ahead; compile_ahead({sample!r})"
+INSTALL_WARM_UP = ("from snacks_core.cli.compile_ahead import compile_ahead; "
+                   "compile_ahead({sample!r})")
 
 
 def timed(command, env, cwd):

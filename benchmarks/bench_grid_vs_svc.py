@@ -19,10 +19,10 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
-from snacks_core.kernels import resolve_gamma
-from snacks_core.objective import lam_to_C
-from snacks_core.specs import Resources
-from snacks_core.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid
+from snacks_core.solvers.objective import lam_to_C
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 

@@ -37,10 +37,10 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.svm import SVC
 
 from snacks_core import datasets
+from snacks_core.app import explorer
+from snacks_core.app.sidebar import defaults_for
 from snacks_core.datasets import make_dataset, split_dataset
-from snacks_core.kernels import resolve_gamma
-from snacks_core.ui import explorer
-from snacks_core.ui.sidebar import defaults_for
+from snacks_core.kernels.functions import resolve_gamma
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 TEST_SIZE = 0.3

@@ -23,8 +23,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from snacks_core import SnacksClassifier
-from snacks_core.kernels import resolve_gamma
-from snacks_core.objective import lam_to_C
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.solvers.objective import lam_to_C
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_paper import W8A_LAM, M, load_w8a  # noqa: E402

@@ -58,10 +58,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, optimal_objective, write_section  # noqa: E402
+from snacks_core.core.memory import free_memory, memory_limit  # noqa: E402
 from snacks_core.datasets import make_susy_like  # noqa: E402
-from snacks_core.kernels import resolve_gamma  # noqa: E402
-from snacks_core.memory import free_memory, memory_limit  # noqa: E402
-from snacks_core.objective import lam_to_C, primal_objective  # noqa: E402
+from snacks_core.kernels.functions import resolve_gamma  # noqa: E402
+from snacks_core.solvers.objective import lam_to_C, primal_objective  # noqa: E402
 
 W8A_PATH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 M, SEED, TEST_SIZE = 1000, 0, 0.2

@@ -43,9 +43,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from snacks_core import SnacksClassifier
-from snacks_core.kernels import resolve_gamma
-from snacks_core.objective import lam_to_C
-from snacks_core.search import SnacksSearchCV
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.search import SnacksSearchCV
+from snacks_core.solvers.objective import lam_to_C
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 LAMS = (1e-7, 1e-6, 1e-5, 1e-4)
@@ -157,8 +157,9 @@ def _auto_tune():
     if not W8A.exists():
         print(f"auto-tune skipped: {W8A} not found.")
         return
-    from snacks_core import datasets, defaults, evaluation
-    from snacks_core.ui import explorer
+    from snacks_core import datasets
+    from snacks_core.app import explorer
+    from snacks_core.model import defaults, evaluation
 
     X, y = load_svmlight_file(str(W8A), n_features=300)
     split = datasets.split_dataset(datasets.make_dataset(X.tocsr(), y, "w8a"), random_state=0)

@@ -40,11 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import BENCHMARKS_MD, machine, write_section  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
-from snacks_core.kernels import resolve_gamma  # noqa: E402
-from snacks_core.nystrom import NystromEmbedding  # noqa: E402
-from snacks_core.objective import lam_to_C, matvec, primal_objective  # noqa: E402
-from snacks_core.operators import DEFAULT_BETA, build_operator  # noqa: E402
+from snacks_core.kernels.functions import resolve_gamma  # noqa: E402
+from snacks_core.kernels.nystrom import NystromEmbedding  # noqa: E402
+from snacks_core.kernels.operators import DEFAULT_BETA, build_operator  # noqa: E402
 from snacks_core.solvers import admm, liblinear, libsvm, pegasos, smoothed_newton, snacks  # noqa: E402
+from snacks_core.solvers.objective import lam_to_C, matvec, primal_objective  # noqa: E402
 
 W8A = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "w8a"
 SEED = 0
@@ -92,7 +92,7 @@ def timed(function):
 def bench_exact(X, y, X_test, y_test, gamma, lam):
     seconds, result = timed(lambda: libsvm.solve(X, y, lam, gamma=gamma))
     support, dual_coef, intercept = result.support, result.coef, result.intercept
-    from snacks_core.hss import kernel_expansion
+    from snacks_core.kernels.hss import kernel_expansion
 
     decision = kernel_expansion(X_test, X[support], dual_coef,
                                 {"kernel": "rbf", "gamma": gamma, "degree": 3, "coef0": 1.0})
@@ -342,7 +342,7 @@ def hss_study():
         return
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from snacks_core.hss import HSSKernel, HSSOptions
+    from snacks_core.kernels.hss import HSSKernel, HSSOptions
 
     tree = HSSKernel(X, beta=DEFAULT_BETA, gamma=gamma,
                      options=HSSOptions(leaf_size=1024, max_rank=20, tol=0.1, error_columns=0),

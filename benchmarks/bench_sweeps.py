@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine, write_section  # noqa: E402
 from snacks_core import SnacksClassifier  # noqa: E402
 from snacks_core.datasets import make_a9a_like  # noqa: E402
-from snacks_core.nystrom import NystromEmbedding  # noqa: E402
-from snacks_core.specs import Resources  # noqa: E402
-from snacks_core.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid  # noqa: E402
+from snacks_core.kernels.nystrom import NystromEmbedding  # noqa: E402
+from snacks_core.model.specs import Resources  # noqa: E402
+from snacks_core.model.sweeps import PAPER_LAMBDAS, PAPER_M, robustness_grid  # noqa: E402
 
 GAMMA, SEED, DTYPE, MAX_EPOCHS, TOL = 0.01, 0, "float32", 10, 1e-3
 NAIVE_LAMBDAS = (1e-3, 1e-6, 1e-9)

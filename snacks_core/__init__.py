@@ -16,9 +16,9 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # Public name → the submodule that defines it.
-_PUBLIC = {"SnacksClassifier": "estimator", "SnacksSearchCV": "search",
-           "NystromEmbedding": "nystrom", "primal_objective": "objective",
-           "lam_to_C": "objective", "C_to_lam": "objective"}
+_PUBLIC = {"SnacksClassifier": "model.estimator", "SnacksSearchCV": "model.search",
+           "NystromEmbedding": "kernels.nystrom", "primal_objective": "solvers.objective",
+           "lam_to_C": "solvers.objective", "C_to_lam": "solvers.objective"}
 
 __all__ = ["SnacksClassifier", "SnacksSearchCV", "NystromEmbedding", "primal_objective",
            "lam_to_C", "C_to_lam"]

@@ -29,12 +29,12 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
-from .estimator import SnacksClassifier, SupportVectorMap
-from .kernels import KERNELS, check_kernel_params
-from .memory import check_fits_in_memory
-from .nystrom import NystromEmbedding
-from .solvers import SOLVERS
-from .specs import Kernel
+from snacks_core.core.memory import check_fits_in_memory
+from snacks_core.kernels.functions import KERNELS, check_kernel_params
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model.estimator import SnacksClassifier, SupportVectorMap
+from snacks_core.model.specs import Kernel
+from snacks_core.solvers import SOLVERS
 
 FORMAT_VERSION = 2
 # Largest model file accepted, counted as the arrays it declares (after decompression).
@@ -524,7 +524,7 @@ def unsaved_reason(model) -> str | None:
     embedding = getattr(model, "embedding_", None)
     if isinstance(embedding, (NystromEmbedding, SupportVectorMap)):
         return None
-    if _is_instance(embedding, "snacks_core.hss", "HSSModel"):
+    if _is_instance(embedding, "snacks_core.kernels.hss", "HSSModel"):
         return ("ADMM's HSS model predicts by routing each new point down the cluster tree "
                 "built on the training rows and comparing it with that leaf's rows and "
                 "skeletons; that tree is a Python object, not plain arrays, so it is not "

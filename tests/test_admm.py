@@ -9,10 +9,11 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 import reference
-from snacks_core import NystromEmbedding, SnacksClassifier, operators
-from snacks_core.objective import lam_to_C
+from snacks_core import NystromEmbedding, SnacksClassifier
+from snacks_core.kernels import operators
 from snacks_core.solvers import EXACT_SOLVERS, admm, check_solver_params
 from snacks_core.solvers.base import HISTORY_COLUMNS
+from snacks_core.solvers.objective import lam_to_C
 
 GAMMA = 2.0
 LAM = 1e-3

@@ -20,8 +20,8 @@ import pytest
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
+from snacks_core.app import sidebar
 from snacks_core.datasets import fingerprint
-from snacks_core.ui import sidebar
 
 pytestmark = pytest.mark.slow  # each test runs the Streamlit app
 
@@ -269,7 +269,7 @@ def test_csv_upload_is_used_and_survives_navigation():
     assert_clean(at)
     assert at.session_state["dataset"].startswith("upload:")
     assert "uploaded · mine.csv" in at.subheader[0].value
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert_clean(at)
     assert at.session_state["dataset"].startswith("upload:")
     assert at.metric
@@ -308,7 +308,7 @@ def test_bad_upload_shows_an_error_and_the_app_survives(name, content, message):
     assert not at.exception
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert at.session_state["dataset"] == "synthetic:moons"
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert_clean(at)
 
 
@@ -568,10 +568,10 @@ def test_watch_it_learn_is_only_for_two_features():
 
 
 def test_paper_page_shows_the_published_table_beside_our_run():
-    from snacks_core import evaluation
+    from snacks_core.app.paper_tables import PAPER_TABLES
+    from snacks_core.app.state import PAPER_DATASETS
     from snacks_core.datasets import load_bundled, split_dataset
-    from snacks_core.ui.paper_tables import PAPER_TABLES
-    from snacks_core.ui.state import PAPER_DATASETS
+    from snacks_core.model import evaluation
 
     assert tuple(PAPER_TABLES) == PAPER_DATASETS
     at = open_page("paper", dataset="bundled:breast_cancer")
@@ -829,10 +829,10 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
     when their embeddings would take more than the cap."""
     from sklearn.datasets import make_moons
 
+    from snacks_core.app import heatmap
     from snacks_core.datasets import Split
-    from snacks_core.estimator import SnacksClassifier
-    from snacks_core.sweeps import GridSchedule, robustness_grid
-    from snacks_core.ui import heatmap
+    from snacks_core.model.estimator import SnacksClassifier
+    from snacks_core.model.sweeps import GridSchedule, robustness_grid
 
     X, y = make_moons(200, noise=0.2, random_state=0)
     table = robustness_grid(
@@ -898,7 +898,7 @@ def test_an_edge_extended_the_most_steps_offers_no_button_and_says_why(monkeypat
     button sets it): the warning says why, and the button offers only the other edge."""
     from types import SimpleNamespace
 
-    from snacks_core.ui import heatmap
+    from snacks_core.app import heatmap
 
     shown = {"warning": [], "button": []}
     monkeypatch.setattr(heatmap, "st", SimpleNamespace(

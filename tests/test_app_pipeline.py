@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core import evaluation, metrics, spectra
+from snacks_core.app import explorer
 from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
-from snacks_core.estimator import SnacksClassifier
-from snacks_core.nystrom import NystromEmbedding
-from snacks_core.objective import primal_objective
+from snacks_core.kernels import spectra
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model import evaluation, metrics
+from snacks_core.model.estimator import SnacksClassifier, estimator_from_settings
 from snacks_core.persistence import model_from_npz, model_to_npz
-from snacks_core.settings import estimator_from_settings
-from snacks_core.ui import explorer
+from snacks_core.solvers.objective import primal_objective
 
 PARAMS = {"kernel": "rbf", "gamma": 1.0, "n_components": 20, "lam": 1e-3, "solver": "snacks",
           "sampling": "uniform", "max_epochs": 20, "class_weight": None, "random_state": 0}
@@ -208,10 +208,10 @@ def _dataset(X, y):
 def test_snacks_core_and_the_cli_never_import_streamlit():
     import subprocess
     import sys
-    code = ("import sys, snacks_core, snacks_core.evaluation, snacks_core.spectra, "
-            "snacks_core.defaults, snacks_core.settings, snacks_core.ui.explorer, "
-            "snacks_core.figures, "
-            "snacks_core.sweeps, snacks_core.persistence, snacks_core.cli as cli\n"
+    code = ("import sys, snacks_core, snacks_core.model.evaluation, snacks_core.kernels.spectra, "
+            "snacks_core.model.defaults, snacks_core.model.estimator, snacks_core.app.explorer, "
+            "snacks_core.app.figures, "
+            "snacks_core.model.sweeps, snacks_core.persistence, snacks_core.cli as cli\n"
             "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'streamlit' not in sys.modules, 'streamlit imported'\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

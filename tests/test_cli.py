@@ -62,7 +62,11 @@ def test_console_script_points_to_the_program():
 def test_the_parsers_names_are_the_librarys():
     """The parser writes its choices out (it imports no numerical library): they must be
     the registries'."""
-    from snacks_core import datasets, kernels, landmarks, solvers, storage, sweeps
+    from snacks_core import datasets, solvers
+    from snacks_core.kernels import functions as kernels
+    from snacks_core.kernels import landmarks
+    from snacks_core.model import sweeps
+    from snacks_core.solvers import storage
 
     assert cli_parser.KERNELS == tuple(kernels.KERNELS)
     assert cli_parser.SAMPLINGS == tuple(landmarks.SAMPLINGS)
@@ -326,7 +330,7 @@ def test_fit_defaults_are_the_apps_data_aware_ones(capsys):
     """Without --m and --lam, `snacks fit` trains with λ = 0.02/n and m = 2√n (within
     [50, 500]) on its training rows: the rule the app's sidebar starts from (which rounds
     them to its sliders' steps)."""
-    from snacks_core.ui.sidebar import defaults_for
+    from snacks_core.app.sidebar import defaults_for
 
     status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
     n_train = 1400

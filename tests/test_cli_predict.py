@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from snacks_core import SnacksClassifier, cli
 from snacks_core.cli import fit as fit_command
 from snacks_core.datasets import make_a9a_like, streams
-from snacks_core.defaults import C_values_around_default, default_m
+from snacks_core.model.defaults import C_values_around_default, default_m
 from snacks_core.persistence import load_model, model_to_npz, pipeline_from_npz
 
 

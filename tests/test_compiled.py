@@ -1,4 +1,4 @@
-"""snacks_core.compiled.njit: code compiled beside the sources (as `make install` does) is
+"""snacks_core.core.compiled.njit: code compiled beside the sources (as `make install` does) is
 read even when NUMBA_CACHE_DIR points elsewhere; numba's own njit is the oracle for the rest."""
 
 import json
@@ -11,7 +11,7 @@ import pytest
 
 MODULE = """
 import numba
-from snacks_core.compiled import njit
+from snacks_core.core.compiled import njit
 
 @njit(cache=True)
 def ours(x):

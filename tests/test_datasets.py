@@ -364,7 +364,7 @@ PARAMS = {"kernel": "rbf", "gamma": "scale", "n_components": 20, "lam": 1e-3,
 def test_exported_code_of_an_uploaded_csv_runs_and_saves_the_whole_pipeline(tmp_path,
                                                                             monkeypatch):
     from snacks_core import SnacksClassifier
-    from snacks_core.snippets import run_code
+    from snacks_core.app.snippets import run_code
 
     rng = np.random.default_rng(1)
     X = rng.normal(loc=50, scale=20, size=(150, 2))
@@ -418,7 +418,7 @@ def test_npz_pipeline_predicts_on_raw_rows(source, scaling, pca2d):
 @pytest.mark.parametrize("option", ["sample:two_spirals.csv", "sample:a9a_small.svm",
                                     "synthetic:moons"])
 def test_exported_code_runs_for_sample_files_and_generators(option, tmp_path, monkeypatch):
-    from snacks_core.snippets import run_code
+    from snacks_core.app.snippets import run_code
 
     request = _Request(option, n_samples=200, noise=0.2)
     if request.kind == "sample":
@@ -489,7 +489,7 @@ def test_sniff_format_refuses_binary_content():
 def test_exported_code_writes_slider_floats_as_typed(tmp_path, monkeypatch):
     """A slider's 0.05 can arrive as 0.050000000000000044: the code shows 0.05, and runs."""
     monkeypatch.chdir(tmp_path)  # the code saves snacks_model.npz
-    from snacks_core.snippets import run_code
+    from snacks_core.app.snippets import run_code
 
     request = _Request("synthetic:classification", n_samples=300, noise=0.1 + 0.2 - 0.25,
                        n_features=4, positive_fraction=0.7 - 0.6, test_size=0.1 + 0.2)

@@ -1,5 +1,5 @@
-"""The one defaults rule (snacks_core.defaults) and the one settings → estimator translation
-(snacks_core.settings)."""
+"""The one defaults rule (snacks_core.model.defaults) and the one settings → estimator translation
+(snacks_core.model.estimator)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from snacks_core import defaults, settings
 from snacks_core.datasets import make_dataset, split_dataset
-from snacks_core.objective import lam_to_C
-from snacks_core.settings import estimator_from_settings
+from snacks_core.model import defaults
+from snacks_core.model import estimator as settings
+from snacks_core.model.estimator import estimator_from_settings
+from snacks_core.solvers.objective import lam_to_C
 
 
 def _tfidf_like(n=60, d=40, seed=0):

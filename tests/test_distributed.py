@@ -15,7 +15,7 @@ from sklearn.datasets import make_classification
 
 from reference import objective, optimal_objective
 from snacks_core import SnacksClassifier
-from snacks_core.pipeline import binary_targets
+from snacks_core.model.pipeline import binary_targets
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -339,7 +339,7 @@ def test_command_line_fit_and_predict_on_the_cluster(client, tmp_path, capsys, k
 def test_a_stage_without_an_answer_stops_with_an_error_not_a_hang(client):
     import time
 
-    from snacks_core.distributed.cocoa import wait_for
+    from snacks_core.distributed.waiting import wait_for
 
     slow = client.submit(time.sleep, 3, pure=False)
     with pytest.raises(RuntimeError, match=r"partition\(s\) \[0\] gave no result within 0.2 s"):

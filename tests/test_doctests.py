@@ -1,7 +1,7 @@
 """The numpydoc ``Examples`` sections run as doctests.
 
 The modules are listed here rather than collected with ``--doctest-modules``, so that
-collection never imports the Streamlit pages, ``snacks_core.ui`` or the benchmarks, and a
+collection never imports the Streamlit pages, ``snacks_core.app`` or the benchmarks, and a
 module listed without a single example fails instead of passing silently.
 """
 
@@ -22,17 +22,17 @@ MODULES = [
     "snacks_core.datasets.sample_data",
     "snacks_core.datasets.split",
     "snacks_core.datasets.synthetic",
-    "snacks_core.defaults",
-    "snacks_core.estimator",
-    "snacks_core.kernels",
-    "snacks_core.memory",
-    "snacks_core.nystrom",
-    "snacks_core.objective",
-    "snacks_core.operators",
-    "snacks_core.random_features",
-    "snacks_core.search",
-    "snacks_core.sweeps",
-    "snacks_core.threads",
+    "snacks_core.model.defaults",
+    "snacks_core.model.estimator",
+    "snacks_core.kernels.functions",
+    "snacks_core.core.memory",
+    "snacks_core.kernels.nystrom",
+    "snacks_core.solvers.objective",
+    "snacks_core.kernels.operators",
+    "snacks_core.kernels.random_features",
+    "snacks_core.model.search",
+    "snacks_core.model.sweeps",
+    "snacks_core.core.threads",
 ]
 
 

@@ -150,7 +150,7 @@ def test_describe_points():
 
 
 def test_points_setting_reads_the_link_and_rejects_bad_text():
-    from snacks_core.ui.state import SETTINGS, parse_setting, query_params_for
+    from snacks_core.app.state import SETTINGS, parse_setting, query_params_for
 
     assert parse_setting("points", "a5,-5b-10,10") == "a5,-5b-10,10"
     assert parse_setting("points", "a05,-05") == "a5,-5"
@@ -161,8 +161,8 @@ def test_points_setting_reads_the_link_and_rejects_bad_text():
 
 
 def test_exported_code_rebuilds_the_drawn_dataset():
-    from snacks_core.snippets import dataset_code
-    from snacks_core.ui.cached import DataRequest
+    from snacks_core.app.cached import DataRequest
+    from snacks_core.app.snippets import dataset_code
 
     request = DataRequest("drawn:points", None, None, None, None, 0, 0.3, "standard", False,
                           points=EXAMPLE_POINTS)
@@ -176,7 +176,7 @@ def test_exported_code_rebuilds_the_drawn_dataset():
 
 
 def test_drawing_figure_is_a_fixed_plane_of_click_targets():
-    from snacks_core import figures
+    from snacks_core.app import figures
 
     points = decode_points(EXAMPLE_POINTS)
     X = np.array([p[1:] for p in points])
@@ -197,7 +197,7 @@ def test_the_plane_shows_the_model_where_the_points_were_drawn():
     """f on the plane's grid is the model's f of the scaled point; the landmarks go back
     to where they were drawn."""
     from snacks_core import SnacksClassifier
-    from snacks_core.ui import drawing
+    from snacks_core.app import drawing
 
     data = drawn_dataset(EXAMPLE_POINTS, 0.3)
     split = split_dataset(data, scaling="standard")
@@ -227,7 +227,7 @@ def session(monkeypatch):
 
 def click(state, x, y):
     """What the chart reports for a click on the grid point (x, y), and the callback."""
-    from snacks_core.ui import drawing
+    from snacks_core.app import drawing
 
     state[drawing._chart_key()] = SimpleNamespace(
         selection=SimpleNamespace(points=[{"x": x, "y": y, "curve_number": 9}]))
@@ -235,7 +235,7 @@ def click(state, x, y):
 
 
 def test_a_click_adds_or_erases_and_renews_the_chart(session):
-    from snacks_core.ui import drawing
+    from snacks_core.app import drawing
 
     first = drawing._chart_key()
     click(session, -0.5, 0.5)
@@ -262,7 +262,7 @@ def test_a_click_on_a_full_drawing_adds_nothing(session):
 
 @pytest.mark.slow
 def test_a_drawing_trains_and_clear_and_example_work():
-    from snacks_core.ui.state import Keys
+    from snacks_core.app.state import Keys
     from test_app import assert_clean, figure_data, metric, run_app
 
     # The export is built while its expander is open.
@@ -314,7 +314,7 @@ def test_other_pages_explain_a_drawing_too_small_to_train():
     from test_app import run_app
 
     at = run_app(dataset="drawn:points", points="a10,10b5,5")
-    at.switch_page("pages/convergence.py").run()
+    at.switch_page("app_pages/convergence.py").run()
     assert not at.exception
     assert any("the drawing needs 2 more points of class A" in e.value for e in at.error)
 
@@ -323,7 +323,7 @@ def test_other_pages_explain_a_drawing_too_small_to_train():
 def test_exported_code_of_a_drawing_gives_the_apps_test_error(tmp_path, monkeypatch):
     """Overlapping classes, so that the error is not 0: the exported code, run alone,
     prints the test error the app shows."""
-    from snacks_core.ui.state import Keys
+    from snacks_core.app.state import Keys
     from test_app import assert_clean, metric, run_app
     from test_export import run_exported
 

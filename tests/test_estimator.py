@@ -22,11 +22,11 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from snacks_core.estimator import SnacksClassifier
-from snacks_core.nystrom import NystromEmbedding
-from snacks_core.objective import lam_to_C
-from snacks_core.random_features import RandomFourierFeatures
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.kernels.random_features import RandomFourierFeatures
+from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.solvers.base import HISTORY_COLUMNS
+from snacks_core.solvers.objective import lam_to_C
 
 SOLVERS = ("snacks", "pegasos", "liblinear", "libsvm")
 

@@ -5,8 +5,8 @@ import pytest
 from sklearn.datasets import make_moons
 
 from snacks_core import SnacksClassifier
-from snacks_core.defaults import default_lam, default_m
-from snacks_core.search import SnacksSearchCV
+from snacks_core.model.defaults import default_lam, default_m
+from snacks_core.model.search import SnacksSearchCV
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+from snacks_core.app.state import Keys
 from snacks_core.persistence import pipeline_from_npz
-from snacks_core.ui.state import Keys
 
 # Every AppTest run goes through app.py (the autouse fixture of test_app.py).
 from test_app import entry_point_on_every_run  # noqa: F401
@@ -53,12 +53,12 @@ def playground(settings, upload=None) -> AppTest:
         at.session_state[name] = value
     at.run()
     if upload is not None:
-        at.switch_page("pages/data.py").run()
+        at.switch_page("app_pages/data.py").run()
         at.file_uploader[0].upload("students.csv", upload, "text/csv").run()
         at.selectbox(key=next(s.key for s in at.selectbox if s.label == "Label column")) \
             .set_value("grade").run()
         at.button(key="use_upload").click().run()
-        at.switch_page("pages/playground.py").run()
+        at.switch_page("app_pages/playground.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at

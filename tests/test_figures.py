@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from snacks_core import SnacksClassifier, figures
+from snacks_core import SnacksClassifier
+from snacks_core.app import figures
 from snacks_core.datasets import make_synthetic, split_dataset
 
 

@@ -1,4 +1,4 @@
-"""Robustness grids centre on the data-aware defaults: one rule (snacks_core.defaults) for the
+"""Robustness grids centre on the data-aware defaults: one rule (snacks_core.model.defaults) for the
 app's Robustness page and ``snacks heatmap``; extending a grid adds values beyond its ends."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from snacks_core import cli, defaults
-from snacks_core.objective import lam_to_C
-from snacks_core.ui import explorer
+from snacks_core import cli
+from snacks_core.app import explorer
+from snacks_core.model import defaults
+from snacks_core.solvers.objective import lam_to_C
 
 
 @pytest.mark.parametrize("n", [150, 7_000, 35_000, 10**6])
@@ -117,7 +118,7 @@ def test_an_extended_grid_merges_to_the_whole_grids_cells(cv):
 
 
 def test_an_edge_counts_only_where_the_error_still_falls_towards_it():
-    from snacks_core.ui import heatmap
+    from snacks_core.app import heatmap
 
     mean = np.array([[0.10, 0.20, 0.30],
                      [0.10, 0.25, 0.30],

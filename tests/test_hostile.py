@@ -25,11 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from snacks_core import cli, datasets, sweeps
+from snacks_core import cli, datasets
 from snacks_core.datasets import DownloadError, fetch_libsvm, load_csv, load_libsvm
-from snacks_core.estimator import SnacksClassifier
+from snacks_core.model import sweeps
+from snacks_core.model.estimator import SnacksClassifier
+from snacks_core.model.specs import Resources
 from snacks_core.persistence import model_from_npz, model_to_npz
-from snacks_core.specs import Resources
 
 ROOT = Path(__file__).resolve().parent.parent
 # Generous caps a correct implementation meets by orders of magnitude.
@@ -340,7 +341,7 @@ def test_plan_grid_respects_the_process_limit():
     # 8.2 GiB of float64 kernel blocks and embedding under a 4 GiB address space.
     code = ("plan_grid(500_000, 100_000, [1000], n_jobs=1, dtype='float64')")
     outcome = run_capped(code, headroom=4 * 2**30,
-                         imports="from snacks_core.sweeps import plan_grid")
+                         imports="from snacks_core.model.sweeps import plan_grid")
     assert outcome.startswith("ValueError: The grid's kernel blocks") and "would need" in outcome
 
 
@@ -527,14 +528,14 @@ def test_app_shows_an_error_box_and_keeps_running(name, content, message):
     assert not at.exception, [e.value for e in at.exception]
     assert any(message in e.value for e in at.error), [e.value for e in at.error]
     assert at.session_state["dataset"] == "synthetic:moons"
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert not at.exception and not at.error
     assert at.metric
 
 
 def test_plan_grid_also_respects_the_memory_free_now(monkeypatch, tmp_path):
-    from snacks_core import memory
-    from snacks_core.sweeps import plan_grid
+    from snacks_core.core import memory
+    from snacks_core.model.sweeps import plan_grid
 
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:       24000000 kB\nMemAvailable:     123456 kB\n")
@@ -554,7 +555,7 @@ def test_plan_grid_also_respects_the_memory_free_now(monkeypatch, tmp_path):
     ({"resources": Resources(n_jobs=10**6)}, "n_jobs=1000000 is more parallel jobs"),
 ])
 def test_robustness_grid_refuses_absurd_budgets(kwargs, message):
-    from snacks_core.sweeps import robustness_grid
+    from snacks_core.model.sweeps import robustness_grid
 
     data = datasets.make_synthetic("moons", 100)
     with pytest.raises(ValueError, match=message):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-from snacks_core.hss import BASES, HSSKernel, HSSOptions, kernel_expansion
+from snacks_core.kernels.hss import BASES, HSSKernel, HSSOptions, kernel_expansion
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +188,7 @@ def test_exact_evaluation_is_the_kernel_expansion(moons):
 def test_ranks_meet_the_target_on_the_sampled_entries():
     """The rank kept is the smallest whose interpolation error on the sampled block is at
     most tol·‖F‖_F (oracle: the error of the interpolative decomposition itself)."""
-    from snacks_core.hss import _interpolation_matrix, _pivoted_qr
+    from snacks_core.kernels.hss import _interpolation_matrix, _pivoted_qr
 
     rng = np.random.default_rng(0)
     A, B = rng.normal(size=(80, 2)), rng.normal(size=(300, 2)) + 3.0

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import pairwise
 from sklearn.svm import SVC
 
-from snacks_core import kernels
-from snacks_core.kernels import (
+from snacks_core.kernels import functions as kernels
+from snacks_core.kernels.functions import (
     KERNELS,
     check_kernel_params,
     kernel_diagonal,

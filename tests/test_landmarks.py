@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from snacks_core.kernels import kernel_matrix
-from snacks_core.landmarks import (
+from snacks_core.kernels.functions import kernel_matrix
+from snacks_core.kernels.landmarks import (
     SAMPLINGS,
     _bless_leverage_scores,
     _ridge_leverage_scores,

@@ -20,7 +20,7 @@ from sklearn.datasets import load_svmlight_file
 
 from snacks_core import cli, datasets
 from snacks_core.datasets import libsvm_reader, streams
-from snacks_core.storage import EmbeddingStore, RowBlocks
+from snacks_core.solvers.storage import EmbeddingStore, RowBlocks
 
 pytestmark = pytest.mark.slow  # files of many rows, read and streamed end to end
 
@@ -271,7 +271,7 @@ def test_embed_to_store_gathers_a_subset_of_rows_in_order(tmp_path):
     with EmbeddingStore(321, 4, "memory", np.float64) as reference:
         reference.write(0, X[rows] @ W)
         expected = reference.array.copy()
-    from snacks_core.storage import embed_to_store
+    from snacks_core.solvers.storage import embed_to_store
 
     with embed_to_store(lambda part: part @ W, X, 4, kind="disk", storage_dtype=np.float32,
                         compute_dtype=np.float64, block_rows=50, directory=tmp_path,

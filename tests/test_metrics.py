@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer
 from sklearn.metrics import f1_score
 
-from snacks_core import cli, datasets, evaluation, metrics
-from snacks_core.ui import explorer
+from snacks_core import cli, datasets
+from snacks_core.app import explorer
+from snacks_core.model import evaluation, metrics
 
 
 @settings(max_examples=60, deadline=None)

@@ -15,9 +15,9 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial_kernel, rbf_kernel
 from threadpoolctl import threadpool_limits
 
-import snacks_core.nystrom as nystrom
-from snacks_core.nystrom import NystromEmbedding, _landmark_factor
-from snacks_core.threads import effective_n_threads
+import snacks_core.kernels.nystrom as nystrom
+from snacks_core.core.threads import effective_n_threads
+from snacks_core.kernels.nystrom import NystromEmbedding, _landmark_factor
 
 # name: (parameters of NystromEmbedding, sklearn's kernel as an oracle, sklearn's metric name)
 KERNELS = {

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-from snacks_core.random_features import RandomFourierFeatures
+from snacks_core.kernels.random_features import RandomFourierFeatures
 
 KERNELS = {"rbf": rbf_kernel, "laplacian": laplacian_kernel}
 

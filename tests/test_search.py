@@ -13,9 +13,9 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from snacks_core import SnacksClassifier
-from snacks_core.objective import C_to_lam
-from snacks_core.search import SnacksSearchCV
-from snacks_core.sweeps import GridSchedule, robustness_grid
+from snacks_core.model.search import SnacksSearchCV
+from snacks_core.model.sweeps import GridSchedule, robustness_grid
+from snacks_core.solvers.objective import C_to_lam
 
 GRID = {"gamma": [0.5, 2.0], "lam": [1e-2, 1e-4], "n_components": [15, 30]}
 
@@ -199,7 +199,7 @@ def test_bad_grids_are_refused(moons, grid, message):
 def test_grid_cells_with_class_weights_equal_the_estimators_fits():
     from sklearn.utils.class_weight import compute_sample_weight
 
-    from snacks_core.objective import primal_objective
+    from snacks_core.solvers.objective import primal_objective
 
     X, y = make_classification(400, 5, weights=[0.85], random_state=3)
     table = robustness_grid(X[:300], y[:300], X[300:], y[300:], m=[15], lam=[1e-2, 1e-3],
@@ -218,7 +218,7 @@ def test_grid_cells_with_class_weights_equal_the_estimators_fits():
 def test_selection_optimism_against_a_brute_force_oracle():
     """30 cells of coin-flip quality (every cell 30 % wrong in truth): choosing on half the
     test rows reads low there and regresses on the other half."""
-    from snacks_core.ui.explorer import selection_optimism
+    from snacks_core.app.explorer import selection_optimism
 
     rng = np.random.default_rng(0)
     y_test = rng.choice([-1.0, 1.0], 200)

@@ -15,13 +15,15 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_moons
 
-from snacks_core import SnacksClassifier, datasets, evaluation, serving
-from snacks_core.cancellation import Cancelled, carry, raise_if_stopped, stop_when
-from snacks_core.search import SnacksSearchCV
+from snacks_core import SnacksClassifier, datasets
+from snacks_core.app import serving
+from snacks_core.core.cancellation import Cancelled, carry, raise_if_stopped, stop_when
+from snacks_core.core.threads import for_row_blocks
+from snacks_core.model import evaluation
+from snacks_core.model.search import SnacksSearchCV
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import robustness_grid
 from snacks_core.solvers import EMBEDDED_SOLVERS
-from snacks_core.specs import Resources
-from snacks_core.sweeps import robustness_grid
-from snacks_core.threads import for_row_blocks
 
 
 class StopAfter:
@@ -154,7 +156,7 @@ def test_a_search_is_cancelled():
 
 def test_a_cancelled_fit_leaves_nothing_in_the_app_cache(monkeypatch):
     pytest.importorskip("streamlit")
-    from snacks_core.ui import cached, server
+    from snacks_core.app import cached, server
 
     server.WARM_UP.wait()  # it trains too, started when the app's modules were imported
     calls = []
@@ -310,7 +312,7 @@ def test_a_rerun_cancels_the_run_exactly_when_streamlit_preempts_it(queue, scope
         _fragment_run_should_not_preempt_script,
     )
 
-    from snacks_core.ui import server
+    from snacks_core.app import server
 
     requests = SimpleNamespace(_rerun_data=RerunData(fragment_id_queue=queue,
                                                      is_fragment_scoped_rerun=scoped))
@@ -329,7 +331,7 @@ def test_make_run_warms_the_solvers_up_before_anyone_visits(tmp_path):
     environ = {k: v for k, v in os.environ.items() if k != "SNACKS_BLAS_THREADS"}
     with log.open("w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "snacks_core.ui.launch", "--server.headless", "true",
+            [sys.executable, "-m", "snacks_core.app.launch", "--server.headless", "true",
              "--server.port", str(port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false"],
             cwd=tmp_path, env=environ, stdout=output, stderr=subprocess.STDOUT, text=True)

@@ -16,7 +16,7 @@ import reference
 from snacks_core.solvers import REGISTRY, check_solver_params, pegasos, snacks
 from snacks_core.solvers import snacks_kernels as loops
 from snacks_core.solvers.snacks import AssgSchedule, EarlyStopping, SnacksOptions
-from snacks_core.storage import EmbeddingStore
+from snacks_core.solvers.storage import EmbeddingStore
 
 # Relative accuracy (F(w) − F*) / F* of the Snacks paper's comparisons (Fig. 1).
 TARGET = 1e-3

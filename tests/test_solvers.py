@@ -20,13 +20,6 @@ from sklearn.metrics.pairwise import laplacian_kernel, linear_kernel, polynomial
 from sklearn.svm import SVC
 
 import reference
-from snacks_core.objective import (
-    dual_objective,
-    duality_gap,
-    hinge_loss,
-    lam_to_C,
-    primal_objective,
-)
 from snacks_core.solvers import REGISTRY, check_solver_params
 from snacks_core.solvers.base import (
     CONVERGED,
@@ -36,6 +29,13 @@ from snacks_core.solvers.base import (
     STOP_REASONS,
     TOL_GAP,
     SolverResult,
+)
+from snacks_core.solvers.objective import (
+    dual_objective,
+    duality_gap,
+    hinge_loss,
+    lam_to_C,
+    primal_objective,
 )
 
 SOLVER_NAMES = ("pegasos", "liblinear", "snacks")
@@ -552,7 +552,7 @@ def test_snacks_runs_the_papers_fixed_schedule(weighted_problem):
 def test_registry_declares_every_solver_and_each_returns_the_same_result_type(kernel_data):
     """Issue 11: one result type for every solver of the registry (intercept and support for
     the kernel solvers, whose model is checked against LIBSVM's predictions)."""
-    from snacks_core.operators import build_operator
+    from snacks_core.kernels.operators import build_operator
     from snacks_core.solvers import EMBEDDED_SOLVERS, REGISTRY, SOLVERS
 
     X, y = kernel_data
@@ -624,8 +624,8 @@ def test_paper_lambda_converts_to_ours(weighted_problem):
     LinearSVC at the paper's C = 1/(n λ_paper))."""
     from sklearn.svm import LinearSVC
 
-    from snacks_core.objective import paper_lam_to_lam
     from snacks_core.solvers import liblinear
+    from snacks_core.solvers.objective import paper_lam_to_lam
 
     p = weighted_problem
     lam_paper = 2e-2
@@ -672,7 +672,7 @@ def test_every_registry_solver_has_an_expected_stop_reason():
 @pytest.mark.parametrize("generous", [False, True], ids=["tight", "generous"])
 @pytest.mark.parametrize("name", sorted(EXPECTED_STOP))
 def test_every_solver_stops_for_a_declared_reason(name, generous, kernel_data):
-    from snacks_core.operators import build_operator
+    from snacks_core.kernels.operators import build_operator
     from snacks_core.solvers import admm
 
     X, y = kernel_data
@@ -792,7 +792,7 @@ def test_check_solver_params_accepts_what_the_solvers_document():
 
 
 def test_registry_constraints_name_parameters_of_the_solvers():
-    from snacks_core.operators import build_operator
+    from snacks_core.kernels.operators import build_operator
 
     for name, entry in REGISTRY.items():
         accepted = set(inspect.signature(entry.solve).parameters) | entry.option_keywords

@@ -18,15 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 
-from snacks_core import memory, storage
-from snacks_core.nystrom import NystromEmbedding
-from snacks_core.storage import (
+from snacks_core.core import memory
+from snacks_core.core.validation import check_count
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.solvers import storage
+from snacks_core.solvers.storage import (
     EmbeddingStore,
     embed_to_store,
     memory_budget_bytes,
     plan_storage,
 )
-from snacks_core.validation import check_count
 
 # (kind, storage dtype, compute dtype) of every store there is.
 LAYOUTS = [

@@ -11,16 +11,17 @@ from sklearn.datasets import make_blobs, make_classification, make_moons
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from reference import optimal_objective
-from snacks_core import memory, sweeps
-from snacks_core.estimator import SnacksClassifier
-from snacks_core.kernels import kernel_matrix
-from snacks_core.landmarks import select_landmarks
-from snacks_core.metrics import error_rate
-from snacks_core.nystrom import NystromEmbedding
-from snacks_core.objective import primal_objective
-from snacks_core.pipeline import Seeds, draw_seeds
-from snacks_core.specs import Resources
-from snacks_core.sweeps import (
+from snacks_core.core import memory
+from snacks_core.core.threads import effective_n_threads
+from snacks_core.kernels.functions import kernel_matrix
+from snacks_core.kernels.landmarks import select_landmarks
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model import sweeps
+from snacks_core.model.estimator import SnacksClassifier
+from snacks_core.model.metrics import error_rate
+from snacks_core.model.pipeline import Seeds, draw_seeds
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import (
     GRID_COLUMNS,
     GridGroup,
     GridSchedule,
@@ -28,7 +29,7 @@ from snacks_core.sweeps import (
     robustness_grid,
     summarize_grid,
 )
-from snacks_core.threads import effective_n_threads
+from snacks_core.solvers.objective import primal_objective
 
 # Columns that do not depend on timing.
 RESULT_COLUMNS = [c for c in GRID_COLUMNS if not c.endswith("_time")]

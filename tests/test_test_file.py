@@ -47,8 +47,8 @@ def test_a_test_part_needs_labels_and_the_training_width():
 
 
 def test_exported_code_of_an_uploaded_pair_reads_both_files(tmp_path, monkeypatch):
-    from snacks_core.snippets import run_code
-    from snacks_core.ui.cached import DataRequest
+    from snacks_core.app.cached import DataRequest
+    from snacks_core.app.snippets import run_code
 
     train_raw, test_raw = _csv(*_blobs(60, 3.0, 0)), _csv(*_blobs(25, 3.0, 1))
     (tmp_path / "mine.csv").write_bytes(train_raw)
@@ -70,7 +70,7 @@ def test_exported_code_of_an_uploaded_pair_reads_both_files(tmp_path, monkeypatc
 
 @pytest.mark.parametrize("error, n", [(0.142, 120), (0.5, 7), (0.0, 50), (0.03, 15000)])
 def test_the_standard_error_is_the_binomial_one(error, n):
-    from snacks_core.ui.run_view import standard_error, test_error_uncertainty
+    from snacks_core.app.run_view import standard_error, test_error_uncertainty
 
     assert standard_error(error, n) == pytest.approx(scipy.stats.binom(n, error).std() / n)
     if (error, n) == (0.142, 120):
@@ -80,7 +80,7 @@ def test_the_standard_error_is_the_binomial_one(error, n):
 def _app(**settings):
     from streamlit.testing.v1 import AppTest
 
-    from snacks_core.ui.state import Keys
+    from snacks_core.app.state import Keys
 
     settings.setdefault(Keys.EXPORT, True)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -92,7 +92,7 @@ def _app(**settings):
 @pytest.mark.slow
 def test_an_uploaded_pair_is_used_on_every_page():
     at = _app()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     train_raw, test_raw = _csv(*_blobs(80, 2.5, 0)), _csv(*_blobs(35, 2.5, 1))
     at.file_uploader[0].upload("mine.csv", train_raw, "text/csv").run()
     at.file_uploader[1].upload("mine_test.csv", test_raw, "text/csv").run()
@@ -104,13 +104,13 @@ def test_an_uploaded_pair_is_used_on_every_page():
     assert metric(at, "Training rows") == "160" and metric(at, "Test rows") == "70"
     assert any("Test rows from **mine_test.csv**" in c.value for c in at.caption)
     assert at.slider(key="test_size").disabled
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert_clean(at)
     facts = next(md.value for md in at.markdown if "- m = " in md.value)
     assert re.search(r"- test error [0-9.]+ % ± [0-9.]+ \(70 test rows\)", facts), facts
     code = next(c.value for c in at.code)
     assert "load_files(['mine.csv', 'mine_test.csv']" in code
-    at.switch_page("pages/solvers.py").run()
+    at.switch_page("app_pages/solvers.py").run()
     assert_clean(at)
 
 
@@ -141,11 +141,11 @@ def test_the_facts_say_why_m_is_below_the_m_asked_for():
     X, y = _blobs(60, 3.0, 0)
     raw = _csv(np.vstack([X, X]), np.concatenate([y, y]))
     at = _app()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.file_uploader[0].upload("twice.csv", raw, "text/csv").run()
     at.button(key="use_upload").click().run()
     at.session_state["m"] = 50
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert_clean(at)
     facts = next(md.value for md in at.markdown if "- m = " in md.value)
     kept, drawn, dropped = map(int, re.search(
@@ -159,9 +159,9 @@ def test_a_lesson_banner_ends_when_its_experiment_is_left():
     at.button(key="lesson_large_lambda").click().run()
     assert_clean(at)
     assert at.button(key="dismiss_lesson")
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     assert not any(b.key == "dismiss_lesson" for b in at.button)
-    at.switch_page("pages/playground.py").run()
+    at.switch_page("app_pages/playground.py").run()
     assert not any(b.key == "dismiss_lesson" for b in at.button)
     at.button(key="lesson_large_lambda").click().run()
     assert at.button(key="dismiss_lesson")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from snacks_core.threads import effective_n_threads, for_row_blocks
+from snacks_core.core.threads import effective_n_threads, for_row_blocks
 
 
 def test_effective_n_threads_follows_limits_and_requests():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import streamlit
 
-from snacks_core.ui import state, teaching
+from snacks_core.app import state, teaching
 
 
 @pytest.fixture
@@ -94,9 +94,9 @@ def test_try_this_reads_the_fit(train, test, expected, absent):
 def test_sidebar_defaults_follow_the_data(n, d, sparse, expected):
     import scipy.sparse as sp
 
+    from snacks_core.app.sidebar import defaults_for
+    from snacks_core.app.training import LIVE_MAX_ENTRIES
     from snacks_core.datasets import make_dataset
-    from snacks_core.ui.sidebar import defaults_for
-    from snacks_core.ui.training import LIVE_MAX_ENTRIES
 
     rng = np.random.default_rng(0)
     X = (sp.random(n, d, density=0.1, random_state=0, format="csr", data_rvs=np.ones)

@@ -33,7 +33,7 @@ import sys
 import threading
 import warnings
 
-from .parser import STOPPED, build_parser
+from snacks_core.cli.parser import STOPPED, build_parser
 
 __all__ = ["main", "run", "command_line", "build_parser", "STOPPED", "COMMANDS"]
 

@@ -1,5 +1,5 @@
 """``python -m snacks_core.cli``: the ``snacks`` command."""
 
-from . import command_line
+from snacks_core.cli import command_line
 
 command_line()

@@ -20,13 +20,13 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .. import datasets
-from ..distributed import current_client
-from ..persistence import load_model, model_to_npz
-from .data import label_column_value
-from .model import make_estimator, resolve_regularisation
-from .output import check_writable, label_texts
-from .progress import Progress
+from snacks_core import datasets
+from snacks_core.cli.data import label_column_value
+from snacks_core.cli.model import make_estimator, resolve_regularisation
+from snacks_core.cli.output import check_writable, label_texts
+from snacks_core.cli.progress import Progress
+from snacks_core.distributed import current_client
+from snacks_core.persistence import load_model, model_to_npz
 
 
 class ClusterData(NamedTuple):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..objective import lam_to_C
-from ..solvers import SOLVERS
-from .data import training_data, training_split
-from .fit import OBJECTIVE_KERNEL
-from .model import fit_and_measure, resolve_regularisation
-from .output import check_writable
-from .parser import EXACT_MAX_ROWS, flatten
-from .progress import Progress
+from snacks_core.cli.data import training_data, training_split
+from snacks_core.cli.fit import OBJECTIVE_KERNEL
+from snacks_core.cli.model import fit_and_measure, resolve_regularisation
+from snacks_core.cli.output import check_writable
+from snacks_core.cli.parser import EXACT_MAX_ROWS, flatten
+from snacks_core.cli.progress import Progress
+from snacks_core.solvers import SOLVERS
+from snacks_core.solvers.objective import lam_to_C
 
 
 def run(args) -> int:

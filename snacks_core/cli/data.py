@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import datasets
+from snacks_core import datasets
 
 A9A_LIKE = "a9a_like"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..kernels import resolve_gamma
-from ..objective import lam_to_C
-from ..persistence import model_to_npz
-from .data import training_data, training_split
-from .model import f1_name, fit_and_measure, resolve_regularisation
-from .output import check_writable
-from .progress import Progress
+from snacks_core.cli.data import training_data, training_split
+from snacks_core.cli.model import f1_name, fit_and_measure, resolve_regularisation
+from snacks_core.cli.output import check_writable
+from snacks_core.cli.progress import Progress
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.persistence import model_to_npz
+from snacks_core.solvers.objective import lam_to_C
 
 # The kernel on which each solver's objective F is measured.
 OBJECTIVE_KERNEL = {
@@ -22,7 +22,7 @@ OBJECTIVE_KERNEL = {
 def run(args) -> int:
     """Train, print the metrics, and write ``--model``."""
     if getattr(args, "scheduler", None):
-        from . import cluster  # Dask, only for a cluster
+        from snacks_core.cli import cluster  # Dask, only for a cluster
 
         return cluster.run_fit(args)
     if args.model:

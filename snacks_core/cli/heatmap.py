@@ -7,16 +7,16 @@ import os
 import signal
 import sys
 
-from ..defaults import grid_lam_values, grid_m_values
-from ..objective import C_to_lam
-from ..settings import estimator_from_settings
-from ..specs import Resources
-from ..sweeps import GRID_COLUMNS, GridSchedule, robustness_grid, summarize_grid
-from .data import training_data, training_split
-from .model import model_settings
-from .output import check_writable
-from .parser import STOPPED, flatten
-from .progress import ProgressBar
+from snacks_core.cli.data import training_data, training_split
+from snacks_core.cli.model import model_settings
+from snacks_core.cli.output import check_writable
+from snacks_core.cli.parser import STOPPED, flatten
+from snacks_core.cli.progress import ProgressBar
+from snacks_core.model.defaults import grid_lam_values, grid_m_values
+from snacks_core.model.estimator import estimator_from_settings
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import GRID_COLUMNS, GridSchedule, robustness_grid, summarize_grid
+from snacks_core.solvers.objective import C_to_lam
 
 # Values per axis of a default grid (the app's Robustness page starts with as many).
 DEFAULT_GRID_SIZE = 5
@@ -140,7 +140,7 @@ def _local_dask_client():
 
 
 def _write_plot(table, path, *, by_gamma):
-    from ..figures import grid_axis_title, heatmap_figure
+    from snacks_core.app.figures import grid_axis_title, heatmap_figure
 
     rows = "gamma" if by_gamma else "m"
     row_values, lam_values, mean, std, seconds = summarize_grid(table, rows=rows)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import datasets
-from .data import A9A_LIKE
+from snacks_core import datasets
+from snacks_core.cli.data import A9A_LIKE
 
 
 def run(args) -> int:

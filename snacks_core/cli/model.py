@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..defaults import default_lam, default_m
-from ..evaluation import evaluate
-from ..objective import C_to_lam
-from ..pipeline import embedded_row_blocks
-from ..settings import estimator_from_settings
+from snacks_core.model.defaults import default_lam, default_m
+from snacks_core.model.estimator import estimator_from_settings
+from snacks_core.model.evaluation import evaluate
+from snacks_core.model.pipeline import embedded_row_blocks
+from snacks_core.solvers.objective import C_to_lam
 
 # Above this many training rows `fit` measures the training error on a sample of them (an
 # embedding pass over every training row would cost as much as the fit's own).

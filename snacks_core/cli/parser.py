@@ -12,7 +12,7 @@ import argparse
 import math
 import re
 
-# snacks_core.kernels.KERNELS, landmarks.SAMPLINGS, solvers.SOLVERS and EMBEDDED_SOLVERS,
+# snacks_core.kernels.functions.KERNELS, landmarks.SAMPLINGS, solvers.SOLVERS and EMBEDDED_SOLVERS,
 # storage.STORAGES, sweeps.BACKENDS, PAPER_M and PAPER_LAMBDAS, datasets.SCALINGS.
 KERNELS = ("rbf", "laplacian", "polynomial", "linear")
 SAMPLINGS = ("balanced", "uniform", "leverage", "kmeans++")
@@ -31,7 +31,7 @@ STOPPED = 3
 # The exact kernel SVM (LIBSVM) needs the n × n kernel: `compare` skips it above this size.
 EXACT_MAX_ROWS = 20_000
 
-# A memory size as snacks_core.storage.memory_budget_bytes reads it (which checks it again).
+# A memory size as snacks_core.solvers.storage.memory_budget_bytes reads it (which checks it again).
 _SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*(b|kb|mb|gb|tb|kib|mib|gib|tib|)\s*",
                    re.IGNORECASE)
 
@@ -342,7 +342,7 @@ def _add_heatmap_parser(commands):
         "heatmap", help="test error over an (m, λ) or (γ, λ) grid",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Fill a robustness grid (the paper's Fig. 2) with "
-                    "snacks_core.sweeps.robustness_grid: landmarks and kernel blocks shared "
+                    "snacks_core.model.sweeps.robustness_grid: landmarks and kernel blocks shared "
                     "across m, warm starts along λ, columns in parallel.  Writes one CSV row "
                     "per cell and seed, each cell as soon as it finishes; a progress bar goes "
                     "to stderr.  Ctrl-C stops after the columns in progress, writes the "
@@ -407,7 +407,7 @@ def _add_search_parser(commands):
     search = commands.add_parser(
         "search", help="choose γ, λ (or C), m and the scaling by cross-validation; test the "
                        "chosen model once",
-        description="Cross-validated search (snacks_core.search.SnacksSearchCV) over the "
+        description="Cross-validated search (snacks_core.model.search.SnacksSearchCV) over the "
                     "grid of γ × λ × m on the training part only, for each --scaling: each "
                     "fold's grid shares landmarks and embeddings across m and warm starts "
                     "along λ.  Prints the best cells by CV score, refits the chosen one on "

@@ -13,22 +13,22 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import datasets
-from ..datasets.streams import TextStream
-from ..metrics import error_rate, f1
-from ..persistence import load_model
-from ..pipeline import labels_from_scores
-from .data import label_column_value, read_files
-from .model import f1_name
-from .output import check_writable, label_texts
-from .progress import Progress
+from snacks_core import datasets
+from snacks_core.cli.data import label_column_value, read_files
+from snacks_core.cli.model import f1_name
+from snacks_core.cli.output import check_writable, label_texts
+from snacks_core.cli.progress import Progress
+from snacks_core.datasets.streams import TextStream
+from snacks_core.model.metrics import error_rate, f1
+from snacks_core.model.pipeline import labels_from_scores
+from snacks_core.persistence import load_model
 
 
 def run(args) -> int:
     """Write the predictions (or decision values); print the error and F1 when the file's
     labels are the model's classes."""
     if getattr(args, "scheduler", None):
-        from . import cluster  # Dask, only for a cluster
+        from snacks_core.cli import cluster  # Dask, only for a cluster
 
         return cluster.run_predict(args)
     if args.out:

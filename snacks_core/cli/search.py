@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..defaults import C_values_around_default, default_m, resolve_scaling
-from ..metrics import classification_scores
-from ..persistence import model_to_npz
-from ..search import SnacksSearchCV
-from ..settings import estimator_from_settings
-from .data import training_data, training_split
-from .model import f1_name, model_settings
-from .output import check_writable
-from .parser import flatten
+from snacks_core.cli.data import training_data, training_split
+from snacks_core.cli.model import f1_name, model_settings
+from snacks_core.cli.output import check_writable
+from snacks_core.cli.parser import flatten
+from snacks_core.model.defaults import C_values_around_default, default_m, resolve_scaling
+from snacks_core.model.estimator import estimator_from_settings
+from snacks_core.model.metrics import classification_scores
+from snacks_core.model.search import SnacksSearchCV
+from snacks_core.persistence import model_to_npz
 
 
 def run(args) -> int:

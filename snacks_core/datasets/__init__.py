@@ -26,11 +26,11 @@ One concept a module; everything public is imported from here:
 - :mod:`.split`: train/test split (or a test file's rows), scaling and the 2-D projection.
 """
 
-from .bundled import BUNDLED, load_bundled
-from .columnar import load_parquet
-from .csv_reader import csv_columns, load_csv
-from .dataset import Dataset, FeatureNames, Split, make_dataset
-from .download import (
+from snacks_core.datasets.bundled import BUNDLED, load_bundled
+from snacks_core.datasets.columnar import load_parquet
+from snacks_core.datasets.csv_reader import csv_columns, load_csv
+from snacks_core.datasets.dataset import Dataset, FeatureNames, Split, make_dataset
+from snacks_core.datasets.download import (
     DOWNLOAD_DEADLINE,
     LIBSVM_BASE_URL,
     LIBSVM_DATASETS,
@@ -41,12 +41,12 @@ from .download import (
     fetch_libsvm,
     libsvm_cache_dir,
 )
-from .files import file_kind, fingerprint, load_file, load_files, sniff_format
-from .libsvm_reader import INDEX_BASES, load_libsvm
-from .npy_reader import load_npy
-from .sample_data import sample_data_dir, sample_files, write_sample_data
-from .split import SCALINGS, split_dataset, with_test_part
-from .streams import (
+from snacks_core.datasets.files import file_kind, fingerprint, load_file, load_files, sniff_format
+from snacks_core.datasets.libsvm_reader import INDEX_BASES, load_libsvm
+from snacks_core.datasets.npy_reader import load_npy
+from snacks_core.datasets.sample_data import sample_data_dir, sample_files, write_sample_data
+from snacks_core.datasets.split import SCALINGS, split_dataset, with_test_part
+from snacks_core.datasets.streams import (
     LOCAL_FILE_LIMITS,
     MAX_CLASSES,
     MAX_FEATURES,
@@ -55,7 +55,7 @@ from .streams import (
     UPLOAD_LIMITS,
     ReadLimits,
 )
-from .synthetic import (
+from snacks_core.datasets.synthetic import (
     A9A_GROUP_SIZES,
     MAX_SYNTHETIC_SAMPLES,
     SYNTHETIC,

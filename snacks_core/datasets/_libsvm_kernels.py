@@ -17,7 +17,7 @@ Practice and Experience 53(6), 2023.
 
 import numpy as np
 
-from ..compiled import njit
+from snacks_core.core.compiled import njit
 
 # Range of decimal exponents q for which w * 10**q (1 <= w < 2**64) is neither surely zero
 # nor surely infinite as a double.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dataset import Dataset, make_dataset
+from snacks_core.datasets.dataset import Dataset, make_dataset
 
 BUNDLED = ("breast_cancer", "digits7", "wine", "iris")
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .dataset import Dataset, make_dataset
-from .labels import MAX_LABEL_CHARS, parse_labels
-from .streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.labels import MAX_LABEL_CHARS, parse_labels
+from snacks_core.datasets.streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
 
 
 def arrow_available() -> bool:

@@ -14,10 +14,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .columnar import ArrowTable, NeedsLineNumbers, arrow_available, label_index
-from .dataset import Dataset, make_dataset
-from .labels import LabelCodes
-from .streams import (
+from snacks_core.datasets.columnar import (
+    ArrowTable,
+    NeedsLineNumbers,
+    arrow_available,
+    label_index,
+)
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.labels import LabelCodes
+from snacks_core.datasets.streams import (
     LOCAL_FILE_LIMITS,
     PLAN_EVERY,
     ReadLimits,

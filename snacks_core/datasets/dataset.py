@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from ..validation import check_data
+from snacks_core.core.validation import check_data
 
 # What rows are read for: 'train' needs two classes or more, 'predict' any labels or none.
 PURPOSES = ("train", "predict")

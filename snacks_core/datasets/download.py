@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dataset import Dataset, make_dataset
-from .libsvm_reader import read_libsvm_files
-from .streams import UPLOAD_LIMITS
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.libsvm_reader import read_libsvm_files
+from snacks_core.datasets.streams import UPLOAD_LIMITS
 
 LIBSVM_BASE_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 

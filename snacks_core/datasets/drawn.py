@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from .dataset import Dataset, make_dataset
+from snacks_core.datasets.dataset import Dataset, make_dataset
 
 CLASSES = ("A", "B")
 PLANE = (-1.0, 1.0)

@@ -9,12 +9,17 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .columnar import load_parquet
-from .csv_reader import load_csv
-from .dataset import Dataset, make_dataset
-from .libsvm_reader import read_libsvm_files
-from .npy_reader import load_npy
-from .streams import LOCAL_FILE_LIMITS, SUFFIX_COMPRESSION, ReadLimits, TextStream
+from snacks_core.datasets.columnar import load_parquet
+from snacks_core.datasets.csv_reader import load_csv
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.libsvm_reader import read_libsvm_files
+from snacks_core.datasets.npy_reader import load_npy
+from snacks_core.datasets.streams import (
+    LOCAL_FILE_LIMITS,
+    SUFFIX_COMPRESSION,
+    ReadLimits,
+    TextStream,
+)
 
 # What sniff_format reads: the first bytes of text, and of them the first lines.
 SNIFF_BYTES = 1 << 16

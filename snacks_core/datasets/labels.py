@@ -9,7 +9,7 @@ from array import array
 
 import numpy as np
 
-from .streams import MAX_CLASSES
+from snacks_core.datasets.streams import MAX_CLASSES
 
 # A label names a class; longer text is a wrong column or a crafted file.
 MAX_LABEL_CHARS = 200

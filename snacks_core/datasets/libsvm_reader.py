@@ -16,14 +16,21 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ..compiled import njit
-from ..memory import check_fits_in_memory
-from ..threads import effective_n_threads
-from ..validation import check_count
-from ._libsvm_kernels import count_newlines_and_colons, parse_lines
-from .dataset import Dataset, make_dataset
-from .labels import parse_labels
-from .streams import LOCAL_FILE_LIMITS, ReadLimits, Source, TextStream, check_growth, check_rows
+from snacks_core.core.compiled import njit
+from snacks_core.core.memory import check_fits_in_memory
+from snacks_core.core.threads import effective_n_threads
+from snacks_core.core.validation import check_count
+from snacks_core.datasets._libsvm_kernels import count_newlines_and_colons, parse_lines
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.labels import parse_labels
+from snacks_core.datasets.streams import (
+    LOCAL_FILE_LIMITS,
+    ReadLimits,
+    Source,
+    TextStream,
+    check_growth,
+    check_rows,
+)
 
 # The index of a file's first feature: decided from the file(s), or given.
 INDEX_BASES = ("auto", 0, 1)

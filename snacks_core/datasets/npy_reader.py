@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .columnar import label_index
-from .dataset import Dataset, make_dataset
-from .labels import parse_labels
-from .streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
+from snacks_core.datasets.columnar import label_index
+from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.datasets.labels import parse_labels
+from snacks_core.datasets.streams import LOCAL_FILE_LIMITS, ReadLimits, check_growth, check_rows
 
 # Rows copied from the mapped file at once.
 _BLOCK_ROWS = 1 << 16

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .synthetic import make_a9a_like, make_synthetic
+from snacks_core.datasets.synthetic import make_a9a_like, make_synthetic
 
 
 def sample_data_dir() -> Path:

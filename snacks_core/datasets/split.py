@@ -8,10 +8,10 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..defaults import resolve_scaling
-from .dataset import Dataset, Split
+from snacks_core.datasets.dataset import Dataset, Split
+from snacks_core.model.defaults import resolve_scaling
 
-# 'auto': the scaling for the kind of data (snacks_core.defaults.default_scaling).
+# 'auto': the scaling for the kind of data (snacks_core.model.defaults.default_scaling).
 SCALINGS = ("standard", "minmax", "none", "auto")
 
 

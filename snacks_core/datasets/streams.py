@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from ..memory import check_fits_in_memory
+from snacks_core.core.memory import check_fits_in_memory
 
 # The caps of an upload to the app: text after decompression, rows, feature columns (a
 # LIBSVM index or a CSV's columns) and classes.

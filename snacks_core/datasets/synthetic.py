@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .dataset import Dataset, make_dataset
+from snacks_core.datasets.dataset import Dataset, make_dataset
 
 SYNTHETIC = ("moons", "circles", "xor", "checkerboard", "spirals", "blobs", "classification")
 

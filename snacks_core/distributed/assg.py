@@ -40,11 +40,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..cancellation import raise_if_stopped
-from ..objective import matvec
-from ..solvers import snacks_kernels as loops
-from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
-from ..solvers.snacks import (
+from snacks_core.core.cancellation import raise_if_stopped
+from snacks_core.core.threads import numba_threads
+from snacks_core.distributed.cocoa import (
+    COMPACT_BLOCK_ROWS,
+    RESTARTS,
+    shuffled_blocks,
+    solve_cocoa,
+)
+from snacks_core.distributed.waiting import wait_for
+from snacks_core.solvers import snacks_kernels as loops
+from snacks_core.solvers.base import (
+    EARLY_STOPPING,
+    HISTORY_COLUMNS,
+    MAX_EPOCHS,
+    TOL_GAP,
+    SolverResult,
+)
+from snacks_core.solvers.objective import matvec
+from snacks_core.solvers.snacks import (
     POLISH_AFTER_EPOCHS,
     AssgSchedule,
     HeldOutPatience,
@@ -52,8 +66,6 @@ from ..solvers.snacks import (
     dual_ascent_is_fast,
     rows_between_checks,
 )
-from ..threads import numba_threads
-from .cocoa import COMPACT_BLOCK_ROWS, RESTARTS, shuffled_blocks, solve_cocoa, wait_for
 
 
 class AssgState(NamedTuple):

@@ -38,12 +38,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..cancellation import raise_if_stopped
-from ..objective import matvec
-from ..solvers.base import EARLY_STOPPING, HISTORY_COLUMNS, MAX_EPOCHS, TOL_GAP, SolverResult
-from ..solvers.liblinear import dual_ascent_sweep
-from ..solvers.snacks import HeldOutPatience
-from .data import DEFAULT_TIMEOUT_S
+from snacks_core.core.cancellation import raise_if_stopped
+from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, wait_for
+from snacks_core.solvers.base import (
+    EARLY_STOPPING,
+    HISTORY_COLUMNS,
+    MAX_EPOCHS,
+    TOL_GAP,
+    SolverResult,
+)
+from snacks_core.solvers.liblinear import dual_ascent_sweep
+from snacks_core.solvers.objective import matvec
+from snacks_core.solvers.snacks import HeldOutPatience
 
 # Local passes of coordinate descent per round: more passes solve the local subproblems
 # better (fewer rounds), fewer keep the workers' time per round short.
@@ -114,51 +120,6 @@ def take_step(alpha, round_result, size):
     """Run on a worker: α + size·Δα, from a :func:`local_round`'s result."""
     step = round_result[0]
     return size * step if alpha is None else alpha + size * step
-
-
-def wait_for(client, futures, what, timeout, *, lost_ok=False):
-    """Wait until ``futures`` are done; return the positions of those cancelled because
-    their inputs were lost (only with ``lost_ok``; otherwise they raise).
-
-    Raises a RuntimeError that names the partitions (positions in ``futures``) that failed,
-    were lost, or are still pending after ``timeout`` seconds: never a hang (a ValueError,
-    bad data, when the task failed with one).
-    """
-    import distributed
-    from distributed.client import FuturesCancelledError
-
-    try:
-        # distributed.wait runs on the current client, which ``client`` need not be.
-        with client.as_current():
-            distributed.wait(futures, timeout=timeout)
-    except (TimeoutError, distributed.TimeoutError):
-        pending = [p for p, f in enumerate(futures) if f.status == "pending"]
-        workers = len(client.scheduler_info()["workers"])
-        raise RuntimeError(f"{what}: partition(s) {pending[:10]} gave no result within "
-                           f"{timeout:g} s ({workers} worker(s) connected); the fit was "
-                           "stopped rather than left waiting.") from None
-    except FuturesCancelledError:
-        pass
-    lost = [p for p, f in enumerate(futures) if f.status == "cancelled"]
-    failed = [p for p, f in enumerate(futures) if f.status == "error"]
-    if failed:
-        error = futures[failed[0]].exception()
-        # Bad data found on a worker stays a ValueError, as in memory (the command line
-        # prints it as one line).
-        kind = ValueError if isinstance(error, ValueError) else RuntimeError
-        raise kind(f"{what}: partition(s) {failed[:10]} failed "
-                   f"({type(error).__name__}: {error}).") from error
-    if lost and not lost_ok:
-        raise RuntimeError(f"{what}: partition(s) {lost[:10]} were lost with their worker "
-                           "and could not be recomputed.")
-    return lost
-
-
-def gather_results(client, futures, what, timeout):
-    """The results of ``futures`` (small ones: summaries, landmarks) once
-    :func:`wait_for` says they are all there."""
-    wait_for(client, futures, what, timeout)
-    return client.gather(futures)
 
 
 class EmbeddedPartitions(NamedTuple):

@@ -10,11 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import is_dask_collection
-
-# Seconds a stage of work on the cluster (a round, the embedding) may take before the fit
-# reports what it is still waiting for, rather than waiting for ever.
-DEFAULT_TIMEOUT_S = 600.0
+from snacks_core.distributed import is_dask_collection
+from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, gather_results
 
 
 def _as_dask_array(data, name):
@@ -126,8 +123,6 @@ def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
     """``(Partitions, summaries)``: the partitions of the checked collections computed on the
     workers (one future each) and their :class:`PartitionSummary`; refuses non-finite X
     and fewer than two classes."""
-    from .cocoa import gather_results
-
     keep = [X.to_delayed()[:, 0].tolist(), y.to_delayed().tolist()]
     if sample_weight is not None:
         keep.append(sample_weight.to_delayed().tolist())
@@ -164,7 +159,7 @@ def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
 
 def scale_gamma(summaries, n_rows, n_features) -> float:
     """γ='scale' (1 / (d · Var(X)), 1.0 for constant X) from the partitions' sums, as
-    :func:`snacks_core.kernels.resolve_gamma` gives it on the whole X up to rounding."""
+    :func:`snacks_core.kernels.functions.resolve_gamma` gives it on the whole X up to rounding."""
     entries = n_rows * n_features
     mean = sum(s.total for s in summaries) / entries
     variance = sum(s.total_squares for s in summaries) / entries - mean**2

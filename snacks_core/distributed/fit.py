@@ -1,6 +1,6 @@
 """SnacksClassifier.fit on Dask collections: the engine behind the estimator on a cluster.
 
-The stages are those of an in-memory fit (:mod:`snacks_core.pipeline`), each run where
+The stages are those of an in-memory fit (:mod:`snacks_core.model.pipeline`), each run where
 the rows are: summaries and landmark draws on the workers, the m × m factor on the client
 (broadcast once), the embedding of each partition on the worker that holds it (kept there,
 in memory or compact as that worker's memory allows), then the rounds: the averaged
@@ -23,30 +23,25 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 
-from ..kernels import resolve_gamma
-from ..landmarks import class_balanced_order
-from ..nystrom import NystromEmbedding
-from ..pipeline import (
+from snacks_core.core.validation import clip_n_components
+from snacks_core.distributed import current_client, is_dask_collection
+from snacks_core.distributed.assg import solve_assg
+from snacks_core.distributed.cocoa import CocoaOptions, EmbeddedPartitions, solve_cocoa
+from snacks_core.distributed.data import dask_rows, load_partitions, scale_gamma
+from snacks_core.distributed.landmarks import draw_partition_rows, partition_quotas
+from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, gather_results, wait_for
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.kernels.landmarks import class_balanced_order
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model.pipeline import (
     binary_targets,
     draw_seeds,
     score_embedded_rows,
     stack_histories,
     training_measures,
 )
-from ..solvers.snacks_kernels import squared_norms
-from ..storage import check_float16_range, plan_storage
-from ..validation import clip_n_components
-from . import current_client, is_dask_collection
-from .assg import solve_assg
-from .cocoa import (
-    CocoaOptions,
-    EmbeddedPartitions,
-    gather_results,
-    solve_cocoa,
-    wait_for,
-)
-from .data import DEFAULT_TIMEOUT_S, dask_rows, load_partitions, scale_gamma
-from .landmarks import draw_partition_rows, partition_quotas
+from snacks_core.solvers.snacks_kernels import squared_norms
+from snacks_core.solvers.storage import check_float16_range, plan_storage
 
 # Rows of a compact (float16) embedding whose squared norms are computed from one float32
 # block.
@@ -110,7 +105,7 @@ def embed_partition(X, y, sample_weight, embedding, setup, seed) -> Partition:
 
 
 def score_partition(partition, coef):
-    """Run on a worker: :func:`~snacks_core.pipeline.score_embedded_rows` over the
+    """Run on a worker: :func:`~snacks_core.model.pipeline.score_embedded_rows` over the
     partition's rows, those held out included: ``(misclassified, hinge sums)``."""
     wrong, hinge = score_embedded_rows(partition.Z, coef, partition.targets, partition.weight)
     if partition.Z_held is not None:

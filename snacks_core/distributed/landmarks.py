@@ -1,7 +1,7 @@
 """Landmarks drawn across partitions by the in-memory rule; only the m drawn rows travel.
 
 In memory, 'balanced' sampling orders the rows so that the classes take turns (a random
-permutation within each class; :func:`snacks_core.landmarks.select_landmarks`), and the
+permutation within each class; :func:`snacks_core.kernels.landmarks.select_landmarks`), and the
 first m of that order are the landmarks: class c gives q_c rows, the number of rounds it
 takes part in.  Across partitions the same draw is made in three steps:
 

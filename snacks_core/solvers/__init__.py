@@ -9,7 +9,7 @@ knowing solvers by name.  Every ``solve`` returns a :class:`~.base.SolverResult`
 * ``input='data'``: ``solve(X, y, lam, *, kernel, gamma, degree, coef0, ...)`` on the raw
   rows, the exact kernel problem with an intercept (``libsvm``);
 * ``input='operator'``: ``solve(operator, y, lam, ...)`` on a factorised kernel operator of
-  :mod:`snacks_core.operators` (``admm``), with an intercept.
+  :mod:`snacks_core.kernels.operators` (``admm``), with an intercept.
 
 Each entry also declares the solver's parameter constraints (scikit-learn's
 ``_parameter_constraints`` style), checked once at the public boundary by
@@ -27,8 +27,8 @@ from typing import Callable
 
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
-from ..operators import REPRESENTATIONS
-from . import admm, liblinear, libsvm, pegasos, smoothed_newton, snacks
+from snacks_core.kernels.operators import REPRESENTATIONS
+from snacks_core.solvers import admm, liblinear, libsvm, pegasos, smoothed_newton, snacks
 
 INPUTS = ("embedding", "data", "operator")
 
@@ -88,7 +88,7 @@ class Solver:
     early_stopping : bool
         Accepts ``stopping_set`` and ``n_iter_no_change`` (held-out early stopping).
     streaming : bool
-        Accepts an embedding kept in compact or disk storage (:mod:`snacks_core.storage`)
+        Accepts an embedding kept in compact or disk storage (:mod:`snacks_core.solvers.storage`)
         in place of an array, and ``n_jobs`` for its checkpoint passes.
     constraints : dict
         Parameter name → list of scikit-learn constraints, for ``max_epochs`` and ``tol``

@@ -30,10 +30,10 @@ evaluated with the exact kernel, as in the paper, or with K̃'s own extension wh
 approximation is too coarse for the exact kernel to reproduce the fitted values
 (:func:`choose_evaluation`).
 
-The kernel enters only through a *shifted-kernel operator* of :mod:`snacks_core.operators`
+The kernel enters only through a *shifted-kernel operator* of :mod:`snacks_core.kernels.operators`
 (``matvec(v)`` = K̃v, ``solve(b)`` = K̃_β⁻¹b, ``decision(X, coef)`` on new rows): the exact
 kernel (``DenseKernel``), a Nyström Gram matrix (``NystromKernel``) or the paper's HSS
-approximation (``HSSKernel``), made by :func:`snacks_core.operators.build_operator`.
+approximation (``HSSKernel``), made by :func:`snacks_core.kernels.operators.build_operator`.
 """
 
 from __future__ import annotations
@@ -42,8 +42,14 @@ import time
 
 import numpy as np
 
-from ..objective import lam_to_C
-from .base import HISTORY_COLUMNS, MAX_ITER, TOL_GAP, SolverResult, check_problem
+from snacks_core.solvers.base import (
+    HISTORY_COLUMNS,
+    MAX_ITER,
+    TOL_GAP,
+    SolverResult,
+    check_problem,
+)
+from snacks_core.solvers.objective import lam_to_C
 
 # Defaults of solve(): a certified relative gap of 1 %, reached on w8a and a9a-shaped data
 # in well under the budget (BENCHMARKS.md, "Other solvers"); over-relaxation and a checkpoint (one
@@ -60,7 +66,7 @@ def default_beta(n_samples: int) -> float:
 
     Tuned for the paper's 10 early-stopped iterations; for a stop on the gap it is far
     too large (it needs several times the iterations of a β near 1–3 to a 1 % gap), so
-    :func:`snacks_core.operators.build_operator` uses its ``DEFAULT_BETA`` = 3 unless told
+    :func:`snacks_core.kernels.operators.build_operator` uses its ``DEFAULT_BETA`` = 3 unless told
     otherwise.  Pass ``beta=default_beta(n)`` to
     reproduce the paper."""
     return float(10.0 ** np.clip(np.floor(np.log10(max(n_samples, 1))) - 2, 0, 4))
@@ -87,7 +93,7 @@ def solve(operator, y, lam, *, sample_weight=None, max_iter=DEFAULT_MAX_ITER, to
     Parameters
     ----------
     operator : DenseKernel, NystromKernel or HSSKernel
-        The factorised shifted kernel K̃ + βI (:mod:`snacks_core.operators`); reusable
+        The factorised shifted kernel K̃ + βI (:mod:`snacks_core.kernels.operators`); reusable
         across calls.
     y : ndarray of shape (n,)
         Labels in {−1, +1}.

@@ -11,7 +11,7 @@ over the rows z_i of a dense embedding ``Z`` (n × m, float32 or float64) with l
 s_i = ``sample_weight`` (all ones by default).  ``validation`` = (Z_val, y_val) are held-out
 rows whose error rate every checkpoint records, and ``callback(row, w)`` is called at each
 checkpoint with its history row (:class:`HistoryRecorder`).  The kernel solvers
-(``libsvm`` on the raw data, ``admm`` on a kernel operator of :mod:`snacks_core.operators`)
+(``libsvm`` on the raw data, ``admm`` on a kernel operator of :mod:`snacks_core.kernels.operators`)
 solve the same problem on the kernel with an intercept and return the dual coefficients of
 their support rows.  What the estimator passes to each, and the constraints on its
 options, are declared in the registry of :mod:`snacks_core.solvers`, whose
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cancellation import raise_if_stopped
-from ..objective import matvec, primal_objective
+from snacks_core.core.cancellation import raise_if_stopped
+from snacks_core.solvers.objective import matvec, primal_objective
 
 # ``validation_error`` is the error on rows the solver does not train on: the
 # ``validation`` set when one is given, otherwise the early-stopping rows (Snacks's
@@ -129,8 +129,8 @@ class HistoryRecorder:
         Pass ``objective`` when the solver has already computed F(w) in this checkpoint,
         and ``held_out_error`` when it measured the error of rows held out for early
         stopping: it is the ``validation_error`` when there is no validation set.
-        Raises :class:`~snacks_core.cancellation.Cancelled` when the caller's stop check
-        (:func:`~snacks_core.cancellation.stop_when`) says so: every solver pauses here.
+        Raises :class:`~snacks_core.core.cancellation.Cancelled` when the caller's stop check
+        (:func:`~snacks_core.core.cancellation.stop_when`) says so: every solver pauses here.
         """
         raise_if_stopped()
         now = time.perf_counter()

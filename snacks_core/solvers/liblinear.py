@@ -16,7 +16,7 @@ w = Σ α_i y_i z_i kept up to date.  It runs here in numba (the jitted sweep of
 through scikit-learn, so that every outer iteration becomes a checkpoint: the sweep that
 starts at w_k reads every row once and, in the same read, sums the hinge at w_k, which
 gives F(w_k); with D(α_k) = 2λ Σ α_i − λ‖w_k‖² (the dual of
-:mod:`snacks_core.objective` at β_i = α_i/(C s_i)) it certifies F(w_k) − F* ≤
+:mod:`snacks_core.solvers.objective` at β_i = α_i/(C s_i)) it certifies F(w_k) − F* ≤
 F(w_k) − D(α_k) at no extra pass.  LIBLINEAR's shrinking heuristic is left out: each sweep
 visits every row, so each one certifies.
 """
@@ -27,11 +27,18 @@ import time
 
 import numpy as np
 
-from ..objective import lam_to_C, primal_objective
-from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
+from snacks_core.solvers.base import (
+    MAX_EPOCHS,
+    TOL_GAP,
+    HistoryRecorder,
+    SolverResult,
+    check_problem,
+    resolve_seed,
+)
+from snacks_core.solvers.objective import lam_to_C, primal_objective
 
 # dual_ascent_sweep is LIBLINEAR's coordinate step: the distributed solver's local step too.
-from .snacks_kernels import dual_ascent_sweep, squared_norms
+from snacks_core.solvers.snacks_kernels import dual_ascent_sweep, squared_norms
 
 
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=1000, tol=1e-4, random_state=None,

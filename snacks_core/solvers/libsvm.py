@@ -20,9 +20,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils import check_array
 
-from ..kernels import check_kernel_params, kernel_matrix, resolve_gamma
-from ..objective import lam_to_C
-from .base import CONVERGED, HISTORY_COLUMNS, MAX_ITER, SolverResult, check_problem
+from snacks_core.kernels.functions import check_kernel_params, kernel_matrix, resolve_gamma
+from snacks_core.solvers.base import (
+    CONVERGED,
+    HISTORY_COLUMNS,
+    MAX_ITER,
+    SolverResult,
+    check_problem,
+)
+from snacks_core.solvers.objective import lam_to_C
 
 # Our kernel names (see kernels.py) → LIBSVM's built-in kernels; the laplacian is precomputed.
 _NATIVE_KERNELS = {"rbf": "rbf", "polynomial": "poly", "linear": "linear"}
@@ -81,10 +87,11 @@ def solve(
     lam : float
         Regularisation λ > 0.
     kernel : {'rbf', 'laplacian', 'polynomial', 'linear'}
-        Kernel k, with the parameters below as in :func:`snacks_core.kernels.kernel_matrix`.
+        Kernel k, with the parameters below as in
+        :func:`snacks_core.kernels.functions.kernel_matrix`.
     gamma : float or {'scale', 'auto'}
         Kernel scale γ > 0, or a rule resolved on ``X`` as scikit-learn does
-        (:func:`snacks_core.kernels.resolve_gamma`).
+        (:func:`snacks_core.kernels.functions.resolve_gamma`).
     degree : int
         Degree p of the polynomial kernel (γ⟨x, x'⟩ + c₀)^p.
     coef0 : float

@@ -13,7 +13,7 @@ the ball of radius sqrt(mean(s)/λ), which holds the minimiser because
 
 Every checkpoint is certified the way Snacks' are: the steps count, per row, how often it
 was drawn and how often it violated the margin since the last power-of-two epoch; the
-averaged indicators β_i ∈ [0, 1] give a dual point D(β) ≤ F* (:mod:`snacks_core.objective`),
+averaged indicators β_i ∈ [0, 1] give a dual point D(β) ≤ F* (:mod:`snacks_core.solvers.objective`),
 computed in the same parallel pass as F(w)
 (:func:`snacks_core.solvers.snacks_kernels.checkpoint_pass`).  Pegasos thus stops on
 the same rule as Snacks, the certified relative gap ``tol``, within the same epoch budget,
@@ -29,9 +29,16 @@ import time
 
 import numpy as np
 
-from ..compiled import njit
-from .base import MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem, resolve_seed
-from .snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
+from snacks_core.core.compiled import njit
+from snacks_core.solvers.base import (
+    MAX_EPOCHS,
+    TOL_GAP,
+    HistoryRecorder,
+    SolverResult,
+    check_problem,
+    resolve_seed,
+)
+from snacks_core.solvers.snacks_kernels import CHECKPOINT_TASK_ROWS, checkpoint_pass
 
 # Below this the scale of w = scale · v is folded into v, before it underflows.
 _MIN_SCALE = 1e-9

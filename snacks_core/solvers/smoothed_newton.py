@@ -36,7 +36,7 @@ Every checkpoint carries a certified duality gap at no extra pass: with β_i = h
 
     D(β) = (1/n) Σ s_i β_i − (1/(4λ)) Σ_j (|v_j| − μ)₊²  ≤  min F,
 
-the Lagrange dual of F (for μ = 0 it is the dual of :mod:`snacks_core.objective`).  Since
+the Lagrange dual of F (for μ = 0 it is the dual of :mod:`snacks_core.solvers.objective`).  Since
 h_α(u) = max_{β∈[0,1]} βu + (α/2)β(1 − β), the gap splits exactly into the smoothed
 problem's own duality gap (what Newton steps on G_α can still remove; λ‖w − w(β)‖² for
 μ = 0) and ε_α = (1/n) Σ_{|u_i|<α/2} s_i (|u_i|/2 − u_i²/α), at most α/16 per row in the
@@ -55,8 +55,15 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.blas
 
-from ..compiled import njit
-from .base import CONVERGED, MAX_EPOCHS, TOL_GAP, HistoryRecorder, SolverResult, check_problem
+from snacks_core.core.compiled import njit
+from snacks_core.solvers.base import (
+    CONVERGED,
+    MAX_EPOCHS,
+    TOL_GAP,
+    HistoryRecorder,
+    SolverResult,
+    check_problem,
+)
 
 PENALTIES = ("l2", "l1+l2")
 

@@ -23,7 +23,7 @@ only) and the budget (``'max_epochs'``).
 
 **Against the paper's Algorithm 1.**  The paper runs K stages of a fixed length T from
 fixed η₀ and D₀ and returns the last stage's average; its subgradient λw − y_i z_i
-minimises hinge + (λ/2)‖w‖², half our λ's penalty (see :mod:`snacks_core.objective`).
+minimises hinge + (λ/2)‖w‖², half our λ's penalty (see :mod:`snacks_core.solvers.objective`).
 Here, as in ASSG-r of Xu, Lin & Yang (2017): T grows by ``stage_growth`` (default ω)
 after each stage, so that η·T stays constant as η shrinks; η₀ and D₀ come from the data
 (:func:`default_step_and_radius`; fixed values that suit one scaling of the data diverge
@@ -40,7 +40,7 @@ when v moves by δ z_i), so a step costs one dot product and, on a margin violat
 fused pass updating v and u.  The table ⟨z_i, c⟩ of a stage is the margin pass of the
 checkpoint that ended the previous stage: one parallel pass per checkpoint, no other.
 
-The embedding may be an in-memory array or an :class:`~snacks_core.storage.EmbeddingStore`
+The embedding may be an in-memory array or an :class:`~snacks_core.solvers.storage.EmbeddingStore`
 (compact float16 rows, or rows on disk) read in blocks: ASSG then samples each epoch's
 rows block by block, visiting the blocks in a random order, and every pass streams them.
 
@@ -62,11 +62,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..objective import matvec
-from ..storage import RowBlocks
-from ..threads import numba_threads
-from . import snacks_kernels as loops
-from .base import (
+from snacks_core.core.threads import numba_threads
+from snacks_core.solvers import snacks_kernels as loops
+from snacks_core.solvers.base import (
     EARLY_STOPPING,
     MAX_EPOCHS,
     TOL_GAP,
@@ -76,6 +74,8 @@ from .base import (
     check_problem,
     resolve_seed,
 )
+from snacks_core.solvers.objective import matvec
+from snacks_core.solvers.storage import RowBlocks
 
 PENALTIES = ("l2", "l1")
 

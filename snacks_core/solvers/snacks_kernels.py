@@ -14,7 +14,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..compiled import njit
+from snacks_core.core.compiled import njit
 
 # Below this scale of w = a·v, fold a into v (an O(m) pass) before precision is lost.
 RESCALE_BELOW = 1e-4

@@ -1,0 +1,321 @@
+"""The computations behind the explorer's pages that only the explorer needs: the
+robustness sweep of the sidebar's settings and its axes, how much choosing a cell on the
+test rows flatters it, Auto-tune, the solver comparison's rows and the replay of a
+boundary.  Plain Python (no Streamlit): the pages call them, tests call them directly.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import (
+    C_values_around_default,
+    gamma_values_around,
+    grid_gamma_values,
+    grid_lam_values,
+    grid_m_values,
+    round_125,
+)
+from snacks_core.model.estimator import estimator_from_settings
+from snacks_core.model.pipeline import labels_from_scores
+from snacks_core.model.search import SnacksSearchCV
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, GridSchedule, robustness_grid
+from snacks_core.solvers import EMBEDDED_SOLVERS
+from snacks_core.solvers.objective import C_to_lam, lam_to_C
+
+
+def animation_frames(run, xs, ys, max_frames=30) -> list:
+    """(label, f on the grid, history record) for up to ``max_frames`` checkpoints of a
+    two-class run, evenly spread and always including the last."""
+    if not run.checkpoints:
+        return []
+    gx, gy = np.meshgrid(xs, ys)
+    Z = run.model.embedding_.transform(np.column_stack([gx.ravel(), gy.ravel()]))
+    picks = np.unique(np.linspace(0, len(run.checkpoints) - 1,
+                                  min(max_frames, len(run.checkpoints))).round().astype(int))
+    frames = []
+    for k in picks:
+        record, w = run.checkpoints[k]
+        label = f"epoch {record['epoch']:.3g}"
+        frames.append((label, (Z @ w).reshape(gy.shape), record))
+    return frames
+
+
+def shared_embedding_time(runs):
+    """One time for the Nyström embedding the embedded solvers of ``runs`` (solver → Run)
+    share: the same landmarks and Z computed once per run, so the median of their times
+    (None when no embedded solver is there)."""
+    times = [run.metrics["embedding_time"] for solver, run in runs.items()
+             if solver in EMBEDDED_SOLVERS]
+    return float(np.median(times)) if times else None
+
+
+def solver_row(label, metrics, shared_embedding=None) -> dict:
+    """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics;
+    ``shared_embedding`` replaces the embedding time of a Nyström-embedded run."""
+    embedding = metrics["embedding_time"]
+    if shared_embedding is not None and metrics["n_landmarks"] is not None:
+        embedding = shared_embedding
+    return {"solver": label, "embedding time (s)": embedding,
+            "training time (s)": metrics["training_time"],
+            "train error": metrics["train_error"], "test error": metrics["test_error"],
+            "F1": metrics["f1"], "objective": metrics["objective"],
+            "epochs": metrics["epochs"], "iterations": metrics["iterations"],
+            "stopped by": metrics["stop"]}
+
+
+# The settings a robustness grid takes from the sidebar (the axes and seeds are its own).
+GRID_SETTINGS = ("kernel", "degree", "coef0", "sampling", "class_weight", "max_epochs")
+
+
+def grid_solver(params) -> str:
+    """The solver of a robustness grid: the chosen one, or Snacks for the exact solver
+    (a grid varies the landmarks, which the exact kernel SVM has none of)."""
+    return params["solver"] if params["solver"] in EMBEDDED_SOLVERS else "snacks"
+
+
+def robustness(split, params, axis, axis_values, lams, seeds, progress=None,
+               should_stop=None, cv=None, keep_test_scores=False, keep_models=False):
+    """Error over an (m, λ) or (γ, λ) grid with :func:`snacks_core.model.sweeps.robustness_grid`.
+
+    ``axis`` is 'm' or 'gamma'; the other estimator parameters come from ``params``
+    (the solver through :func:`grid_solver`).  With ``cv=k`` each cell is scored by k-fold
+    cross-validation on the training part (one row per fold) and only the chosen cell's
+    model sees the test part (``attrs['chosen']``); without, each cell by its test error
+    (``keep_test_scores``: with each cell's test decision values, for
+    :func:`selection_optimism`).  ``keep_models`` (True, or a predicate of a row) adds
+    each cell's fitted model, the one its error was measured on (column ``model``).
+    ``progress(done, total, row)`` is called after each fit (one cell, seed and fold) and
+    ``should_stop()`` is polled between columns.
+    """
+    grid = {"m": params["n_components"], "gamma": params.get("gamma", "scale")}
+    grid[axis] = list(axis_values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return robustness_grid(
+            split.X_train, split.y_train, split.X_test, split.y_test, m=grid["m"], lam=lams,
+            gamma=grid["gamma"], seeds=list(seeds), cv=cv,
+            estimator=estimator_from_settings(
+                {name: params[name] for name in GRID_SETTINGS if name in params}
+                | {"solver": grid_solver(params)}),
+            schedule=GridSchedule(keep_test_scores=keep_test_scores, keep_models=keep_models),
+            resources=Resources(progress=progress, should_stop=should_stop))
+
+
+def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dict:
+    """How much choosing a grid's cell on the test rows flatters the choice.
+
+    ``table`` is a grid with ``test_scores`` (one test-set pass per cell and seed).  The
+    test rows are halved at random ``n_halvings`` times; each time the cell with the
+    lowest error (mean over seeds) on one half is chosen, and its error on that half and
+    on the other is recorded.  Returns the means: ``picked`` (the error on the rows that
+    chose it: what picking on the test set reports), ``fresh`` (on rows that took no part
+    in the choice) and ``gap`` = fresh − picked, with ``n_cells``, ``n_test`` and
+    ``n_halvings``.
+    """
+    classes = np.unique(y_train)
+    y_test = np.asarray(y_test)
+    wrong = np.array([
+        np.mean([labels_from_scores(scores, classes) != y_test for scores in cell], axis=0)
+        for _, cell in table.groupby(["gamma", "m", "lam"])["test_scores"]])
+    rng = np.random.default_rng(seed)
+    picked, fresh = [], []
+    for _ in range(n_halvings):
+        order = rng.permutation(y_test.shape[0])
+        half, other = order[: y_test.shape[0] // 2], order[y_test.shape[0] // 2:]
+        errors = wrong[:, half].mean(axis=1)
+        best = int(np.argmin(errors))
+        picked.append(errors[best])
+        fresh.append(wrong[best, other].mean())
+    return {"picked": float(np.mean(picked)), "fresh": float(np.mean(fresh)),
+            "gap": float(np.mean(fresh) - np.mean(picked)), "n_cells": wrong.shape[0],
+            "n_test": y_test.shape[0], "n_halvings": n_halvings}
+
+
+# What Auto-tune tries: γ around the 'scale' rule and C in decades around the default C ≈ 25
+# (λ ≈ 0.02/n, so that the grid moves with n as the default does), then m as set and 4×.
+AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+
+
+AUTO_TUNE_CS = C_values_around_default(2)
+
+
+AUTO_TUNE_FOLDS = 3
+
+
+# Auto-tune searches a stratified subsample of at most this many training rows, so that it
+# answers in seconds whatever n (BENCHMARKS.md, 'Auto-tune'); C = 1/(2nλ), not λ, carries
+# its choice over to every training row, as the default C ≈ 25 does.
+AUTO_TUNE_MAX_ROWS = 40_000
+
+
+# The γ × C search's m: the sidebar's, at most this many (successive halving needs about
+# 6m rows in its first round); the sidebar's m and 4× it, at most AUTO_TUNE_MAX_M, are
+# compared after, at the chosen γ and C.
+AUTO_TUNE_SEARCH_M = 300
+
+
+AUTO_TUNE_MAX_M = 1500
+
+
+def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
+    """A quick cross-validated search on the training part for the explorer's sidebar.
+
+    On a stratified subsample of at most :data:`AUTO_TUNE_MAX_ROWS` training rows, by
+    :data:`AUTO_TUNE_FOLDS`-fold CV (the test part is not used):
+
+    1. γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5 times
+       a power of ten, within :data:`snacks_core.model.defaults.GAMMA_RANGE`) against C in
+       :data:`AUTO_TUNE_CS`, at m = the sidebar's (at most :data:`AUTO_TUNE_SEARCH_M`), with
+       successive halving;
+    2. at the chosen γ and C: m as set and four times that (at most
+       :data:`AUTO_TUNE_MAX_M` and the rows a fold trains on), when that is another m.
+
+    The chosen C becomes λ = 1/(2nC) with n every training row (rounded to 1, 2 or 5 times
+    a power of ten unless ``by_C``, for a sidebar that sets λ).  ``progress(fits, rows)`` is
+    called after each fold's score (``rows``: the rows of that round).  Returns ``params``
+    (the chosen ``gamma``, ``lam`` and ``n_components``), ``C``, ``cv_error`` (its mean CV
+    error), ``results`` (one row per setting and round: ``gamma``, ``C``, ``lam`` for every
+    training row, ``m``, ``rows``, ``cv_error``, ``chosen``), ``n_rows`` (the rows
+    searched), ``fits`` and ``seconds``.
+    """
+    start = time.perf_counter()
+    n_train = split.X_train.shape[0]
+    X, y = _auto_tune_rows(split, params.get("random_state"))
+    fold_rows = fold_training_rows(X.shape[0], AUTO_TUNE_FOLDS)
+    m = min(int(params["n_components"]), fold_rows)
+    fits = []
+
+    def scored(model, X_fold, y_fold):
+        # A scorer that counts: the search calls it once per setting and fold.
+        fits.append(X_fold.shape[0])
+        if progress is not None:
+            progress(len(fits), AUTO_TUNE_FOLDS * X_fold.shape[0])
+        return model.score(X_fold, y_fold)
+
+    def search(grid, n_components, halving):
+        base = estimator_from_settings({**params, "solver": grid_solver(params),
+                                        "n_components": n_components})
+        found = SnacksSearchCV(base, grid, scoring=scored, cv=AUTO_TUNE_FOLDS, refit=False,
+                               halving=halving, n_jobs=n_jobs,
+                               random_state=params.get("random_state"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            found.fit(X, y)
+        table = pd.DataFrame(found.cv_results_)
+        return found, table.assign(m=table.get("param_n_components", n_components))
+
+    grid = {"C": list(AUTO_TUNE_CS)}
+    if params["kernel"] != "linear":
+        grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), AUTO_TUNE_GAMMA_FACTORS)
+    best, results = search(grid, min(m, AUTO_TUNE_SEARCH_M), halving=True)
+    chosen = dict(best.best_params_, n_components=min(m, AUTO_TUNE_SEARCH_M))
+    ms = sorted({m, min(4 * m, AUTO_TUNE_MAX_M, fold_rows)})
+    if ms != [chosen["n_components"]]:
+        at_best = {name: [value] for name, value in best.best_params_.items()}
+        best, compared = search({**at_best, "n_components": ms}, m, halving=False)
+        results = pd.concat([results, compared], ignore_index=True)
+        chosen = dict(best.best_params_)
+    # λ for every training row, as the sidebar gets it (on its 1-2-5 steps unless by_C).
+    as_set = (lambda C: C_to_lam(C, n_train)) if by_C else (
+        lambda C: round_125(C_to_lam(C, n_train)))
+    table = pd.DataFrame({
+        "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
+        "lam": [as_set(C) for C in results["param_C"]],
+        "m": results["m"].astype(int), "rows": results["n_resources"],
+        "cv_error": 1.0 - results["mean_test_score"].astype(float)})
+    # Stage 2 scores the stage-1 choice again beside 4m: one row for it.
+    table = table.drop_duplicates(["gamma", "C", "m", "rows"], keep="last")
+    table["chosen"] = ((table["C"] == chosen["C"]) & (table["m"] == chosen["n_components"])
+                       & (table["rows"] == X.shape[0])
+                       & ((table["gamma"] == chosen["gamma"]) if "gamma" in chosen else True))
+    lam = as_set(chosen.pop("C"))
+    return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
+            "cv_error": 1.0 - best.best_score_,
+            "results": table, "n_rows": X.shape[0], "fits": len(fits),
+            "seconds": time.perf_counter() - start}
+
+
+def _auto_tune_rows(split, random_state):
+    """The training rows Auto-tune searches: all, or a stratified subsample of
+    :data:`AUTO_TUNE_MAX_ROWS`."""
+    if split.X_train.shape[0] <= AUTO_TUNE_MAX_ROWS:
+        return split.X_train, split.y_train
+    rows, _ = train_test_split(np.arange(split.X_train.shape[0]), train_size=AUTO_TUNE_MAX_ROWS,
+                               stratify=split.y_train, random_state=random_state)
+    rows.sort()
+    return split.X_train[rows], split.y_train[rows]
+
+
+def progress_text(done, total, axis, row) -> str:
+    """A sweep's progress as a fraction of the whole sweep, and the last fit's result."""
+    name = GRID_AXIS_SYMBOLS[axis]
+    return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
+            f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
+            f"{100 * row['test_error']:.1f} %")
+
+
+def fold_training_rows(n_rows, folds=None) -> int:
+    """The rows a cell or candidate trains on: all ``n_rows``, or with ``folds``-fold
+    cross-validation the smallest fold's training part."""
+    return n_rows - (-(-n_rows // folds) if folds else 0)
+
+
+def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
+              lam_extra=(0, 0)):
+    """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
+    values, ``size`` values each, around the data-aware defaults
+    (:func:`snacks_core.model.defaults.grid_m_values`,
+    :func:`~snacks_core.model.defaults.grid_gamma_values`,
+    :func:`~snacks_core.model.defaults.grid_lam_values`), with ``axis_extra`` and ``lam_extra``
+    = (below, above) more steps beyond each end.  λ centres on 0.02/n of the training rows
+    (the sidebar's default); m on the default m of the rows a cell trains on (with
+    ``folds``-fold cross-validation, the smallest fold's training part), and never more."""
+    n_train = X_train.shape[0]
+    lams = grid_lam_values(n_train, size, lam_extra)
+    if kind == "m":
+        n_fit = fold_training_rows(n_train, folds)
+        return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra), lams
+    if params.get("kernel") == "linear":
+        raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
+    gamma = resolve_gamma(params.get("gamma", "scale"), X_train)
+    return "gamma", grid_gamma_values(gamma, size, axis_extra), lams
+
+
+def missing_blocks(done_rows, done_lams, rows, lams) -> list:
+    """The cells of the grid ``rows`` × ``lams`` that a grid ``done_rows`` × ``done_lams``
+    inside it has not computed, as at most two rectangular blocks (row values, λ values):
+    the new rows at every λ, then the old rows at the new λ values."""
+    new_rows = [r for r in rows if not np.isclose(r, done_rows).any()]
+    old_rows = [r for r in rows if np.isclose(r, done_rows).any()]
+    new_lams = [lam for lam in lams if not np.isclose(lam, done_lams, rtol=1e-9).any()]
+    blocks = [(new_rows, list(lams)), (old_rows, new_lams)]
+    return [(r, ls) for r, ls in blocks if r and ls]
+
+
+def merge_grid_tables(tables) -> pd.DataFrame:
+    """Grid tables of disjoint cells (the same data, settings, seeds and folds) as one,
+    sorted as :func:`~snacks_core.model.sweeps.robustness_grid` sorts its table.
+
+    With cross-validation, ``attrs['chosen']`` is the tables' chosen cell with the lowest
+    CV error (ties: the larger λ, then the smaller m, as the grid breaks them): each
+    table's is the best of its own cells, so this one is the best of all.  ``wall_time``
+    adds up; ``stopped`` is any table's.
+    """
+    tables = [table for table in tables if table is not None]
+    merged = pd.concat(tables, ignore_index=True).sort_values(
+        ["seed", "gamma", "m", "lam"], ignore_index=True)
+    chosen = [table.attrs["chosen"] for table in tables if table.attrs.get("chosen")]
+    merged.attrs.update(tables[-1].attrs)
+    merged.attrs["wall_time"] = sum(table.attrs.get("wall_time", 0.0) for table in tables)
+    merged.attrs["stopped"] = any(table.attrs.get("stopped") for table in tables)
+    if chosen:
+        merged.attrs["chosen"] = min(chosen, key=lambda c: (c["cv_error"], -c["lam"], c["m"]))
+    return merged

@@ -1,0 +1,209 @@
+"""The one rule for defaults that fit the data: scaling, λ (or C) and m, and grids around them.
+
+The command line, the library ('auto' values) and the app all start from these: the scaling
+by the kind of data (:func:`default_scaling`), γ by the 'scale' rule
+(:func:`snacks_core.kernels.functions.resolve_gamma`, which adapts by itself), λ = 0.02/n so that
+C = 1/(2nλ) = 25 on any n (:func:`default_lam`) and m = 2√n within bounds
+(:func:`default_m`).  Grids and searches centre their axes on these values
+(:func:`C_values_around_default`, :func:`gamma_values_around`); a robustness grid's axes
+are :func:`grid_lam_values`, :func:`grid_m_values` and :func:`grid_gamma_values`, for the app's
+Robustness page and ``snacks heatmap`` alike.
+
+Only NumPy, SciPy and :mod:`snacks_core.solvers.objective` (NumPy alone) are imported here, so that
+the readers of :mod:`snacks_core.datasets` can resolve ``scaling='auto'`` without pulling in
+the estimators.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from snacks_core.solvers.objective import C_to_lam
+
+# The number of landmarks m and the regularisation λ of a setting that names no data (the
+# app's settings before a dataset is loaded); a dataset's own defaults are
+# :func:`data_aware_defaults`.
+DEFAULT_M = 50
+DEFAULT_LAM = 1e-3
+# λ = DEFAULT_LAM_TIMES_N / n (C = 1/(2nλ) = 25 on any n), and m = 2√n within
+# DEFAULT_M_RANGE: measured on 17 real and synthetic sets (BENCHMARKS.md, "Defaults that
+# learn"), where a fixed λ lets the hinge terms fade as n grows until the model predicts the
+# majority class.
+DEFAULT_LAM_TIMES_N = 0.02
+DEFAULT_M_RANGE = (50, 500)
+# On two features a Gaussian K_mm has numerical rank under 100 at any m (moons, spirals,
+# circles, checkerboard at 50,000 rows: 88–99 dimensions kept at m = 300, the same test
+# error from m = 50): more landmarks only cost time and hide the picture under stars.
+DEFAULT_M_MAX_2D = 100
+# The C = 1/(2nλ) that grids centre on: the default C = 25 on the sliders' 1-2-5 steps.
+DEFAULT_C_ON_STEPS = 20.0
+# The range of γ a grid may reach (the app's γ slider spans it too).
+GAMMA_RANGE = (1e-5, 1e3)
+# A robustness grid's m axis runs from the default m / GRID_M_SPAN[0] to GRID_M_SPAN[1] × it:
+# on real sets the good models lie there, and a grid from m = 5 spends its rows on cells
+# that predict the majority class (BENCHMARKS.md, "Robustness grids around the defaults").
+GRID_M_SPAN = (2, 4)
+# The most landmarks a grid reaches: the largest m the app's slider offers.
+GRID_M_MAX = 2000
+# γ from 1/100 to 100 times the 'scale' value.
+GRID_GAMMA_SPAN = 100.0
+
+
+def default_lam(n_train) -> float:
+    """The regularisation λ = 0.02/n of ``n_train`` training rows (C = 1/(2nλ) = 25)."""
+    return DEFAULT_LAM_TIMES_N / max(int(n_train), 1)
+
+
+def default_m(n_train, n_features=None) -> int:
+    """m = 2√n landmarks, at least 50 and at most 500 (100 on two features or fewer), and
+    at most n."""
+    low, high = DEFAULT_M_RANGE
+    if n_features is not None and n_features <= 2:
+        high = DEFAULT_M_MAX_2D
+    return int(min(n_train, max(low, min(high, round(2 * np.sqrt(n_train))))))
+
+
+def default_scaling(X) -> str:
+    """The feature scaling for the kind of data X is: 'standard' for dense X, 'none' for
+    sparse X.
+
+    Sparse binary data (one-hot rows) are used as they are: standardising divides each
+    column by its spread and so inflates the rare ones.  Sparse non-binary data such as
+    tf-idf text are used as they are too, for the same reason (rare words become loud) and
+    because their rows are already on one scale (BENCHMARKS.md, "Defaults for text").
+    """
+    return "none" if sp.issparse(X) else "standard"
+
+
+def resolve_scaling(scaling, X) -> str:
+    """``scaling`` itself, or :func:`default_scaling` of X for 'auto'."""
+    return default_scaling(X) if scaling == "auto" else scaling
+
+
+def data_aware_defaults(X, n_train) -> dict:
+    """Settings that learn on this data: ``scaling``, ``lam`` and ``n_components`` (m) for
+    ``n_train`` training rows of the kind of X (γ stays the 'scale' rule).
+
+    λ = 0.02/n keeps the hinge terms' weight C = 1/(2nλ) = 25 whatever n, and m = 2√n grows
+    the model with the data at a cost that stays interactive (m ≤ 500; ≤ 100 on two
+    features, where more adds nothing).  The scaling is :func:`default_scaling`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = data_aware_defaults(np.zeros((10, 20)), 35_000)
+    >>> d["scaling"], d["n_components"], float(f"{d['lam']:.3g}")
+    ('standard', 374, 5.71e-07)
+    >>> data_aware_defaults(np.zeros((10, 2)), 35_000)["n_components"]
+    100
+    """
+    return {"scaling": default_scaling(X), "lam": default_lam(n_train),
+            "n_components": default_m(n_train, X.shape[1])}
+
+
+def round_125(value) -> float:
+    """The nearest (in log scale) of 1, 2 or 5 times a power of ten."""
+    exponent = np.floor(np.log10(value))
+    candidates = np.array([1.0, 2.0, 5.0, 10.0]) * 10.0**exponent
+    return float(f"{candidates[np.argmin(np.abs(np.log(candidates / value)))]:.0e}")
+
+
+def C_values_around_default(decades_each_side=3) -> tuple:
+    """C = 1/(2nλ) values a decade apart, centred on the default C (on the 1-2-5 steps,
+    :data:`DEFAULT_C_ON_STEPS`): a λ grid that moves with n as the default does.
+
+    Examples
+    --------
+    >>> C_values_around_default(2)
+    (0.2, 2.0, 20.0, 200.0, 2000.0)
+    """
+    return _C_decades(-decades_each_side, decades_each_side)
+
+
+def _C_decades(low, high) -> tuple:
+    return tuple(float(f"{DEFAULT_C_ON_STEPS * 10.0**k:.0e}") for k in range(low, high + 1))
+
+
+def _log_steps(low, high, size, extra):
+    """``size`` values from ``low`` to ``high``, evenly spaced on a log scale, and
+    ``extra = (below, above)`` more at the same ratio beyond each end."""
+    ratio = (high / low) ** (1.0 / (size - 1)) if size > 1 else 2.0
+    return low * ratio ** np.arange(-extra[0], size + extra[1], dtype=np.float64)
+
+
+def grid_lam_values(n_train, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's λ axis, ascending: ``size`` values a decade apart around the
+    default λ = 0.02/n of ``n_train`` rows, and ``extra = (below, above)`` more decades
+    beyond the smallest and the largest λ.
+
+    The values are λ = 1/(2nC) for C a decade apart around :data:`DEFAULT_C_ON_STEPS`
+    (:func:`C_values_around_default`; on an even ``size`` the extra decade is on the
+    small-λ side, where real sets' good models lie), rounded to 1, 2 or 5 times a power of
+    ten for readable axis labels.
+
+    Examples
+    --------
+    >>> grid_lam_values(10_000, 5)
+    [2e-08, 2e-07, 2e-06, 2e-05, 0.0002]
+    >>> grid_lam_values(10_000, 2, extra=(1, 0))
+    [2e-08, 2e-07, 2e-06]
+    """
+    _check_axis(size, extra)
+    Cs = _C_decades(-((size - 1) // 2) - extra[1], size // 2 + extra[0])
+    return sorted({round_125(C_to_lam(C, max(int(n_train), 1))) for C in Cs})
+
+
+def grid_m_values(n_fit, n_features=None, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's m axis, ascending: ``size`` landmark counts evenly spaced on a
+    log scale from :func:`default_m` / 2 to 4 × :func:`default_m` (:data:`GRID_M_SPAN`) for
+    ``n_fit`` rows (those a cell trains on), and ``extra = (below,
+    above)`` more at the same ratio beyond each end.
+
+    Every value lies in [2, min(n_fit, :data:`GRID_M_MAX`)] (the server's limit on one
+    model), rounded to two significant digits; values that coincide after clipping appear
+    once, so an extension past a limit adds nothing.
+
+    Examples
+    --------
+    >>> grid_m_values(20_000, 20)
+    [140, 240, 400, 670, 1100]
+    >>> grid_m_values(20_000, 20, extra=(0, 2))[-3:]
+    [1100, 1900, 2000]
+    """
+    _check_axis(size, extra)
+    n_fit = max(int(n_fit), 2)
+    cap = min(n_fit, GRID_M_MAX)
+    centre = default_m(n_fit, n_features)
+    low, high = GRID_M_SPAN
+    values = _log_steps(max(2.0, centre / low), min(cap, high * centre), size, extra)
+    return sorted({int(min(max(2.0, float(f"{v:.2g}")), cap)) for v in values})
+
+
+def grid_gamma_values(gamma, size=5, extra=(0, 0)) -> list:
+    """A robustness grid's γ axis, ascending: ``size`` values evenly spaced on a log scale
+    from ``gamma`` / :data:`GRID_GAMMA_SPAN` to ``gamma`` × :data:`GRID_GAMMA_SPAN` (``gamma``
+    the 'scale' value, or the one chosen), and ``extra = (below, above)`` more at the same
+    ratio beyond each end, as :func:`gamma_values_around` rounds and bounds them.
+
+    Examples
+    --------
+    >>> grid_gamma_values(0.5, 3)
+    [0.005, 0.5, 50.0]
+    """
+    _check_axis(size, extra)
+    return gamma_values_around(gamma, _log_steps(1.0 / GRID_GAMMA_SPAN, GRID_GAMMA_SPAN,
+                                                 size, extra))
+
+
+def _check_axis(size, extra):
+    """Refuse a grid axis of fewer than one value or a negative extension."""
+    if size < 1 or min(extra) < 0:
+        raise ValueError(f"a grid axis needs size ≥ 1 and extra ≥ 0, got {size}, {extra}.")
+
+
+def gamma_values_around(gamma, factors) -> list:
+    """γ times each factor, rounded to 1, 2 or 5 times a power of ten and kept within
+    :data:`GAMMA_RANGE`, sorted without repeats."""
+    low, high = GAMMA_RANGE
+    return sorted({min(max(round_125(gamma * factor), low), high) for factor in factors})

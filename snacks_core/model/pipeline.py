@@ -1,0 +1,220 @@
+"""The stages of a Nyström SVM fit, shared by SnacksClassifier, the grids and the search.
+
+A fit on the embedding runs these stages, each one function here, so that the estimator,
+:func:`~snacks_core.model.sweeps.robustness_grid` and
+:class:`~snacks_core.model.search.SnacksSearchCV`
+make the same choices from the same seeds (a grid cell with cold starts *is* the
+estimator's fit):
+
+1. :func:`draw_seeds`: the landmark and solver seeds a ``random_state`` gives;
+2. :func:`binary_targets`: the ±1 labels of the one-vs-rest subproblems (one for two
+   classes), and :func:`class_labels`, each row's class for stratifying;
+3. :func:`validation_split`: the rows early stopping holds out of training, when
+   :meth:`SolverSpec.early_stopping_on <snacks_core.model.specs.SolverSpec.early_stopping_on>`;
+4. :func:`fit_embedding`: the landmarks and the Nyström factor;
+5. :func:`hinge_weights` and :func:`cut_training_rows`: the weights s_i, and the targets
+   and weights of the rows trained on;
+6. :func:`solve_subproblems`: the one-vs-rest solves on one shared embedding, with the
+   options of :meth:`SolverSpec.solve_options <snacks_core.model.specs.SolverSpec.solve_options>`;
+7. :func:`labels_from_scores`: labels from the subproblems' scores.
+
+:func:`row_blocks` and :func:`embedded_row_blocks` cut rows into blocks, so that the
+embedding of a large X is never held whole when it is scored.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
+
+from snacks_core.core.cancellation import carry
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.solvers.base import HISTORY_COLUMNS
+
+# Training rows from which early_stopping='auto' holds out a validation set.
+EARLY_STOPPING_MIN_SAMPLES = 10_000
+# Bytes of embedded rows scored at once.
+_SCORE_BLOCK_BYTES = 2**26
+
+
+class Seeds(NamedTuple):
+    """The seeds of one fit: landmark selection and solver sampling."""
+
+    embedding: int
+    solver: int
+
+
+def draw_seeds(random_state) -> Seeds:
+    """The landmark and solver seeds a fit with ``random_state`` draws."""
+    rng = check_random_state(random_state)
+    embedding_seed, solver_seed = rng.randint(0, 2**31 - 1, size=2)
+    return Seeds(int(embedding_seed), int(solver_seed))
+
+
+def binary_targets(y, classes):
+    """One ±1 label vector per one-vs-rest subproblem: one for two classes (``classes[1]``
+    is +1), one per class otherwise."""
+    if classes.shape[0] == 2:
+        return [np.where(y == classes[1], 1.0, -1.0)]
+    return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def class_labels(targets):
+    """Each row's class as an index (±1 for two classes) from :func:`binary_targets`."""
+    return targets[0] if len(targets) == 1 else np.argmax(np.vstack(targets), axis=0)
+
+
+def labels_from_scores(scores, classes):
+    """Labels from the subproblems' scores, shape (n,) or (n, subproblems): the sign for
+    two classes, the largest score otherwise."""
+    scores = np.asarray(scores)
+    if scores.ndim == 1 or scores.shape[1] == 1:
+        return classes[(scores.reshape(-1) > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def early_stopping_enabled(early_stopping, n_samples) -> bool:
+    """Whether early stopping is on for ``n_samples`` training rows ('auto': from
+    :data:`EARLY_STOPPING_MIN_SAMPLES`)."""
+    if early_stopping == "auto":
+        return n_samples >= EARLY_STOPPING_MIN_SAMPLES
+    if not isinstance(early_stopping, (bool, np.bool_)):
+        raise ValueError(f"early_stopping must be True, False or 'auto', got "
+                         f"{early_stopping!r}.")
+    return bool(early_stopping)
+
+
+def validation_split(labels, fraction, seed):
+    """Training and held-out row indices, stratified by ``labels`` when every class can be."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), got {fraction!r}.")
+    rows = np.arange(labels.shape[0])
+    try:
+        return train_test_split(rows, test_size=fraction, stratify=labels, random_state=seed)
+    except ValueError:
+        # A class too small to appear on both sides: a plain random split.
+        return train_test_split(rows, test_size=fraction, random_state=seed)
+
+
+def fit_embedding(X, labels, kernel, *, n_components, sampling, dtype, n_jobs,
+                  seed) -> NystromEmbedding:
+    """The Nyström embedding of a fit: ``n_components`` landmarks drawn from X with
+    ``seed`` (``labels``, each row's class, for class-balanced sampling) and the factor, for
+    a :class:`~snacks_core.model.specs.Kernel`."""
+    return NystromEmbedding(
+        **kernel.params(), n_components=n_components, sampling=sampling, dtype=dtype,
+        n_jobs=n_jobs, random_state=int(seed)).fit(X, labels)
+
+
+def hinge_weights(class_weight, y, sample_weight=None):
+    """The weights s_i of the hinge terms: class weights (for the labels ``y``) times
+    ``sample_weight``; None when every weight is 1."""
+    by_class = compute_sample_weight(class_weight, y) if class_weight else None
+    if by_class is None:
+        return sample_weight
+    return by_class if sample_weight is None else by_class * sample_weight
+
+
+def cut_training_rows(targets, sample_weight, split):
+    """The one-vs-rest ``targets`` and ``sample_weight`` of the rows trained on, and the
+    held-out rows' targets (None without a ``split`` from :func:`validation_split`)."""
+    if split is None:
+        return targets, None, sample_weight
+    train, held = split
+    return ([t[train] for t in targets], [t[held] for t in targets],
+            None if sample_weight is None else sample_weight[train])
+
+
+def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=None,
+                      w0=None, workers=1):
+    """The one-vs-rest solves ``solve(Z, targets[k], lam, **options, ...)`` on a shared Z.
+
+    Parameters
+    ----------
+    solve : callable
+        An embedded solver (:mod:`snacks_core.solvers.base`'s signature).
+    Z : ndarray or store
+        The embedded rows trained on; ``targets`` their ±1 labels, one vector per problem.
+    options : dict
+        Keyword arguments of every solve (not modified: threads share it).
+    held : (Z_held, held_targets) or None
+        Rows held out for early stopping, passed as each problem's ``stopping_set``.
+    validation : (Z_val, validation_targets) or None
+        Rows whose error is recorded, passed as each problem's ``validation``.
+    w0 : list of ndarray or None
+        Each problem's starting point (a warm start).
+    workers : int
+        Problems solved at once, on threads (the solvers' loops release the GIL).
+
+    Returns
+    -------
+    list of SolverResult, in the order of ``targets``.
+    """
+
+    def solve_one(k):
+        own = {}
+        if held is not None:
+            own["stopping_set"] = (held[0], held[1][k])
+        if validation is not None:
+            own["validation"] = (validation[0], validation[1][k])
+        if w0 is not None:
+            own["w0"] = w0[k]
+        return solve(Z, targets[k], lam, **options, **own)
+
+    if workers <= 1:
+        return [solve_one(k) for k in range(len(targets))]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # Each subproblem polls the caller's stop check (snacks_core.core.cancellation).
+        return list(pool.map(carry(solve_one), range(len(targets))))
+
+
+def stack_histories(histories):
+    """One tidy table from the subproblems' histories, with a ``problem`` column."""
+    stacked = {"problem": np.concatenate(
+        [np.full(len(h["iteration"]), k, dtype=np.float64) for k, h in enumerate(histories)])}
+    for name in HISTORY_COLUMNS:
+        stacked[name] = np.concatenate([h[name] for h in histories])
+    return stacked
+
+
+def row_blocks(n_rows, rows):
+    """``(start, stop)`` of consecutive blocks of ``rows`` rows covering ``n_rows``."""
+    return [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
+
+
+def embedded_row_blocks(n_rows, n_components):
+    """Row blocks whose embedding (``n_components`` float64 columns) takes about
+    :data:`_SCORE_BLOCK_BYTES`: what is embedded at once to score rows."""
+    return row_blocks(n_rows, max(1, _SCORE_BLOCK_BYTES // (8 * n_components)))
+
+
+def score_embedded_rows(Z, coef, targets, weight=None):
+    """What a fit measures of its own embedded rows ``Z`` (as :meth:`decision_function
+    <snacks_core.SnacksClassifier.decision_function>` scores them, Z·coefᵀ, in blocks):
+    ``(misclassified rows, each problem's hinge sum Σ s_i max(0, 1 − t_ik f_k(z_i)))`` for
+    the rows' one-vs-rest ``targets`` (problems × rows, as :func:`binary_targets` gives
+    them) and weights s_i (``weight``, None for ones)."""
+    labels = class_labels(list(targets))
+    # What class_labels gives: ±1 for two classes, the class's index otherwise.
+    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(len(targets))
+    wrong, hinge = 0, np.zeros(len(targets))
+    for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
+        scores = Z[start:stop] @ coef.T
+        wrong += int(np.count_nonzero(labels_from_scores(scores, label_values)
+                                      != labels[start:stop]))
+        losses = np.maximum(0.0, 1.0 - targets[:, start:stop].T * scores)
+        if weight is not None:
+            losses *= weight[start:stop, None]
+        hinge += losses.sum(axis=0)
+    return wrong, hinge
+
+
+def training_measures(wrong, hinge, n, coef, lam):
+    """``(train_error_, train_objective_)`` from :func:`score_embedded_rows`' sums over all
+    ``n`` training rows: the error rate, and F(w) averaged over the one-vs-rest problems."""
+    return wrong / n, float(np.mean(hinge / n + lam * np.sum(coef ** 2, axis=1)))

@@ -1,0 +1,443 @@
+"""SnacksSearchCV: a cross-validated search over γ, λ (or C), m and the other parameters of
+:class:`~snacks_core.SnacksClassifier`, with scikit-learn's GridSearchCV contract.
+
+Each fold's candidates that differ only in γ, λ (or C) and m are scored by one
+:mod:`~snacks_core.model.sweeps` grid on the fold, so they share its work as a robustness grid
+does: one landmark set and embedding per γ (the embedding for a smaller m is a slice of it,
+as Cholesky factors nest), warm starts from the previous λ, and columns solved in parallel.
+With ``warm_start=False`` every cell is the estimator's own fit on the fold, so the scores
+are those of ``GridSearchCV(SnacksClassifier(...))`` with the same folds and seeds.
+Candidates that change anything else (the kernel, the solver, class weights, ...) form
+groups of their own; those a grid cannot run (the exact solvers) are fitted one by one.
+
+Two options spend less than a whole grid:
+
+* ``halving=True``: successive halving, as scikit-learn's ``HalvingGridSearchCV``: every
+  candidate is scored on a stratified subsample of the rows, the best ``1/factor`` of them
+  go on to ``factor`` times as many rows, until the last round uses them all.
+* ``refine=r``: ``r`` rounds of coarse-to-fine refinement around the best candidate, as
+  LIBSVM's ``grid.py``: γ and λ (or C) at the geometric midpoints between the best value and
+  its neighbours in the grid, the step halving each round.
+
+Both are recorded in ``cv_results_`` (columns ``iter`` and ``n_resources``); the best
+candidate is chosen among those scored on every row.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from numbers import Integral
+
+import numpy as np
+from numpy.ma import MaskedArray
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv, train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from snacks_core.core.validation import check_classifier_data
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.estimator import SnacksClassifier
+from snacks_core.model.pipeline import draw_seeds, labels_from_scores
+from snacks_core.model.specs import Resources
+from snacks_core.model.sweeps import GridGroup, GridSchedule, grid_problem, run_grid, with_labels
+from snacks_core.solvers import EMBEDDED_SOLVERS
+
+# The parameters one grid shares work across; the others split candidates into groups.
+GRID_PARAMS = ("gamma", "lam", "C", "n_components")
+
+
+class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Cross-validated search over a SnacksClassifier's parameters, sharing kernel work.
+
+    Parameters
+    ----------
+    estimator : SnacksClassifier
+        The estimator whose parameters are searched (its others are kept).
+    param_grid : dict or list of dicts
+        Parameter name → values, as GridSearchCV's; ``'C'`` (LIBSVM's C = 1/(2nλ), n the
+        rows a fit trains on) may replace ``'lam'``.
+    scoring : str, callable or None, default=None
+        A scikit-learn scorer; None is the estimator's ``score`` (accuracy).
+    cv : int, cross-validation generator or iterable, default=5
+        As GridSearchCV's (an integer is stratified k-fold).
+    refit : bool, default=True
+        Refit the best candidate on all the rows as ``best_estimator_``.
+    n_jobs : int or None, default=None
+        Columns of a grid solved at once (None: every core the limits allow).
+    warm_start : bool, default=True
+        Start each λ from the previous λ's solution (False: every cell a cold fit).
+    halving : bool, default=False
+        Successive halving over the rows (module docstring).
+    factor : int, default=3
+        With ``halving``: the share of candidates kept, and the growth of the rows, per
+        round.
+    refine : int, default=0
+        Rounds of coarse-to-fine refinement of γ and λ (or C) around the best candidate.
+    random_state : int, RandomState or None, default=None
+        Seeds the halving subsamples, and the estimator when its ``random_state`` is None
+        (one seed for every candidate, given to ``best_estimator_``).
+
+    Attributes
+    ----------
+    cv_results_ : dict of ndarrays
+        GridSearchCV's keys: ``params``, ``param_<name>`` (masked arrays),
+        ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
+        ``rank_test_score``, ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``,
+        ``std_score_time``; and ``iter``, ``n_resources`` (rows the candidate was scored
+        on).  Fit times are each cell's share of its grid's work.
+    best_index_, best_params_, best_score_
+        The chosen candidate (among those scored on every row), its parameters and mean
+        score.
+    best_estimator_ : SnacksClassifier
+        The chosen candidate refitted on all the rows (with ``refit=True``).
+    refit_time_ : float
+    n_splits_ : int
+    classes_, n_features_in_
+        Of the data the search was fitted on.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from snacks_core import SnacksClassifier
+    >>> from snacks_core.model.search import SnacksSearchCV
+    >>> X, y = make_moons(300, noise=0.25, random_state=0)
+    >>> search = SnacksSearchCV(SnacksClassifier(random_state=0),
+    ...                         {"gamma": [0.5, 2.0], "lam": [1e-2, 1e-4],
+    ...                          "n_components": [20, 40]}, cv=3).fit(X, y)
+    >>> len(search.cv_results_["params"]), sorted(search.best_params_)
+    (8, ['gamma', 'lam', 'n_components'])
+    >>> bool(search.score(X, y) > 0.85)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [SnacksClassifier],
+        "param_grid": [dict, list],
+        "scoring": [str, callable, None],
+        "cv": ["cv_object"],
+        "refit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "warm_start": ["boolean"],
+        "halving": ["boolean"],
+        "factor": [Interval(Integral, 2, None, closed="left")],
+        "refine": [Interval(Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, param_grid, *, scoring=None, cv=5, refit=True, n_jobs=None,
+                 warm_start=True, halving=False, factor=3, refine=0, random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.scoring = scoring
+        self.cv = cv
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.warm_start = warm_start
+        self.halving = halving
+        self.factor = factor
+        self.refine = refine
+        self.random_state = random_state
+
+    def fit(self, X, y) -> SnacksSearchCV:
+        """Score every candidate by cross-validation on X, y and refit the best."""
+        self._validate_params()
+        X, y, self.classes_ = check_classifier_data(self, X, y)
+        candidates = _check_grid(self.param_grid)
+        self._seed = _search_seed(self.estimator.random_state, self.random_state)
+        self._scorer = None if self.scoring is None else check_scoring(self.estimator,
+                                                                         self.scoring)
+        splitter = check_cv(self.cv, y, classifier=True)
+        self.n_splits_ = splitter.get_n_splits(X, y)
+        records = (self._halving(candidates, X, y, splitter) if self.halving
+                   else self._round(candidates, X, y, splitter, 0))
+        for round_ in range(self.refine):
+            best = _best(records)
+            finer = _refined(candidates, best["params"], round_ + 1,
+                             {str(r["params"]) for r in records})
+            records += self._round(finer, X, y, splitter, records[-1]["iter"] + 1)
+        self.cv_results_ = _format_results(records, self.n_splits_)
+        self.best_index_ = _best_index(self.cv_results_)
+        self.best_params_ = self.cv_results_["params"][self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if self.refit:
+            start = time.perf_counter()
+            self.best_estimator_ = self._candidate(self.best_params_, X.shape[0]).fit(X, y)
+            self.refit_time_ = time.perf_counter() - start
+        del self._scorer
+        return self
+
+    def _candidate(self, params, n_rows):
+        """The estimator with a candidate's parameters for a fit on ``n_rows`` rows, its λ
+        and m resolved (from C, or the data-aware defaults for 'auto')."""
+        params = dict(params)
+        if "C" in params:
+            params["lam"] = "auto"
+        elif "lam" in params:
+            params["C"] = None
+        model = clone(self.estimator).set_params(random_state=self._seed, **params)
+        return model.set_params(n_components=model.landmark_count(n_rows, self.n_features_in_),
+                                lam=model.regularization(n_rows), C=None)
+
+    def _round(self, candidates, X, y, splitter, iteration):
+        """One record per candidate: its scores and times on each fold of X, y."""
+        splits = list(splitter.split(X, y))
+        records = [{"params": p, "iter": iteration, "n_resources": X.shape[0],
+                    "scores": [], "fit_times": [], "score_times": []} for p in candidates]
+        groups = _groups(candidates, self.estimator)
+        for train, test in splits:
+            for record, (score, fit_time, score_time) in zip(
+                    records, self._score_fold(groups, len(candidates), X, y, train, test),
+                    strict=True):
+                record["scores"].append(score)
+                record["fit_times"].append(fit_time)
+                record["score_times"].append(score_time)
+        return records
+
+    def _halving(self, candidates, X, y, splitter):
+        """Successive halving: rounds on growing stratified subsamples of the rows."""
+        n_rounds = 1 + int(math.floor(math.log(len(candidates), self.factor) + 1e-9))
+        m_max = max(self._candidate(p, X.shape[0]).n_components for p in candidates)
+        smallest = max(m_max * 2 * self.n_splits_, 2 * self.n_splits_ * len(self.classes_))
+        while n_rounds > 1 and X.shape[0] // self.factor ** (n_rounds - 1) < smallest:
+            n_rounds -= 1
+        rng = check_random_state(self.random_state)
+        records, alive = [], list(candidates)
+        for iteration in range(n_rounds):
+            n_rows = X.shape[0] // self.factor ** (n_rounds - 1 - iteration)
+            rows = (np.arange(X.shape[0]) if n_rows >= X.shape[0] else
+                    train_test_split(np.arange(X.shape[0]), train_size=n_rows, stratify=y,
+                                     random_state=rng.randint(2**31 - 1))[0])
+            scored = self._round(alive, X[rows], y[rows], splitter, iteration)
+            records += scored
+            keep = max(1, math.ceil(len(alive) / self.factor))
+            order = np.argsort([-np.mean(r["scores"]) for r in scored], kind="stable")
+            alive = [scored[i]["params"] for i in order[:keep]]
+        return records
+
+    def _score_fold(self, groups, n_candidates, X, y, train, test):
+        """(score, fit time, score time) of each candidate on one fold (``groups``: the
+        candidates grouped by :func:`_groups`)."""
+        out = [None] * n_candidates
+        for members, base in groups:
+            if _shareable(base):
+                results = self._grid_fold(members, base, X, y, train, test)
+            else:
+                results = [self._fit_fold(params, X, y, train, test)
+                           for _, params in members]
+            for (index, _), result in zip(members, results, strict=True):
+                out[index] = result
+        return out
+
+    def _grid_fold(self, members, base, X, y, train, test):
+        """One grid on the fold for candidates that differ only in :data:`GRID_PARAMS`."""
+        X_train, n_fit = X[train], len(train)
+        models = [self._candidate(params, n_fit) for _, params in members]
+        # γ as the fold's fit would resolve it: 'scale' and 'auto' are one pass over X_train.
+        gamma_of = {spec: float(resolve_gamma(spec, X_train))
+                    for spec in dict.fromkeys(model.gamma for model in models)}
+        cells = [(gamma_of[model.gamma], int(model.n_components), float(model.lam))
+                 for model in models]
+        gammas = sorted({c[0] for c in cells})
+        schedule = GridSchedule(warm_start=self.warm_start,
+                                keep_test_scores=self._scorer is not None)
+        problem = with_labels(grid_problem(base, schedule), y[train], y[test])._replace(
+            lams=tuple(sorted({c[2] for c in cells}, reverse=True)))
+        groups = [GridGroup(self._seed, g, draw_seeds(self._seed)) for g in gammas]
+        rows, _, _ = run_grid(X_train, X[test], sorted({c[1] for c in cells}), problem, groups,
+                              Resources(dtype=base.dtype, n_jobs=self.n_jobs))
+        by_cell = {(r["gamma"], r["m"], r["lam"]): r for r in rows}
+        return [self._cell_score(by_cell[cell], problem.classes, X[test], y[test])
+                for cell in cells]
+
+    def _cell_score(self, row, classes, X_test, y_test):
+        """(score, fit time, score time) of a grid cell on the fold's validation rows."""
+        start = time.perf_counter()
+        if self._scorer is None:
+            score = 1.0 - row["test_error"]
+        else:
+            score = self._scorer(_CellScores(classes, X_test, row["test_scores"]), X_test,
+                                 y_test)
+        return (float(score), row["embedding_time"] + row["training_time"],
+                time.perf_counter() - start)
+
+    def _fit_fold(self, params, X, y, train, test):
+        """(score, fit time, score time) of a candidate fitted alone on the fold."""
+        start = time.perf_counter()
+        model = self._candidate(params, len(train)).fit(X[train], y[train])
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        score = (model.score(X[test], y[test]) if self._scorer is None
+                 else self._scorer(model, X[test], y[test]))
+        return float(score), fit_time, time.perf_counter() - start
+
+    def _refitted(self):
+        return getattr(self, "best_estimator_", None) is not None
+
+    @available_if(_refitted)
+    def predict(self, X):
+        """Labels predicted by ``best_estimator_``."""
+        return self.best_estimator_.predict(X)
+
+    @available_if(_refitted)
+    def decision_function(self, X):
+        """Scores of ``best_estimator_``."""
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """The search's scorer (accuracy by default) of ``best_estimator_`` on X, y."""
+        check_is_fitted(self, "best_estimator_")
+        if self.scoring is None:
+            return self.best_estimator_.score(X, y)
+        return check_scoring(self.estimator, self.scoring)(self.best_estimator_, X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _CellScores(ClassifierMixin, BaseEstimator):
+    """A grid cell's model as a scorer sees it on the fold's validation rows, whose
+    decision values the grid computed: it scores those rows and no others."""
+
+    def __init__(self, classes, X, scores):
+        self.classes = classes
+        self.X = X
+        self.scores = scores
+
+    @property
+    def classes_(self):
+        return self.classes
+
+    def decision_function(self, X):
+        if X is not self.X:
+            raise ValueError("A grid cell's model only scores its fold's validation rows.")
+        return self.scores
+
+    def predict(self, X):
+        return labels_from_scores(self.decision_function(X), self.classes)
+
+
+def _check_grid(param_grid):
+    """The candidates of ``param_grid`` (ParameterGrid's order), their names checked."""
+    known = set(SnacksClassifier().get_params())
+    grids = [param_grid] if isinstance(param_grid, dict) else list(param_grid)
+    for grid in grids:
+        unknown = sorted(set(grid) - known)
+        if unknown:
+            raise ValueError(f"param_grid names {unknown}, not parameters of "
+                             f"SnacksClassifier; known: {sorted(known)}.")
+        if "C" in grid and "lam" in grid:
+            raise ValueError("param_grid sets both 'C' and 'lam': they are the same "
+                             "regularisation (C = 1/(2nλ)); search one of them.")
+    candidates = list(ParameterGrid(param_grid))
+    if not candidates:
+        raise ValueError("param_grid is empty: give at least one value per parameter.")
+    return candidates
+
+
+def _search_seed(estimator_seed, search_seed):
+    """One integer seed for every candidate: the estimator's, or drawn once."""
+    if isinstance(estimator_seed, Integral):
+        return int(estimator_seed)
+    rng = check_random_state(search_seed if estimator_seed is None else estimator_seed)
+    return int(rng.randint(2**31 - 1))
+
+
+def _groups(candidates, estimator):
+    """``[(index, params), ...]`` per group of candidates that differ only in
+    :data:`GRID_PARAMS`, with the estimator of the group's other parameters."""
+    groups = {}
+    for index, params in enumerate(candidates):
+        others = {k: v for k, v in params.items() if k not in GRID_PARAMS}
+        key = repr(sorted(others.items(), key=lambda item: item[0]))
+        groups.setdefault(key, ([], clone(estimator).set_params(**others)))[0].append(
+            (index, params))
+    return list(groups.values())
+
+
+def _shareable(estimator):
+    """Whether a grid can score this estimator's candidates (an embedded solver: the grid's
+    cells are then the estimator's fits)."""
+    return estimator.solver in EMBEDDED_SOLVERS
+
+
+def _refined(candidates, best, round_, seen):
+    """Candidates at the geometric midpoints between the best γ and λ (or C) and their
+    neighbours in the grid (the step shrinking as 2^−round), m and the rest as the best's."""
+    axes = {}
+    for name in ("gamma", "lam", "C"):
+        values = sorted({p[name] for p in candidates if isinstance(p.get(name), (int, float))
+                         and not isinstance(p.get(name), bool)})
+        if name in best and len(values) > 1:
+            steps = np.diff(np.log(values))
+            step = float(np.min(steps)) / 2**round_
+            axes[name] = [float(f"{best[name] * math.exp(sign * step):.12g}")
+                          for sign in (-1, 0, 1)]
+    finer = []
+    for values in itertools.product(*axes.values()):
+        params = {**best, **dict(zip(axes, values, strict=True))}
+        if str(params) not in seen:
+            finer.append(params)
+    return finer
+
+
+def _best(records):
+    """The record with the best mean score among those scored on every row."""
+    full = max(r["n_resources"] for r in records)
+    return max((r for r in records if r["n_resources"] == full),
+               key=lambda r: np.mean(r["scores"]))
+
+
+def _format_results(records, n_splits) -> dict:
+    """``cv_results_`` as GridSearchCV writes it, with ``iter`` and ``n_resources``."""
+    results = {"iter": np.array([r["iter"] for r in records]),
+               "n_resources": np.array([r["n_resources"] for r in records])}
+    for name, key in (("fit_time", "fit_times"), ("score_time", "score_times")):
+        values = np.array([r[key] for r in records], dtype=np.float64)
+        results[f"mean_{name}"] = values.mean(axis=1)
+        results[f"std_{name}"] = values.std(axis=1)
+    params = [r["params"] for r in records]
+    for name in dict.fromkeys(k for p in params for k in p):
+        results[f"param_{name}"] = _masked_param(params, name)
+    results["params"] = params
+    scores = np.array([r["scores"] for r in records], dtype=np.float64)
+    for k in range(n_splits):
+        results[f"split{k}_test_score"] = scores[:, k]
+    means = scores.mean(axis=1)
+    results["mean_test_score"] = means
+    results["std_test_score"] = scores.std(axis=1)
+    worst = np.nanmin(means) - 1 if np.isfinite(means).any() else 0.0
+    results["rank_test_score"] = rankdata(-np.nan_to_num(means, nan=worst),
+                                          method="min").astype(np.int32)
+    return results
+
+
+def _masked_param(params, name):
+    """GridSearchCV's ``param_<name>``: a masked array, masked where a candidate lacks it."""
+    present = {i: p[name] for i, p in enumerate(params) if name in p}
+    try:
+        inferred = np.array(list(present.values()))
+        dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else object
+    except ValueError:
+        dtype = np.dtype(object)
+    array = MaskedArray(np.empty(len(params), dtype=dtype), mask=True)
+    for index, value in present.items():
+        array[index] = value
+    return array
+
+
+def _best_index(results):
+    """The best-ranked candidate among those scored on every row."""
+    full = results["n_resources"] == results["n_resources"].max()
+    return int(np.argmin(np.where(full, results["rank_test_score"], np.iinfo(np.int32).max)))
