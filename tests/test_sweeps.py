@@ -15,7 +15,7 @@ from snacks_core.core import memory
 from snacks_core.core.threads import effective_n_threads
 from snacks_core.kernels.functions import kernel_matrix
 from snacks_core.kernels.landmarks import select_landmarks
-from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.kernels.nystrom import EmbeddingPrefix, NystromEmbedding
 from snacks_core.model import sweeps
 from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.model.metrics import error_rate
@@ -65,7 +65,8 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
     assert len(blocks.embedding.selected_positions_) < 60  # the sample holds repeated rows
     w = np.random.default_rng(0).standard_normal(60)
     for m in (1, 5, 30, 60):
-        Z, prefix = sweeps._prefix_embedding(blocks, m, gamma, problem)
+        prefix = EmbeddingPrefix.of(blocks.embedding, m, problem.dtype)
+        Z = prefix.from_block(blocks.train)
         fresh = NystromEmbedding(gamma=gamma, dtype=dtype).fit(
             X, landmark_indices=selected[:m])
         exact = NystromEmbedding(gamma=gamma).fit(X, landmark_indices=selected[:m])
@@ -73,7 +74,7 @@ def test_prefix_embedding_equals_fresh_embedding_on_same_landmarks(moons, dtype,
         assert Z.shape == (X.shape[0], k) and fresh.n_components_ == k
         for computed, expected, reference in (
                 (Z, exact.transform(X), fresh.transform(X)),
-                (prefix.scores(blocks.test, w[:k]), exact.transform(X_test) @ w[:k],
+                (prefix.from_block(blocks.test) @ w[:k], exact.transform(X_test) @ w[:k],
                  fresh.transform(X_test) @ w[:k])):
             error = np.linalg.norm(computed - expected)
             if dtype == "float64":
@@ -92,7 +93,8 @@ def test_prefix_embedding_reproduces_nystrom_gram_matrix(moons):
     group = GridGroup(seed=0, gamma=5.0, seeds=Seeds(embedding=3, solver=0))
     blocks = sweeps._group_blocks(X, X_test, 40, group, problem)
     for m in (3, 17, 40):
-        Z, _ = sweeps._prefix_embedding(blocks, m, 5.0, problem)
+        prefix = EmbeddingPrefix.of(blocks.embedding, m, problem.dtype)
+        Z = prefix.from_block(blocks.train)
         landmarks = blocks.embedding.landmarks_[:m]
         K_mm = kernel_matrix(landmarks, landmarks, gamma=5.0)
         K_nm = kernel_matrix(X, landmarks, gamma=5.0)
@@ -162,7 +164,7 @@ def test_warm_starts_match_cold_starts_to_solver_tolerance(moons):
     # Against the LIBLINEAR oracle on the same embedding: both within tolerance of F*.
     blocks = sweeps._group_blocks(X, X_test, 40, GridGroup(0, 1.0, draw_seeds(0)),
                                   _problem("rbf", "float32", y_train=y, sampling="balanced"))
-    Z, _ = sweeps._prefix_embedding(blocks, 40, 1.0, _problem("rbf", "float32"))
+    Z = EmbeddingPrefix.of(blocks.embedding, 40, "float32").from_block(blocks.train)
     for lam in grid["lam"]:
         f_star, _ = optimal_objective(Z, np.where(y == 1, 1.0, -1.0), lam)
         for table in (warm, cold):
@@ -425,8 +427,8 @@ def test_kept_models_predict_exactly_what_each_row_scored(moons, data, kernel, g
     assert len(table) == 8 * (cv or 1)
     for row in table.itertuples():
         model = row.model
-        assert model.nested_ is nested
-        assert model.n_components_ == row.n_components
+        assert model.embedding_.nested is nested
+        assert model.coef_.shape[1] == model.embedding_.n_components_ == row.n_components
         np.testing.assert_array_equal(model.classes_, np.unique(y))
         if cv is None:
             rows_X, rows_y = X_test, y_test
@@ -446,8 +448,9 @@ def test_kept_models_share_their_group_embedding_and_keep_their_own_solve(moons)
                             gamma=1.0, seeds=[0, 1], estimator=SnacksClassifier(max_epochs=20),
                             schedule=GridSchedule(keep_models=True))
     by_seed = {seed: rows.model.tolist() for seed, rows in table.groupby("seed")}
-    assert all(model.embedding_ is by_seed[0][0].embedding_ for model in by_seed[0])
-    assert by_seed[1][0].embedding_ is not by_seed[0][0].embedding_
+    assert all(model.embedding_.embedding is by_seed[0][0].embedding_.embedding
+               for model in by_seed[0])
+    assert by_seed[1][0].embedding_.embedding is not by_seed[0][0].embedding_.embedding
     for row in table.itertuples():
         history = row.model.history_
         assert set(history["problem"]) == {0}

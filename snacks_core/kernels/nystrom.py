@@ -288,6 +288,66 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
 
 
+
+class EmbeddingPrefix:
+    """A fitted :class:`NystromEmbedding` on m_max landmarks restricted to its first ones:
+    z_k(x), the embedding on the first ``n_landmarks`` distinct landmarks, computed from
+    the whole embedding's block of rows (what a robustness grid computes once per group and
+    slices for each of its landmark counts).
+
+    When the whole embedding's factor is triangular (Cholesky factors nest: the first k
+    columns of K_nm L⁻ᵀ are the embedding on the first k landmarks), z_k is the first
+    ``n_landmarks`` columns of its embedding; otherwise its kernel block on the first
+    landmarks times ``components``, the factor of those landmarks' own K_kk.  Either way it
+    is what a :class:`NystromEmbedding` fitted on those landmarks gives, to rounding.
+
+    It has what a fitted model reads of its embedding (``transform``, ``landmarks_``,
+    ``landmark_indices_``, ``n_components_``), so a grid cell's model is a
+    :class:`~snacks_core.SnacksClassifier` over it.
+    """
+
+    def __init__(self, embedding, n_landmarks, components=None):
+        self.embedding = embedding
+        self.n_landmarks = n_landmarks
+        self.components = components
+        self.nested = bool(embedding.triangular_)
+        self.landmarks_ = embedding.landmarks_[:n_landmarks]
+        self.landmark_indices_ = embedding.landmark_indices_[:n_landmarks]
+        self.n_components_ = n_landmarks if components is None else components.shape[1]
+
+    @classmethod
+    def of(cls, embedding, m, dtype) -> EmbeddingPrefix:
+        """The prefix of ``embedding`` on its first m selected landmarks (those repeating
+        an earlier row dropped); ``dtype`` of a factor computed anew."""
+        n_landmarks = int(np.searchsorted(embedding.selected_positions_, m))
+        if embedding.triangular_:
+            return cls(embedding, n_landmarks)
+        own = NystromEmbedding(**embedding._kernel_params(), dtype=dtype).fit(
+            embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
+        return cls(embedding, n_landmarks, own.components_)
+
+    def whole_block(self, X, n_jobs=None):
+        """What the prefix is computed from: the whole embedding of X when it nests, else
+        X's kernel block on all the landmarks."""
+        if self.nested:
+            return self.embedding.transform(X)
+        embedding = self.embedding
+        return kernel_matrix(X, embedding.landmarks_, dtype=embedding.dtype, n_jobs=n_jobs,
+                             **embedding._kernel_params())
+
+    def from_block(self, block) -> np.ndarray:
+        """z_k of the rows whose :meth:`whole_block` is ``block`` (C-contiguous)."""
+        block = block[:, :self.n_landmarks]
+        if self.nested:
+            return np.ascontiguousarray(block)
+        return block @ self.components
+
+    def transform(self, X) -> np.ndarray:
+        """z_k(X), computed as the grid computed its rows' (one BLAS thread, so that the
+        products sum in the grid's order)."""
+        with blas_controller().limit(limits=1):
+            return self.from_block(self.whole_block(check_data(X, name="X")))
+
 def _multiply_by_triangular(block, factor):
     """block ← block · factor in place, for C-contiguous arrays of one dtype (float32 or
     float64) and an upper-triangular m × m ``factor``: BLAS ``trmm``, n·m² multiply-adds.

@@ -6,10 +6,11 @@ import time
 import warnings
 from numbers import Integral, Real
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import DTypeLike
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -35,8 +36,8 @@ from snacks_core.model.pipeline import (
     labels_from_scores,
     row_blocks,
     score_embedded_rows,
-    solve_subproblems,
     stack_histories,
+    train_columns,
     training_measures,
 )
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec
@@ -268,11 +269,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                         "operator": self._fit_operator}
         results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
                                                          evaluation, specs)
+        self._set_solver_facts(results)
+        return self
+
+    def _set_solver_facts(self, results):
+        """``history_``, ``n_iter_``, ``stop_reasons_`` and ``solver_info_`` from the
+        one-vs-rest columns' solver results."""
         self.history_ = stack_histories([r.history for r in results])
         self.n_iter_ = int(max(r.n_iter for r in results))
         self.stop_reasons_ = [r.stop_reason for r in results]
         self.solver_info_ = [r.info for r in results]
-        return self
 
     def specs_for_rows(self, n_samples, progress=None) -> FitSpecs:
         """The specs of a fit on ``n_samples`` rows (:meth:`fit_specs` at the λ of
@@ -358,23 +364,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Z, Z_val, Z_stop = self._embed_for_training(
             X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
-        options = spec.solve_options(split is not None, seeds.solver, sample_weight)
-        if resources.progress is not None and "callback" not in options:
-            max_epochs = float(spec.max_epochs)
-            options["callback"] = lambda record, w: resources.progress(
-                "training", record["epoch"], max_epochs)
         # One-vs-rest subproblems share Z and run in threads; each gets its share of the
         # threads for its checkpoint passes.  A store read in blocks holds one buffer, so
         # its subproblems run one after the other.
         workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
-        if spec.entry.streaming:
-            options["n_jobs"] = max(1, n_jobs // workers)
         start = time.perf_counter()
         try:
-            results = solve_subproblems(
-                spec.entry.solve, Z, targets, spec.lam, options, workers=workers,
+            results = train_columns(
+                spec, Z, targets, seed=seeds.solver, sample_weight=sample_weight,
                 held=None if split is None else (Z_stop, held),
-                validation=None if evaluation is None else (Z_val, evaluation[1]))
+                validation=None if evaluation is None else (Z_val, evaluation[1]),
+                workers=workers, n_jobs=max(1, n_jobs // workers),
+                progress=resources.progress)
         finally:
             if not isinstance(Z, np.ndarray):
                 Z.close()
@@ -554,6 +555,40 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "embedding_")
         return self.embedding_.landmark_indices_
 
+
+
+class CellFacts(NamedTuple):
+    """What a robustness grid's cell knows of its fit besides its solver results."""
+
+    classes: np.ndarray
+    m: int
+    gamma: float
+    seed: int
+    lam: float
+    n_train: int
+    measures: tuple  # (train_error_, train_objective_) on every training row
+    times: tuple  # (embedding_time_, training_time_)
+
+
+def cell_model(estimator, embedding, results, facts) -> SnacksClassifier:
+    """The :class:`SnacksClassifier` a grid cell trained: ``estimator``'s parameters with
+    the cell's m, γ, λ and seed, fitted (its ``embedding_`` an
+    :class:`~snacks_core.kernels.nystrom.EmbeddingPrefix` of its group's landmarks, the
+    columns' solver ``results``).  With cold starts it is that estimator's own fit."""
+    model = clone(estimator).set_params(
+        n_components=facts.m, gamma=facts.gamma, lam=facts.lam, C=None,
+        random_state=facts.seed, dtype=np.dtype(embedding.embedding.dtype).type)
+    model.classes_ = facts.classes
+    model.n_features_in_ = embedding.landmarks_.shape[1]
+    model.embedding_ = embedding
+    model.lam_, model.C_ = facts.lam, lam_to_C(facts.lam, facts.n_train)
+    model.embedding_time_, model.training_time_ = facts.times
+    model.storage_ = "memory"
+    model.train_error_, model.train_objective_ = facts.measures
+    model.coef_ = np.vstack([r.coef for r in results])
+    model.intercept_ = np.zeros(len(results))
+    model._set_solver_facts(results)
+    return model
 
 def _subproblem_rows(evaluation, k):
     """Subproblem ``k``'s ``(rows, targets)`` of an evaluation set, or None."""

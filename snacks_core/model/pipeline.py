@@ -14,9 +14,12 @@ estimator's fit):
 4. :func:`fit_embedding`: the landmarks and the Nyström factor;
 5. :func:`hinge_weights` and :func:`cut_training_rows`: the weights s_i, and the targets
    and weights of the rows trained on;
-6. :func:`solve_subproblems`: the one-vs-rest solves on one shared embedding, with the
+6. :func:`train_columns`: the one-vs-rest solves on one shared embedding, with the
    options of :meth:`SolverSpec.solve_options <snacks_core.model.specs.SolverSpec.solve_options>`;
-7. :func:`labels_from_scores`: labels from the subproblems' scores.
+7. :func:`labels_from_scores`: labels from the subproblems' scores;
+8. :func:`score_sums` and :func:`training_measures`: the error and the objective F of a
+   fitted model on its training rows (the estimator's ``train_error_`` and
+   ``train_objective_``, a grid cell's, a cluster fit's from its partitions' sums).
 
 :func:`row_blocks` and :func:`embedded_row_blocks` cut rows into blocks, so that the
 embedding of a large X is never held whole when it is scored.
@@ -130,31 +133,52 @@ def cut_training_rows(targets, sample_weight, split):
             None if sample_weight is None else sample_weight[train])
 
 
-def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=None,
-                      w0=None, workers=1):
-    """The one-vs-rest solves ``solve(Z, targets[k], lam, **options, ...)`` on a shared Z.
+def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, validation=None,
+                  w0=None, workers=1, n_jobs=None, progress=None):
+    """The one-vs-rest training of every fit on an embedding: the K columns of a problem
+    (one ±1 target vector each) solved on a shared Z, with the options of a
+    :class:`~snacks_core.model.specs.SolverSpec` (its λ, budget, tolerance, early stopping
+    and the solver's own options).  The estimator and the grids' cells call it; nothing
+    else solves one-vs-rest subproblems.
 
     Parameters
     ----------
-    solve : callable
-        An embedded solver (:mod:`snacks_core.solvers.base`'s signature).
+    spec : SolverSpec
+        The problem and its solver (``spec.lam`` is λ).
     Z : ndarray or store
-        The embedded rows trained on; ``targets`` their ±1 labels, one vector per problem.
-    options : dict
-        Keyword arguments of every solve (not modified: threads share it).
+        The embedded rows trained on; ``targets`` their ±1 labels, one vector per column.
+    seed : int
+        The solver's seed (:func:`draw_seeds`).
+    sample_weight : ndarray or None
+        The weights s_i of the rows trained on.
     held : (Z_held, held_targets) or None
-        Rows held out for early stopping, passed as each problem's ``stopping_set``.
+        Rows held out for early stopping, each column's ``stopping_set``.
     validation : (Z_val, validation_targets) or None
-        Rows whose error is recorded, passed as each problem's ``validation``.
+        Rows whose error is recorded (``eval_set``), each column's ``validation``.
     w0 : list of ndarray or None
-        Each problem's starting point (a warm start).
+        Each column's starting point: a warm start with the registry's warm-start options
+        (:meth:`SolverSpec.warm_options <snacks_core.model.specs.SolverSpec.warm_options>`).
     workers : int
-        Problems solved at once, on threads (the solvers' loops release the GIL).
+        Columns solved at once, on threads (the solvers' loops release the GIL).
+    n_jobs : int or None
+        Threads of a streaming solver's own passes (None: the solver's default).
+    progress : callable or None
+        ``progress('training', epoch, max_epochs)`` at each checkpoint.
 
     Returns
     -------
     list of SolverResult, in the order of ``targets``.
     """
+    options = spec.solve_options(held is not None, seed, sample_weight)
+    if w0 is not None:
+        options.update(spec.warm_options() or {})
+    if progress is not None and "callback" not in options:
+        max_epochs = float(spec.max_epochs)
+        options["callback"] = lambda record, w: progress("training", record["epoch"],
+                                                          max_epochs)
+    if spec.entry.streaming and n_jobs is not None:
+        options["n_jobs"] = n_jobs
+    solve = spec.entry.solve
 
     def solve_one(k):
         own = {}
@@ -164,12 +188,12 @@ def solve_subproblems(solve, Z, targets, lam, options, *, held=None, validation=
             own["validation"] = (validation[0], validation[1][k])
         if w0 is not None:
             own["w0"] = w0[k]
-        return solve(Z, targets[k], lam, **options, **own)
+        return solve(Z, targets[k], spec.lam, **options, **own)
 
     if workers <= 1:
         return [solve_one(k) for k in range(len(targets))]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        # Each subproblem polls the caller's stop check (snacks_core.core.cancellation).
+        # Each column polls the caller's stop check (snacks_core.core.cancellation).
         return list(pool.map(carry(solve_one), range(len(targets))))
 
 
@@ -193,28 +217,39 @@ def embedded_row_blocks(n_rows, n_components):
     return row_blocks(n_rows, max(1, _SCORE_BLOCK_BYTES // (8 * n_components)))
 
 
-def score_embedded_rows(Z, coef, targets, weight=None):
-    """What a fit measures of its own embedded rows ``Z`` (as :meth:`decision_function
-    <snacks_core.SnacksClassifier.decision_function>` scores them, Z·coefᵀ, in blocks):
-    ``(misclassified rows, each problem's hinge sum Σ s_i max(0, 1 − t_ik f_k(z_i)))`` for
-    the rows' one-vs-rest ``targets`` (problems × rows, as :func:`binary_targets` gives
-    them) and weights s_i (``weight``, None for ones)."""
+def score_sums(scores, targets, weight=None):
+    """What every measurement of a fitted model on its training rows is made of:
+    ``(misclassified rows, each column's hinge sum Σ s_i max(0, 1 − t_ik f_k(x_i)))`` from
+    decision values ``scores`` (rows × columns) and the rows' one-vs-rest ``targets``
+    (columns × rows, as :func:`binary_targets` gives them) and weights s_i (``weight``,
+    None for ones).  Sums, so that blocks of rows, or a cluster's partitions, add up."""
+    targets = np.asarray(targets)
+    scores = np.asarray(scores).reshape(targets.shape[1], targets.shape[0])
     labels = class_labels(list(targets))
     # What class_labels gives: ±1 for two classes, the class's index otherwise.
     label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(len(targets))
+    wrong = int(np.count_nonzero(labels_from_scores(scores, label_values) != labels))
+    losses = np.maximum(0.0, 1.0 - targets.T * scores)
+    if weight is not None:
+        losses *= weight[:, None]
+    return wrong, losses.sum(axis=0)
+
+
+def score_embedded_rows(Z, coef, targets, weight=None):
+    """:func:`score_sums` of embedded rows ``Z`` scored as :meth:`decision_function
+    <snacks_core.SnacksClassifier.decision_function>` scores them (Z·coefᵀ), in blocks:
+    the embedding of a large X is never scored whole."""
     wrong, hinge = 0, np.zeros(len(targets))
     for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
-        scores = Z[start:stop] @ coef.T
-        wrong += int(np.count_nonzero(labels_from_scores(scores, label_values)
-                                      != labels[start:stop]))
-        losses = np.maximum(0.0, 1.0 - targets[:, start:stop].T * scores)
-        if weight is not None:
-            losses *= weight[start:stop, None]
-        hinge += losses.sum(axis=0)
+        block_wrong, block_hinge = score_sums(
+            Z[start:stop] @ coef.T, targets[:, start:stop],
+            None if weight is None else weight[start:stop])
+        wrong += block_wrong
+        hinge += block_hinge
     return wrong, hinge
 
 
 def training_measures(wrong, hinge, n, coef, lam):
-    """``(train_error_, train_objective_)`` from :func:`score_embedded_rows`' sums over all
+    """``(train_error_, train_objective_)`` from :func:`score_sums`' sums over all
     ``n`` training rows: the error rate, and F(w) averaged over the one-vs-rest problems."""
     return wrong / n, float(np.mean(hinge / n + lam * np.sum(coef ** 2, axis=1)))

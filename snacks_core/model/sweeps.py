@@ -58,12 +58,11 @@ from threadpoolctl import threadpool_limits
 
 from snacks_core.core.cancellation import carry
 from snacks_core.core.memory import check_fits_in_memory
-from snacks_core.core.threads import blas_controller, effective_n_threads
+from snacks_core.core.threads import effective_n_threads
 from snacks_core.core.validation import check_data, check_lam
 from snacks_core.distributed import current_client
-from snacks_core.kernels.functions import kernel_matrix
-from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model.estimator import SnacksClassifier
+from snacks_core.kernels.nystrom import EmbeddingPrefix, NystromEmbedding
+from snacks_core.model.estimator import CellFacts, SnacksClassifier, cell_model
 from snacks_core.model.metrics import TrainingLabels, classification_scores, error_rate
 from snacks_core.model.pipeline import (
     Seeds,
@@ -74,12 +73,12 @@ from snacks_core.model.pipeline import (
     fit_embedding,
     hinge_weights,
     labels_from_scores,
-    solve_subproblems,
-    stack_histories,
+    score_embedded_rows,
+    train_columns,
+    training_measures,
 )
 from snacks_core.model.specs import Kernel, Resources, SolverSpec
 from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params
-from snacks_core.solvers.objective import lam_to_C, matvec, objective_from_scores
 
 # The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
 PAPER_M = (10, 20, 50, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
@@ -293,6 +292,7 @@ class _Problem(NamedTuple):
     schedule: GridSchedule
     reference: TrainingLabels | None = None  # the F1 and majority classes of y_train
     fold: int | None = None  # the cross-validation fold these rows are scored on
+    estimator: SnacksClassifier | None = None  # the cells' parameters, for kept models
 
 
 class GridGroup(NamedTuple):
@@ -320,93 +320,6 @@ class _GroupBlocks(NamedTuple):
     test: np.ndarray
     seconds: float
     held: tuple | None
-
-
-class _Prefix(NamedTuple):
-    """How the scores of one m come from a group's block of rows (its nested embedding, or
-    its kernel block on all m_max landmarks): the first ``n_landmarks`` columns, times
-    ``components`` when the embedding does not nest (None when it does)."""
-
-    n_landmarks: int
-    components: np.ndarray | None
-
-    def scores(self, block, w):
-        """f = z_m(x)ᵀ w for each row of ``block``, accumulated in float64."""
-        block = block[:, :self.n_landmarks]
-        if self.components is None:
-            return matvec(block, w)
-        return matvec(block, self.components @ w.astype(self.components.dtype))
-
-
-class GridCellModel:
-    """The model a grid cell trained and scored, ready to predict new rows.
-
-    f(x) = ⟨w, z_m(x)⟩ with the cell's coefficients w (one vector per one-vs-rest problem)
-    and z_m the embedding on the first m landmarks of its group, computed as the grid
-    computed it for its test rows: :meth:`decision_function` on the grid's test rows gives
-    the grid's test decision values bit for bit, so its errors are the table's.
-
-    Built by :func:`robustness_grid` with ``keep_models``; it holds a reference to its
-    group's :class:`~snacks_core.kernels.nystrom.NystromEmbedding` (shared by the group's cells, not
-    copied), the cell's prefix (landmark count and, when the embedding does not nest, the
-    prefix's factor, shared by its column's cells), coefficients and history.
-
-    Attributes
-    ----------
-    embedding_ : NystromEmbedding
-        The group's embedding on m_max landmarks.
-    nested_ : bool
-        Whether the cell's embedding is the first columns of ``embedding_``'s (else the
-        kernel on the first landmarks times the prefix's own factor).
-    n_landmarks_ : int
-        Distinct landmarks among the first m selected.
-    n_components_ : int
-        The dimension k of the cell's embedding.
-    coef_ : ndarray of shape (n_problems, k)
-        w of each one-vs-rest problem (one for two classes), float64.
-    classes_ : ndarray
-        The class labels, sorted.
-    history_ : dict of ndarray
-        The solver's checkpoints for this cell, as ``SnacksClassifier.history_`` (a
-        ``problem`` column, then :data:`~snacks_core.solvers.base.HISTORY_COLUMNS`): with
-        warm starts, the solve that started from the previous λ's solution.
-    """
-
-    def __init__(self, embedding, nested, prefix, coef, classes, history):
-        self.embedding_ = embedding
-        self.nested_ = nested
-        self._prefix = prefix
-        self.n_landmarks_ = prefix.n_landmarks
-        self.coef_ = np.vstack(coef)
-        self.n_components_ = self.coef_.shape[1]
-        self.classes_ = classes
-        self.history_ = history
-
-    def decision_function(self, X) -> np.ndarray:
-        """f(x): shape (n,) for two classes, (n, n_classes) otherwise.
-
-        X is embedded whole, on all the group's m_max landmarks (n × m_max values), as the
-        grid embedded its test rows: rows are then scored exactly as the grid scored them.
-        """
-        X = check_data(X, name="X")
-        embedding = self.embedding_
-        if X.shape[1] != embedding.landmarks_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features but the grid was trained on "
-                             f"{embedding.landmarks_.shape[1]}.")
-        # One BLAS thread, as the grid's columns: products then sum in the grid's order.
-        with blas_controller().limit(limits=1):
-            if self.nested_:
-                block = embedding.transform(X)
-            else:
-                block = kernel_matrix(X, embedding.landmarks_, embedding.kernel,
-                                      gamma=embedding.gamma_, degree=embedding.degree,
-                                      coef0=embedding.coef0, dtype=embedding.dtype)
-            scores = np.column_stack([self._prefix.scores(block, w) for w in self.coef_])
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X) -> np.ndarray:
-        """Class labels: the sign of f for two classes, the largest score otherwise."""
-        return labels_from_scores(self.decision_function(X), self.classes_)
 
 
 def robustness_grid(
@@ -525,7 +438,7 @@ def grid_problem(estimator, schedule):
     return _Problem(
         kernel=specs.kernel, spec=replace(specs.solver, warm_start=schedule.warm_start),
         sampling=estimator.sampling, dtype="float64", classes=None, y_train=None, y_test=None,
-        lams=(), schedule=schedule)
+        lams=(), schedule=schedule, estimator=clone(estimator))
 
 
 def cv_splits(cv, X_train, y_train):
@@ -757,31 +670,10 @@ def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
             # The rows trained on first, then the held-out rows: each column's two parts
             # are then views of one embedding.
             X_train = X_train[np.concatenate(held)]
-        if embedding.triangular_:
-            train, test = embedding.transform(X_train), embedding.transform(X_test)
-        else:
-            landmarks = embedding.landmarks_
-            train = kernel.matrix(X_train, landmarks, dtype=problem.dtype, n_jobs=n_jobs)
-            test = kernel.matrix(X_test, landmarks, dtype=problem.dtype, n_jobs=n_jobs)
+        whole = EmbeddingPrefix(embedding, embedding.landmarks_.shape[0])
+        train, test = (whole.whole_block(rows, n_jobs) for rows in (X_train, X_test))
     return _GroupBlocks(embedding, embedding.triangular_, train, test,
                          time.perf_counter() - start, held)
-
-
-def _prefix_embedding(blocks, m, gamma, problem):
-    """The training rows' embedding Z on the first m selected landmarks and how rows are
-    scored from the group's blocks (a :class:`_Prefix`): what :class:`NystromEmbedding`
-    fitted on the same landmarks gives (a slice of the group's nested embedding, or else
-    the k × k kernel of the k distinct landmarks eigen-decomposed and f(x) = k_k(x)ᵀ (F w)
-    for the test rows, whose embedding is never formed)."""
-    n_landmarks = int(np.searchsorted(blocks.embedding.selected_positions_, m))
-    if blocks.nested:
-        return (np.ascontiguousarray(blocks.train[:, :n_landmarks]),
-                _Prefix(n_landmarks, None))
-    embedding = NystromEmbedding(
-        **replace(problem.kernel, gamma=gamma).params(), dtype=problem.dtype,
-    ).fit(blocks.embedding.landmarks_[:n_landmarks], landmark_indices=np.arange(n_landmarks))
-    components = embedding.components_
-    return blocks.train[:, :n_landmarks] @ components, _Prefix(n_landmarks, components)
 
 
 def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
@@ -792,75 +684,91 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
     them one after the other)."""
     with threadpool_limits(limits=1, user_api="blas") if limit_blas else nullcontext():
         start = time.perf_counter()
-        Z, prefix = _prefix_embedding(blocks, m, group.gamma, problem)
+        prefix = EmbeddingPrefix.of(blocks.embedding, m, problem.dtype)
+        Z_all = prefix.from_block(blocks.train)
+        test = TestRows(prefix.from_block(blocks.test), problem.y_test)
         embedding_time = ((time.perf_counter() - start) / len(problem.lams)
                           + blocks.seconds / n_group_cells)
-        spec = problem.spec
-        targets = binary_targets(problem.y_train, problem.classes)
-        sample_weight = hinge_weights(spec.class_weight, problem.y_train)
-        targets, held_targets, sample_weight = cut_training_rows(targets, sample_weight,
-                                                                 blocks.held)
-        y_fit, held = problem.y_train, None
-        if blocks.held is not None:
-            n_fit = blocks.held[0].shape[0]
-            held = (Z[n_fit:], held_targets)
-            Z, y_fit = Z[:n_fit], y_fit[blocks.held[0]]
-        options = spec.solve_options(blocks.held is not None, group.seeds.solver,
-                                     sample_weight)
-        warm_options = spec.warm_options()
+        column = _ColumnRows(problem, blocks.held, Z_all)
         coefs, table_rows = None, []
         for lam in problem.lams:
-            warm = warm_options is not None and coefs is not None
+            warm = problem.spec.warm_options() is not None and coefs is not None
             start = time.perf_counter()
-            results = solve_subproblems(
-                spec.entry.solve, Z, targets, lam,
-                {**options, **warm_options} if warm else options,
-                held=held, w0=coefs if warm else None)
+            results = train_columns(
+                replace(problem.spec, lam=lam), column.Z, column.targets,
+                seed=group.seeds.solver, sample_weight=column.weight, held=column.held,
+                w0=coefs if warm else None)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
-            row = _cell_row(group, m, lam, (Z, y_fit, targets, sample_weight),
-                            lambda w: prefix.scores(blocks.test, w), results, warm,
-                            embedding_time, training_time, problem)
+            model = cell_model(problem.estimator, prefix, results, CellFacts(
+                classes=problem.classes, gamma=group.gamma, seed=group.seed, lam=lam,
+                m=m, n_train=Z_all.shape[0], measures=column.measures(np.vstack(coefs), lam),
+                times=(embedding_time, training_time)))
+            row = _cell_row(model, m, results, warm, test, problem)
             keep_models = problem.schedule.keep_models
             if keep_models:
-                keep = keep_models is True or keep_models(row)
-                row["model"] = GridCellModel(
-                    blocks.embedding, blocks.nested, prefix, coefs, problem.classes,
-                    stack_histories([r.history for r in results])) if keep else None
+                row["model"] = model if keep_models is True or keep_models(row) else None
             table_rows.append(row)
     return table_rows
 
 
-def _cell_row(group, m, lam, trained, test_scores, results, warm, embedding_time,
-              training_time, problem):
-    """A cell's table row; ``trained`` is ``(Z, labels, one-vs-rest targets, sample_weight)`` of
-    the rows the solver trained on."""
-    Z, y_fit, targets, sample_weight = trained
-    classes = problem.classes
-    coefs = [result.coef for result in results]
-    # One pass over the training rows gives both the training error and F.
-    train_scores = np.column_stack([matvec(Z, w) for w in coefs])
-    train_pred = labels_from_scores(train_scores, classes)
-    test_decision = np.column_stack([test_scores(w) for w in coefs])
-    test_pred = labels_from_scores(test_decision, classes)
-    scores = classification_scores(problem.reference, problem.y_test, test_pred, classes)
-    objective = np.mean([objective_from_scores(w, scores_k, t, lam, sample_weight)
-                         for w, t, scores_k in zip(coefs, targets, train_scores.T, strict=True)])
+class TestRows(NamedTuple):
+    """The rows a grid scores its cells on: their embedding on a column's landmarks and
+    their labels."""
+
+    Z: np.ndarray
+    y: np.ndarray
+
+
+class _ColumnRows:
+    """A column's training rows: the embedding ``Z_all`` of every training row (those
+    trained on first, then those held out for early stopping), cut into the rows trained
+    on and the held-out ones, with their targets and weights."""
+
+    def __init__(self, problem, held_rows, Z_all):
+        spec = problem.spec
+        targets = binary_targets(problem.y_train, problem.classes)
+        weight = hinge_weights(spec.class_weight, problem.y_train)
+        order = slice(None) if held_rows is None else np.concatenate(held_rows)
+        self.all_targets = np.vstack([t[order] for t in targets])
+        self.all_weight = None if weight is None else weight[order]
+        self.Z_all = Z_all
+        self.targets, held_targets, self.weight = cut_training_rows(targets, weight, held_rows)
+        self.Z, self.held = Z_all, None
+        if held_rows is not None:
+            n_fit = held_rows[0].shape[0]
+            self.Z, self.held = Z_all[:n_fit], (Z_all[n_fit:], held_targets)
+
+    def measures(self, coef, lam):
+        """``(train_error, objective)`` of weights ``coef`` on every training row (those
+        held out included), as a fit measures its own."""
+        wrong, hinge = score_embedded_rows(self.Z_all, coef, self.all_targets,
+                                           self.all_weight)
+        return training_measures(wrong, hinge, self.Z_all.shape[0], coef, lam)
+
+
+def _cell_row(model, m, results, warm, test, problem):
+    """A cell's table row, from its model (:func:`cell_model`) and its ``test`` rows."""
+    test_scores = test.Z @ model.coef_.T
+    scores = classification_scores(problem.reference, test.y,
+                                   labels_from_scores(test_scores, model.classes_),
+                                   model.classes_)
     row = {
-        "seed": group.seed, "gamma": group.gamma, "m": m, "lam": lam,
-        "C": lam_to_C(lam, Z.shape[0]), "n_components": Z.shape[1],
-        "train_error": error_rate(y_fit, train_pred),
-        "test_error": scores["test_error"], "f1": scores["f1"], "objective": float(objective),
-        "embedding_time": embedding_time, "training_time": training_time,
-        "iterations": int(max(r.n_iter for r in results)),
+        "seed": model.random_state, "gamma": model.gamma, "m": m, "lam": model.lam_,
+        "C": model.C_, "n_components": model.coef_.shape[1],
+        "train_error": model.train_error_,
+        "test_error": scores["test_error"], "f1": scores["f1"],
+        "objective": model.train_objective_,
+        "embedding_time": model.embedding_time_, "training_time": model.training_time_,
+        "iterations": model.n_iter_,
         "epochs": float(max(r.n_epochs for r in results)),
-        "stop_reason": ",".join(dict.fromkeys(r.stop_reason for r in results)),
+        "stop_reason": ",".join(dict.fromkeys(model.stop_reasons_)),
         "warm_start": warm,
     }
     if problem.fold is not None:
         row["fold"] = problem.fold
     if problem.schedule.keep_test_scores:
-        row["test_scores"] = test_decision[:, 0] if len(coefs) == 1 else test_decision
+        row["test_scores"] = test_scores[:, 0] if test_scores.shape[1] == 1 else test_scores
     return row
 
 
