@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from snacks_core.model.defaults import default_lam, default_m
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
 from snacks_core.model.pipeline import embedded_row_blocks
-from snacks_core.solvers.objective import C_to_lam
 
 # Above this many training rows `fit` measures the training error on a sample of them (an
 # embedding pass over every training row would cost as much as the fit's own).
@@ -16,16 +14,17 @@ TRAIN_ERROR_ROWS = 200_000
 
 
 def resolve_regularisation(args, n_train, n_features):
-    """Fill ``args.m`` and ``args.lam`` for ``n_train`` training rows: λ from --lam, or from
-    --C (λ = 1/(2nC)), else the data-aware default, as m is without --m."""
-    if args.C is not None:
-        if not args.C > 0:
-            raise ValueError(f"C must be positive, got {args.C!r}.")
-        args.lam = C_to_lam(args.C, n_train)
-    if args.lam is None:
-        args.lam = default_lam(n_train)
-    if args.m is None:
-        args.m = default_m(n_train, n_features)
+    """Fill ``args.m`` and ``args.lam`` with what the estimator resolves on ``n_train``
+    training rows by its own rules (:meth:`SnacksClassifier.regularization
+    <snacks_core.SnacksClassifier.regularization>`: --lam, λ = 1/(2nC) from --C, else the
+    default; :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a
+    command prints is what it fits."""
+    probe = estimator_from_settings({
+        "n_components": "auto" if args.m is None else args.m,
+        "lam": "auto" if args.lam is None else args.lam, "C": args.C})
+    probe._validate_params()
+    args.m = probe.landmark_count(n_train, n_features)
+    args.lam, args.C = probe.regularization(n_train), None
 
 
 def model_settings(args) -> dict:

@@ -21,9 +21,14 @@ from snacks_core.datasets import make_synthetic, split_dataset
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model.estimator import SnacksClassifier, estimator_from_settings
 from snacks_core.model.metrics import classification_scores, error_rate
-from snacks_core.model.pipeline import binary_targets, hinge_weights, labels_from_scores
+from snacks_core.model.pipeline import (
+    binary_targets,
+    hinge_weights,
+    labels_from_scores,
+    score_sums,
+    training_measures,
+)
 from snacks_core.solvers import EMBEDDED_SOLVERS, SOLVERS
-from snacks_core.solvers.objective import objective_from_scores
 
 
 def solver_objective(model):
@@ -37,19 +42,18 @@ def solver_objective(model):
 
 def returned_objective(model, y, scores):
     """F(w) of the returned weights, averaged over the one-vs-rest problems, from the
-    model's decision values ``scores`` on its training rows (labels ``y``).
+    model's decision values ``scores`` on its training rows (labels ``y``), measured as a
+    fit measures its own (:func:`~snacks_core.model.pipeline.score_sums`).
 
-    For a Nyström model it is computed from ``coef_`` (a solver's last history row can be a
-    later point than the best one it returns).  Models without a Nyström embedding (LIBSVM,
-    ADMM) report their own objective: the last row of their history.
+    For a model on an embedding it is computed from ``coef_`` (a solver's last history row
+    can be a later point than the best one it returns).  Models on the data or on a kernel
+    operator (LIBSVM, ADMM) report their own objective: the last row of their history.
     """
-    if not isinstance(model.embedding_, NystromEmbedding):
+    if model.solver not in EMBEDDED_SOLVERS:
         return solver_objective(model)
-    weights = hinge_weights(model.class_weight, y)
-    targets = binary_targets(np.asarray(y), model.classes_)
-    scores = np.asarray(scores).reshape(len(y), -1)
-    return float(np.mean([objective_from_scores(w, scores[:, k], t, model.lam_, weights)
-                          for k, (w, t) in enumerate(zip(model.coef_, targets, strict=True))]))
+    targets = np.vstack(binary_targets(np.asarray(y), model.classes_))
+    wrong, hinge = score_sums(scores, targets, hinge_weights(model.class_weight, y))
+    return training_measures(wrong, hinge, len(y), model.coef_, model.lam_)[1]
 
 
 def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=None) -> dict:

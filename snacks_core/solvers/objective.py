@@ -99,13 +99,6 @@ def _mean_hinge(margins_, sample_weight):
     return float(losses.mean())
 
 
-def objective_from_scores(w, scores, y, lam, sample_weight=None):
-    """F(w) from the scores ⟨w, z_i⟩ of the rows, already computed (as
-    :func:`primal_objective`, without passing over Z again)."""
-    w = np.asarray(w, dtype=np.float64)
-    return _mean_hinge(y * scores, sample_weight) + lam * float(w @ w)
-
-
 def primal_objective(w, Z, y, lam, sample_weight=None):
     """F(w) = (1/n) Σ s_i max(0, 1 − y_i ⟨w, z_i⟩) + λ ‖w‖².
 
