@@ -27,9 +27,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
 from snacks_core.core.memory import check_fits_in_memory
+from snacks_core.datasets.scaling import FeatureScaling, scaling_fields, scaling_from_fields
 from snacks_core.kernels.functions import KERNELS, check_kernel_params
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model.estimator import SnacksClassifier, SupportVectorMap
@@ -49,32 +49,6 @@ _FIXED_ENTRIES = {
 }
 _REQUIRED = ("params", "map", "classes", "coef", "intercept", "n_features_in", "gamma",
              "landmark_indices")
-_SCALINGS = ("standard", "minmax", "maxabs")
-
-
-class FeatureScaling(TransformerMixin, BaseEstimator):
-    """The fitted scaling of a split, from plain arrays: ``standard`` (x − offset) / factor,
-    ``minmax`` x · factor + offset, ``maxabs`` x / factor (sparse rows stay sparse)."""
-
-    def __init__(self, kind="standard", offset=None, factor=None):
-        self.kind, self.offset, self.factor = kind, offset, factor
-
-    def fit(self, X, y=None):
-        return self
-
-    def transform(self, X):
-        if sp.issparse(X):
-            if self.kind == "minmax" or (self.kind == "standard" and np.any(self.offset)):
-                raise ValueError("this scaling centres the data, so it needs dense rows.")
-            X = sp.csr_matrix(X, dtype=np.float64)
-            return sp.csr_matrix(X.multiply(1.0 / self.factor if self.kind != "minmax"
-                                            else self.factor))
-        X = np.asarray(X, dtype=np.float64)
-        if self.kind == "standard":
-            return (X - self.offset) / self.factor
-        if self.kind == "minmax":
-            return X * self.factor + self.offset
-        return X / self.factor
 
 
 class LinearProjection(TransformerMixin, BaseEstimator):
@@ -119,19 +93,9 @@ def _put_matrix(arrays, name, A):
 def _put_preprocessing(arrays, preprocessing):
     """The fitted scaler and projection of a split as arrays (see FeatureScaling)."""
     for step in preprocessing:
-        if isinstance(step, StandardScaler):
-            offset = step.mean_ if step.with_mean else np.zeros_like(step.scale_)
-            arrays.update(scaling=np.array("standard"), scaling_offset=offset,
-                          scaling_factor=step.scale_)
-        elif isinstance(step, MinMaxScaler):
-            arrays.update(scaling=np.array("minmax"), scaling_offset=step.min_,
-                          scaling_factor=step.scale_)
-        elif isinstance(step, MaxAbsScaler):
-            arrays.update(scaling=np.array("maxabs"), scaling_offset=np.zeros_like(step.scale_),
-                          scaling_factor=step.scale_)
-        elif isinstance(step, FeatureScaling):
-            arrays.update(scaling=np.array(step.kind), scaling_offset=step.offset,
-                          scaling_factor=step.factor)
+        fields = scaling_fields(step)
+        if fields is not None:
+            arrays.update(fields)
         elif isinstance(step, LinearProjection):
             arrays.update(projection_components=step.components, projection_mean=step.mean)
         elif _is_instance(step, "sklearn.decomposition", "PCA", "TruncatedSVD"):
@@ -494,14 +458,10 @@ def _landmarks(arrays, n_features):
 def _preprocessing(arrays, n_features):
     steps = []
     if "scaling" in arrays:
-        kind = _scalar(arrays, "scaling", "U")
-        if kind not in _SCALINGS:
-            raise ValueError(f"not a valid Snacks model file: unknown scaling {kind!r}.")
         offset = _array(arrays, "scaling_offset", 1, "f")
-        factor = _array(arrays, "scaling_factor", 1, "f", offset.shape)
-        if kind != "minmax" and np.any(factor == 0):
-            raise ValueError("not a valid Snacks model file: a scaling factor is zero.")
-        steps.append(("scaling", FeatureScaling(kind, offset, factor)))
+        steps.append(("scaling", scaling_from_fields(
+            _scalar(arrays, "scaling", "U"), offset,
+            _array(arrays, "scaling_factor", 1, "f", offset.shape))))
     if "projection_components" in arrays:
         components = _array(arrays, "projection_components", 2, "f", (n_features, None))
         mean = _array(arrays, "projection_mean", 1, "f", (components.shape[1],))

@@ -345,3 +345,38 @@ def test_a_stage_without_an_answer_stops_with_an_error_not_a_hang(client):
     with pytest.raises(RuntimeError, match=r"partition\(s\) \[0\] gave no result within 0.2 s"):
         wait_for(client, [slow], "a round", timeout=0.2)
     client.cancel(slow)
+
+
+def test_a_sparse_libsvm_file_trains_on_the_same_unscaled_rows_locally_and_on_the_cluster(
+        client, tmp_path):
+    """``--scaling auto`` (the default) follows the data wherever the rows are: a sparse
+    binary LIBSVM file is used as it is by ``snacks fit FILE`` and by ``snacks fit FILE
+    --scheduler ADDRESS``, so both models record no scaling, resolve the same γ='scale'
+    and predict (nearly) the same labels."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from snacks_core import cli
+    from snacks_core.persistence import load_model
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((600, 30)) < 0.15).astype(np.float64)
+    y = np.where(X[:, :5].sum(axis=1) >= 1, 1, -1)
+    path = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    local, cluster = tmp_path / "local.npz", tmp_path / "cluster.npz"
+    common = ["--m", "40", "--solver", "liblinear", "--progress", "never"]
+    # --test with the training file itself: the local fit trains on every row, as the
+    # cluster's does.
+    assert cli.main(["fit", str(path), "--test", str(path), "--model", str(local),
+                     *common]) == 0
+    assert cli.main(["fit", str(path), "--scheduler", client.scheduler.address,
+                     "--model", str(cluster), *common]) == 0
+    saved = [load_model(model.read_bytes()) for model in (local, cluster)]
+    for model in saved:
+        assert [name for name, _ in model.pipeline.steps] == ["model"]  # scaling 'none'
+        assert model.index_base == 1
+    gammas = [model.pipeline[-1].embedding_.gamma_ for model in saved]
+    assert gammas[1] == pytest.approx(gammas[0], rel=1e-9)
+    labels = [model.pipeline.predict(X) for model in saved]
+    assert np.mean(labels[0] == labels[1]) >= 0.95
+    assert np.mean(labels[1] != y) <= np.mean(labels[0] != y) + 0.02

@@ -403,7 +403,7 @@ def test_storage_directory_follows_the_environment(tmp_path, monkeypatch):
 def test_memory_limit_respects_a_lowered_address_space_limit():
     script = textwrap.dedent("""
         import os, resource
-        from snacks_core import memory
+        from snacks_core.core import memory
         mapped = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         resource.setrlimit(resource.RLIMIT_AS, (mapped + 2**30, resource.RLIM_INFINITY))
         print(memory.memory_limit(), memory.available_memory())

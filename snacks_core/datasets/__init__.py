@@ -23,6 +23,8 @@ One concept a module; everything public is imported from here:
   LIBSVM index base and one width (:func:`load_files`);
 - :mod:`.sample_data`: the files the project generates and ships in ``sample_data/``;
 - :mod:`.download`: public LIBSVM datasets, downloaded and verified before they are cached;
+- :mod:`.scaling`: the one feature scaling ('auto' by the kind of data), fitted in memory
+  or from per-partition sums, and as a model file stores it;
 - :mod:`.split`: train/test split (or a test file's rows), scaling and the 2-D projection.
 """
 
@@ -42,10 +44,11 @@ from snacks_core.datasets.download import (
     libsvm_cache_dir,
 )
 from snacks_core.datasets.files import file_kind, fingerprint, load_file, load_files, sniff_format
-from snacks_core.datasets.libsvm_reader import INDEX_BASES, load_libsvm
+from snacks_core.datasets.libsvm_reader import INDEX_BASES, decide_index_base, load_libsvm
 from snacks_core.datasets.npy_reader import load_npy
 from snacks_core.datasets.sample_data import sample_data_dir, sample_files, write_sample_data
-from snacks_core.datasets.split import SCALINGS, split_dataset, with_test_part
+from snacks_core.datasets.scaling import SCALINGS
+from snacks_core.datasets.split import split_dataset, with_test_part
 from snacks_core.datasets.streams import (
     LOCAL_FILE_LIMITS,
     MAX_CLASSES,
@@ -99,6 +102,7 @@ __all__ = [
     "load_file",
     "load_files",
     "load_libsvm",
+    "decide_index_base",
     "load_npy",
     "load_parquet",
     "make_a9a_like",

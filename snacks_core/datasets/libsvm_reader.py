@@ -131,8 +131,8 @@ def read_libsvm_files(sources, *, n_features=None, index_base="auto", names=None
     reads one, unvalidated, with one index base and one width for all (as scikit-learn's
     ``load_svmlight_files``).
 
-    The base, when 'auto', is decided once: zero-based when any file holds an index 0, else
-    one-based.  The width is ``n_features``, or the widest file's.
+    The base, when 'auto', is decided once (:func:`decide_index_base`).  The width is
+    ``n_features``, or the widest file's.
     """
     if index_base not in INDEX_BASES:
         raise ValueError(f"index_base must be 'auto', 0 or 1, not {index_base!r}.")
@@ -141,7 +141,7 @@ def read_libsvm_files(sources, *, n_features=None, index_base="auto", names=None
     readers = [_read(source, name, n_features, index_base, limits, progress, n_jobs)
                for source, name in zip(sources, names, strict=True)]
     if index_base == "auto":
-        index_base = 0 if any(reader.min_index == 0 for reader in readers) else 1
+        index_base = decide_index_base(reader.min_index == 0 for reader in readers)
     widths = [reader.width(index_base, n_features) for reader in readers]
     widest = readers[int(np.argmax(widths))].name
     width = max(widths) if n_features is None else n_features
@@ -149,6 +149,13 @@ def read_libsvm_files(sources, *, n_features=None, index_base="auto", names=None
     check_fits_in_memory(32 * width, f"The {width:,} columns of {widest}",
                          "Check the file's largest feature index.")
     return [reader.result(index_base, width) for reader in readers], index_base
+
+
+def decide_index_base(holds_zero) -> int:
+    """The index base of LIBSVM files read as one run, from whether each holds an index 0
+    (read where the files are: here, or on a cluster's workers): zero-based when any does,
+    else one-based."""
+    return 0 if any(holds_zero) else 1
 
 
 def _read(source, name, n_features, index_base, limits, progress, n_jobs):

@@ -9,10 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from snacks_core.datasets.dataset import Dataset, Split
-from snacks_core.model.defaults import resolve_scaling
-
-# 'auto': the scaling for the kind of data (snacks_core.model.defaults.default_scaling).
-SCALINGS = ("standard", "minmax", "none", "auto")
+from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 
 
 def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "standard",
@@ -31,8 +28,6 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
     """
     from sklearn.model_selection import train_test_split
 
-    if scaling not in SCALINGS:
-        raise ValueError(f"unknown scaling {scaling!r}; choose one of {SCALINGS}.")
     scaling = resolve_scaling(scaling, dataset.X)
     if dataset.X_test is not None:
         X_train, y_train, X_test, y_test = dataset.X, dataset.y, dataset.X_test, dataset.y_test
@@ -49,8 +44,8 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
                              "smaller test fraction or more data.")
     # A split's parts are fresh copies, scaled in place (a large X is not copied twice);
     # a dataset's own parts are not ours to change.
-    X_train, X_test, scaler = _scale(X_train, X_test, scaling,
-                                     copy=dataset.X_test is not None)
+    X_train, X_test, scaler = fit_scaler(X_train, X_test, scaling,
+                                         copy=dataset.X_test is not None)
     preprocessing = () if scaler is None else (scaler,)
     names, projection = dataset.feature_names, None
     if project_2d and X_train.shape[1] > 2:
@@ -92,23 +87,6 @@ def with_test_part(dataset: Dataset, test: Dataset) -> Dataset:
     return replace(dataset, X_test=test.X, y_test=test.y,
                    index_base=(test.index_base if dataset.index_base is None
                                else dataset.index_base))
-
-
-def _scale(X_train, X_test, scaling, copy=True):
-    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
-
-    if scaling == "none":
-        return X_train, X_test, None
-    sparse = sp.issparse(X_train)
-    if scaling == "standard":
-        scaler = StandardScaler(with_mean=not sparse, copy=copy)
-    else:
-        scaler = (MaxAbsScaler(copy=copy) if sparse
-                  else MinMaxScaler(feature_range=(-1, 1), copy=copy))
-    X_train, X_test = scaler.fit_transform(X_train), scaler.transform(X_test)
-    # The fitted scaler is kept for new rows: those it must copy, never change.
-    scaler.set_params(copy=True)
-    return X_train, X_test, scaler
 
 
 def _project_2d(X_train, X_test, random_state):

@@ -1,0 +1,186 @@
+"""Data files read on a cluster's workers, scaled there, and predicted there.
+
+A glob of files the workers can read at the same paths (a shared or copied file system):
+each file is read by a worker with :func:`snacks_core.datasets.load_file` and becomes a
+partition.  LIBSVM files are read zero-based first, so that one index base is decided for all
+of them (:func:`snacks_core.datasets.decide_index_base`, as
+:func:`snacks_core.datasets.load_files` decides it on one machine) and one width, the widest
+file's, before the rows are cut to it.  The scaling is the one rule of
+:mod:`snacks_core.datasets.scaling`: 'auto' resolved by each worker on its own rows (a
+sparse LIBSVM file is used as it is, as on one machine), its statistics combined from the
+per-partition sums.  The rows never come to the client.
+"""
+
+from __future__ import annotations
+
+import glob
+from functools import reduce
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from snacks_core import datasets
+from snacks_core.datasets.scaling import (
+    FeatureScaling,
+    column_sums,
+    resolve_scaling,
+    scaling_from_sums,
+)
+
+
+class ClusterData(NamedTuple):
+    """The rows of a glob's files on the cluster: X (dense) and y as Dask arrays, a
+    partition per file, the LIBSVM index base (None for other formats), whether the files
+    hold sparse rows (LIBSVM) and the scaling 'auto' gives them."""
+
+    X: object
+    y: object
+    paths: list
+    index_base: int | None
+    sparse: bool
+    auto_scaling: str
+
+
+class _Scan(NamedTuple):
+    """What a worker tells of one file it read."""
+
+    rows: int
+    width: int
+    holds_zero: bool
+    sparse: bool
+    auto_scaling: str
+
+
+def _read_file(path, label_column, index_base):
+    """Run on a worker: ``(X, y)`` of one file; LIBSVM with ``index_base`` (0 when it is to be
+    decided: the column of index 0 is then kept)."""
+    data = datasets.load_file(path, label_column=label_column, purpose="predict",
+                              index_base=0 if index_base is None else index_base)
+    return data.X, data.y
+
+
+def _scan(part) -> _Scan:
+    """Run on a worker: the :class:`_Scan` of one file's rows."""
+    X, _ = part
+    sparse = sp.issparse(X)
+    holds_zero = bool(sparse and X.nnz and (sp.csr_matrix(X).indices == 0).any())
+    return _Scan(X.shape[0], X.shape[1], holds_zero, sparse, resolve_scaling("auto", X))
+
+
+def _dense_rows(part, start, width):
+    """Run on a worker: the file's rows as a dense float64 array of ``width`` columns (at
+    least the file's), its sparse columns from ``start`` (1 drops the unused column of a
+    one-based file)."""
+    X, _ = part
+    if not sp.issparse(X):
+        return np.asarray(X, dtype=np.float64)
+    X = sp.csr_matrix(X)[:, start:]
+    dense = np.zeros((X.shape[0], width))
+    dense[:, :X.shape[1]] = X.toarray()
+    return dense
+
+
+def _labels(part):
+    """Run on a worker: the file's labels (None for each row of an unlabelled file)."""
+    X, y = part
+    return np.full(X.shape[0], None, object) if y is None else np.asarray(y)
+
+
+def _matching_paths(pattern):
+    """The files of the glob ``pattern`` and whether they are LIBSVM files (one format)."""
+    paths = sorted(glob.glob(pattern))
+    if not paths:
+        raise ValueError(f"DATA {pattern!r} matches no file on this machine; with --scheduler, "
+                         "DATA is a glob of files the workers read at the same paths, e.g. "
+                         "'data/part-*.csv' (quoted).")
+    kinds = {datasets.file_kind(path) for path in paths}
+    if len(kinds) > 1:
+        raise ValueError(f"DATA {pattern!r} mixes formats ({', '.join(sorted(kinds))}): "
+                         "give files of one format.")
+    return paths, kinds == {"libsvm"}
+
+
+def _check_widths(pattern, paths, scans, libsvm, base, start, width):
+    """Refuse LIBSVM files wider than ``width`` and dense files of other widths."""
+    widths = {scan.width - start for scan in scans}
+    wider = [path for path, scan in zip(paths, scans, strict=True)
+             if libsvm and scan.width - start > width]
+    if wider:
+        # As a file read on this machine is refused: never cut to the model's width.
+        raise ValueError(f"{wider[0]}: a feature index is beyond the {width:,} features "
+                         f"expected (read {'one' if base == 1 else 'zero'}-based: indices "
+                         f"{base} to {width - 1 + base}).")
+    if not libsvm and widths != {width}:
+        raise ValueError(f"The files of {pattern!r} have {sorted(widths)} feature columns; "
+                         f"they need one width ({width}: the model's, or the first file's).")
+
+
+def read_on_cluster(client, pattern, label_column, index_base, n_features=None) -> ClusterData:
+    """The files of the glob ``pattern`` read by the workers, one partition each, with one
+    index base (``index_base``, or decided over all LIBSVM files) and one width
+    (``n_features``, or the widest file's); ``label_column`` as the readers take it."""
+    import dask
+    import dask.array as da
+
+    paths, libsvm = _matching_paths(pattern)
+    parts = client.persist([dask.delayed(_read_file)(path, label_column, index_base)
+                            for path in paths])
+    scans = dask.compute(*[dask.delayed(_scan)(part) for part in parts])
+    base, start = None, 0
+    if libsvm and index_base is not None:
+        base = index_base
+    elif libsvm:
+        # Read zero-based: a one-based run drops its unused first column.
+        base = start = datasets.decide_index_base(scan.holds_zero for scan in scans)
+    width = n_features if n_features is not None else max(s.width - start for s in scans)
+    _check_widths(pattern, paths, scans, libsvm, base, start, width)
+    X = da.concatenate([da.from_delayed(dask.delayed(_dense_rows)(part, start, width),
+                                        (scan.rows, width), np.float64)
+                        for part, scan in zip(parts, scans, strict=True)])
+    y = da.concatenate([da.from_delayed(dask.delayed(_labels)(part), (scan.rows,), object)
+                        for part, scan in zip(parts, scans, strict=True)])
+    return ClusterData(X, y, paths, base, any(scan.sparse for scan in scans),
+                       scans[0].auto_scaling)
+
+
+def fit_scaling(data: ClusterData, scaling) -> FeatureScaling | None:
+    """The ``scaling`` ('auto' as the files' rows give it) of the rows of ``data``, from
+    the column sums each worker computes over its partition; None for 'none'."""
+    import dask
+
+    resolved = data.auto_scaling if scaling == "auto" else resolve_scaling(scaling, None)
+    if resolved == "none":
+        return None
+    sums = dask.compute(*[dask.delayed(column_sums)(block)
+                          for block in data.X.to_delayed().ravel()])
+    return scaling_from_sums(resolved, reduce(lambda a, b: a.combine(b), sums), data.sparse)
+
+
+def scaled_rows(X, steps):
+    """The Dask rows X through the fitted preprocessing ``steps`` (block by block)."""
+    for step in steps:
+        X = X.map_blocks(step.transform, dtype=np.float64)
+    return X
+
+
+def label_classes(y):
+    """The classes of the Dask labels ``y`` (one pass over them on the workers)."""
+    import dask
+
+    return np.unique(np.concatenate(dask.compute(*[
+        dask.delayed(np.unique)(block) for block in y.to_delayed()])))
+
+
+def predicted_blocks(client, pipeline, data: ClusterData):
+    """``(labels, truth)`` of each partition of ``data`` predicted by the fitted
+    ``pipeline`` on the workers, in the files' order: every block is computed at once, on
+    all the workers, and each comes back as it is needed."""
+    import dask
+
+    X = scaled_rows(data.X, [step for _, step in pipeline.steps[:-1]])
+    predicted = pipeline.steps[-1][1].predict(X)
+    blocks = client.compute([dask.delayed(tuple)([labels, truth]) for labels, truth
+                             in zip(predicted.to_delayed(), data.y.to_delayed(), strict=True)])
+    for block in blocks:
+        yield block.result()
