@@ -785,3 +785,14 @@ class _L1Stages(_L2Stages):
         largest = float(np.abs(self.g).max()) / n
         scale = 1.0 if largest <= self.lam else self.lam / largest
         return scale * float(self.sample_weight @ self.beta) / n
+
+
+def stage_plan(eta, radius, n, schedule=None) -> _Schedule:
+    """ASSG's stages for n rows, as :meth:`_Schedule.first` plans them, from the step η₀ and
+    radius D₀ the data give (``schedule``'s own η₀ and D₀ when it sets them; default
+    :class:`AssgSchedule`): where the rows are not in one place (a cluster's averaged
+    steps), the stages shrink η and D and grow by these rules, not by a copy of them."""
+    schedule = AssgSchedule() if schedule is None else schedule
+    return _Schedule(eta if schedule.eta0 is None else float(schedule.eta0),
+                     radius if schedule.radius0 is None else float(schedule.radius0),
+                     schedule.omega, schedule.stage_epochs * n, schedule.growth)
