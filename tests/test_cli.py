@@ -398,3 +398,27 @@ def test_the_program_exits_with_its_status_output_and_exit_handlers(argv, code):
         assert lines[0].startswith("moons: 140 training rows, 60 test rows")
     else:
         assert "error: DATA 'no-such-file.svm' is neither" in done.stderr
+
+
+def test_help_states_the_defaults_the_library_applies():
+    """The parser leaves the estimator's and the search's parameters unset (each command
+    then keeps the library's default, written once in its signature); the help text that
+    quotes them must say what the library applies."""
+    from snacks_core.model.estimator import SnacksClassifier
+    from snacks_core.model.search import SnacksSearchCV
+
+    library = {**SnacksClassifier().get_params(),
+               "cv": SnacksSearchCV(SnacksClassifier(), {}).cv}
+    subparsers = next(action for action in cli_parser.build_parser()._actions
+                      if action.choices and "fit" in action.choices).choices
+    checked = 0
+    for command in ("fit", "compare", "heatmap", "search"):
+        for action in subparsers[command]._actions:
+            name = action.dest
+            if name not in ("degree", "max_epochs", "tol", "cv") or action.help is None:
+                continue
+            assert action.default is None, f"{command} --{name} writes a default again"
+            stated = re.search(r"default ([0-9.e-]+)", action.help)
+            assert stated and float(stated.group(1)) == library[name], (command, name)
+            checked += 1
+    assert checked >= 10

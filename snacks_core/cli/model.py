@@ -31,8 +31,10 @@ def model_settings(args) -> dict:
     """The estimator settings every training command reads the same way from its options
     (the kernel, the landmarks' sampling and the solver's budget; ``compare`` runs several
     solvers, so the solver is each command's own)."""
-    return {"kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
-            "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol}
+    settings = {"kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
+                "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol}
+    # An option left out keeps the estimator's own default (the parser writes none again).
+    return {name: value for name, value in settings.items() if value is not None}
 
 
 def make_estimator(args, solver, classes):

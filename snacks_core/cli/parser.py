@@ -195,19 +195,19 @@ def _add_model_arguments(parser, *, grid):
     else:
         parser.add_argument("--gamma", type=_gamma_value, default="scale", metavar="GAMMA",
                             help="γ > 0, or 'scale'/'auto' (default scale = 1/(d·Var X))")
-    parser.add_argument("--degree", type=int, default=3, help="polynomial degree (default 3)")
+    parser.add_argument("--degree", type=int, help="polynomial degree (default 3)")
     parser.add_argument("--coef0", type=float, default=1.0,
                         help="polynomial offset c₀ (default 1)")
     parser.add_argument("--sampling", choices=SAMPLINGS, default="balanced",
                         help="landmark selection (default balanced: as many per class as "
                              "its rows allow)")
-    parser.add_argument("--max-epochs", type=_positive_finite, default=50, metavar="EPOCHS",
+    parser.add_argument("--max-epochs", type=_positive_finite, metavar="EPOCHS",
                         help="solver budget in passes over the data (default 50)")
     if not grid:
         parser.add_argument("--class-weight", type=_class_weight, metavar="WEIGHTS", help=(
             "'balanced' (weights inversely proportional to class frequencies), or "
             "LABEL=WEIGHT pairs such as 'fraud=9,ok=1' (default: every row weighs 1)"))
-    parser.add_argument("--tol", type=float, default=1e-3,
+    parser.add_argument("--tol", type=float,
                         help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
     parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
                         default="float32", help=(
@@ -424,7 +424,7 @@ def _add_search_parser(commands):
                         lam_help="regularisations λ > 0, comma separated",
                         C_help="LIBSVM's C = 1/(2nλ) values, comma separated (default: "
                                "0.02 to 20,000, a decade apart)")
-    search.add_argument("--cv", type=_positive_int, default=5,
+    search.add_argument("--cv", type=_positive_int,
                         help="stratified folds (default 5)")
     search.add_argument("--scoring", default=None, metavar="SCORER", help=(
         "a scikit-learn scorer name, e.g. f1, balanced_accuracy, roc_auc (default accuracy)"))

@@ -33,7 +33,7 @@ def run(args) -> int:
     scaling, split, search = max(searches, key=lambda found: found[2].best_score_)[:3]
     table = pd.concat([found[3] for found in searches], ignore_index=True)
     refits = sum(found[2].refit_time_ for found in searches)
-    print(f"{split.name}: {split.X_train.shape[0]} training rows searched by {args.cv}-fold "
+    print(f"{split.name}: {split.X_train.shape[0]} training rows searched by {search.cv}-fold "
           f"CV, {len(table)} cells in {time.perf_counter() - started:.1f} s "
           f"(refit {refits:.2f} s)")
     scoring = args.scoring or "accuracy"
@@ -77,9 +77,11 @@ def _search(args, dataset, scaling):
     estimator = estimator_from_settings({
         **model_settings(args), "solver": args.solver, "random_state": args.seed,
         "dtype": np.float64 if args.dtype == "float64" else np.float32})
-    search = SnacksSearchCV(estimator, param_grid, cv=args.cv, scoring=args.scoring,
-                            n_jobs=args.n_jobs, halving=args.halving, refine=args.refine,
-                            random_state=args.seed)
+    # Without --cv, the search's own default number of folds.
+    folds = {} if args.cv is None else {"cv": args.cv}
+    search = SnacksSearchCV(estimator, param_grid, scoring=args.scoring, n_jobs=args.n_jobs,
+                            halving=args.halving, refine=args.refine, random_state=args.seed,
+                            **folds)
     search.fit(split.X_train, split.y_train)
     results = pd.DataFrame(search.cv_results_)
     results["scaling"] = scaling
