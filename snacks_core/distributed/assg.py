@@ -65,6 +65,7 @@ from snacks_core.solvers.snacks import (
     default_step_and_radius,
     dual_ascent_is_fast,
     rows_between_checks,
+    stage_plan,
 )
 
 
@@ -200,127 +201,194 @@ def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
         stage, as in memory under early stopping), then CoCoA+'s rounds; ``info`` holds
         ``bytes_per_round``, ``partitions`` (K), ``assg_epochs`` and ``restarted``.
     """
-    K, width = len(partitions.futures), partitions.width
-    share = partitions.rows / partitions.rows.sum()
-    early = options.n_iter_no_change is not None
-    patience = (HeldOutPatience(partitions.held_rows, options.n_iter_no_change, n_train)
-                if early else None)
-    check_rows = rows_between_checks(n_train, early)
-    max_rows = int(np.ceil(options.max_rounds * n_train))
-    schedule = AssgSchedule()
-    growth = schedule.growth
-    streams = np.random.SeedSequence([seed, problem])
-    history = {name: [] for name in HISTORY_COLUMNS}
-    restarted, previous = [], [None] * K
-    zero = np.zeros(width)
-    task = AssgTask(problem, zero, zero, zero, True, 0.0, 0.0, lam, 0, ())
-    stage_rows, stage_left = schedule.stage_epochs * n_train, 0
-    visited, best_dual, t = 0, -np.inf, 0
-    eta = radius = None
-    polish = handover = False
-    stop_reason, start = None, time.perf_counter()
-    while True:
-        raise_if_stopped()
-        task = task._replace(seeds=tuple(int(s) for s in streams.spawn(1)[0].generate_state(K)))
-        rounds, summaries = _run_round(client, partitions, previous, task,
-                                       f"Snacks round {t} of problem {problem}",
-                                       options.timeout, restarted)
-        previous = rounds
-        if task.check is not None:
-            objective = gap = np.nan
-            held = sum(s.held_errors for s in summaries)
-            if task.new_stage:
-                objective = (float(sum(s.hinge for s in summaries)) / n_train
-                             + lam * float(task.centre @ task.centre))
-                g = sum(s.g for s in summaries) / (2.0 * lam * n_train)
-                best_dual = max(best_dual,
-                                sum(s.beta_sum for s in summaries) / n_train - lam * float(g @ g))
-                gap = max(objective - best_dual, 0.0)
-            error = (float(np.mean(validation[1] * matvec(validation[0], task.check) <= 0))
-                     if validation is not None else
-                     held / partitions.held_rows if early else np.nan)
-            for name, value in zip(HISTORY_COLUMNS, (len(history["iteration"]),
-                                                     visited / n_train,
-                                                     time.perf_counter() - start, objective,
-                                                     gap, error), strict=True):
-                history[name].append(float(value))
-            if progress is not None:
-                # Epochs, as in memory (options.max_rounds is the budget in epochs here).
-                progress("training", visited / n_train, options.max_rounds)
-            if stop_reason is not None:
-                break
-            if task.new_stage and gap <= options.tol * objective:
-                stop_reason = TOL_GAP
-            elif early and patience.stop(held, task.check, visited):
-                stop_reason = EARLY_STOPPING
-                if patience.best is not task.check or not task.new_stage:
-                    # As in memory, the history ends with the point returned, measured:
-                    # one more round certifies it.
-                    task = task._replace(centre=patience.best, start=patience.best,
-                                         check=patience.best, new_stage=True, steps=0)
-                    t += 1
-                    continue
-            elif task.steps == 0 and t > 0 and not handover:
-                stop_reason = MAX_EPOCHS
-            if stop_reason is not None or handover:
-                break
-        if eta is None:
-            # η₀ and D₀ by the in-memory rule, from the workers' sums: one row whose weight
-            # and squared norm give the mean weight and the mean s²‖z‖² of all rows.
-            weight_sum, weighted_sqnorm, gradient_sum = np.sum([s.sums for s in summaries],
-                                                               axis=0)
-            mean_weight = weight_sum / n_train
-            eta, radius = default_step_and_radius(
-                np.array([gradient_sum / n_train / mean_weight**2]), np.array([mean_weight]),
-                lam, stage_rows, gap, 0.0, objective)
-            polish = not early or dual_ascent_is_fast(weighted_sqnorm / n_train, lam, n_train)
-            stage_left, stage_rows = int(round(stage_rows)), stage_rows * growth
-            stage_sum, stage_steps = np.zeros(width), 0
-            task = task._replace(check=None, new_stage=False)
-        else:
-            visited += K * task.steps
-            stage_sum = stage_sum + sum(p * s.total for p, s in zip(share, summaries,
-                                                                    strict=True))
-            stage_steps += task.steps
-            point = stage_sum / stage_steps
-            if stage_left <= 0 or visited >= max_rows:
-                # The stage's end (or the budget's): the next round certifies its average
-                # and starts the next stage there.
-                task = task._replace(centre=point, start=point, check=point, new_stage=True)
-                eta, radius = eta / schedule.omega, radius / schedule.omega
-                stage_left, stage_rows = int(round(stage_rows)), stage_rows * growth
-                stage_sum, stage_steps = np.zeros(width), 0
-                handover = polish and visited >= POLISH_AFTER_EPOCHS * n_train
-            else:
-                last = sum(p * s.last for p, s in zip(share, summaries, strict=True))
-                task = task._replace(start=last, check=point, new_stage=False)
-        steps = 0 if handover else -(-min(stage_left, check_rows, max_rows - visited) // K)
-        stage_left -= K * steps
-        task = task._replace(eta=eta, radius=radius, steps=max(steps, 0))
-        t += 1
-    info = {"bytes_per_round": 5 * K * width * 8, "partitions": K,
-            "assg_epochs": visited / n_train, "restarted": restarted}
-    coef = task.check
-    if handover:
-        C = 1.0 / (2.0 * n_train * lam)
-        alpha = [client.submit(dual_variables, r, future, C, pure=False)
-                 for r, future in zip(previous, partitions.futures, strict=True)]
-        polished = solve_cocoa(
-            client, partitions, problem, lam, n_train,
-            replace(options, max_rounds=max(1, int(np.ceil((max_rows - visited) / n_train
-                                                           / options.local_passes)))),
-            seed=seed, validation=validation, progress=progress,
-            warm=(alpha, np.array([C * s.g for s in summaries])))
-        offset = {"iteration": len(history["iteration"]), "epoch": visited / n_train,
-                  "time": history["time"][-1]}
-        for name, values in polished.history.items():
-            history[name].extend((values + offset.get(name, 0.0)).tolist())
-        coef, stop_reason = polished.coef, polished.stop_reason
-        info["restarted"] += polished.info["restarted"]
-    history = {name: np.asarray(values) for name, values in history.items()}
+    rounds = _AssgRounds(client, partitions, problem, lam, n_train, options, validation,
+                         progress)
+    rounds.run(np.random.SeedSequence([seed, problem]))
+    info = {"bytes_per_round": 5 * rounds.K * partitions.width * 8, "partitions": rounds.K,
+            "assg_epochs": rounds.visited / n_train, "restarted": rounds.restarted}
+    coef, stop_reason = rounds.task.check, rounds.stop_reason
+    if rounds.handover:
+        coef, stop_reason = rounds.polish(seed)
+    history = {name: np.asarray(values) for name, values in rounds.history.items()}
     return SolverResult(coef=coef, history=history, n_iter=int(history["iteration"][-1]),
                         n_epochs=float(history["epoch"][-1]), stop_reason=stop_reason,
                         info=info)
+
+
+class _AssgRounds:
+    """The rounds of one subproblem and what they carry from one to the next: the task sent
+    to the workers, the stage plan (:func:`~snacks_core.solvers.snacks.stage_plan`, the
+    in-memory stages' rules), the running stage average, the rows visited, the best dual
+    value, early stopping's patience and the history."""
+
+    def __init__(self, client, partitions, problem, lam, n_train, options, validation,
+                 progress):
+        self.client, self.partitions, self.problem = client, partitions, problem
+        self.lam, self.n_train, self.options = lam, n_train, options
+        self.validation, self.progress = validation, progress
+        self.K = len(partitions.futures)
+        self.share = partitions.rows / partitions.rows.sum()
+        self.early = options.n_iter_no_change is not None
+        self.patience = (HeldOutPatience(partitions.held_rows, options.n_iter_no_change,
+                                         n_train) if self.early else None)
+        self.check_rows = rows_between_checks(n_train, self.early)
+        self.max_rows = int(np.ceil(options.max_rounds * n_train))
+        self.history = {name: [] for name in HISTORY_COLUMNS}
+        self.restarted, self.previous, self.summaries = [], [None] * self.K, None
+        zero = np.zeros(partitions.width)
+        self.task = AssgTask(problem, zero, zero, zero, True, 0.0, 0.0, lam, 0, ())
+        # The stage plan comes with the first round's sums (η₀ and D₀ from the data).
+        self.plan, self.stage_left, self.stage_sum, self.stage_steps = None, 0, None, 0
+        self.visited, self.best_dual, self.t = 0, -np.inf, 0
+        self.polish_after = self.handover = False
+        self.stop_reason, self.start = None, time.perf_counter()
+
+    def run(self, streams):
+        """Rounds until a stop rule holds or ASSG hands over to CoCoA+."""
+        while True:
+            raise_if_stopped()
+            self.task = self.task._replace(seeds=tuple(
+                int(s) for s in streams.spawn(1)[0].generate_state(self.K)))
+            self.previous, self.summaries = _run_round(
+                self.client, self.partitions, self.previous, self.task,
+                f"Snacks round {self.t} of problem {self.problem}", self.options.timeout,
+                self.restarted)
+            measured = (np.nan, np.nan)
+            if self.task.check is not None:
+                measured, held = self._checkpoint()
+                decision = self._decide(*measured, held)
+                if decision == "stop":
+                    return
+                if decision == "certify":
+                    self.t += 1
+                    continue
+            self._advance(*measured)
+            self.t += 1
+
+    def _checkpoint(self):
+        """Record the round's checkpoint; ``((F, gap), held-out errors)`` (F and the gap
+        NaN inside a stage)."""
+        task, summaries = self.task, self.summaries
+        objective = gap = np.nan
+        held = sum(s.held_errors for s in summaries)
+        if task.new_stage:
+            objective, gap = self._certificate()
+        validation = self.validation
+        error = (float(np.mean(validation[1] * matvec(validation[0], task.check) <= 0))
+                 if validation is not None else
+                 held / self.partitions.held_rows if self.early else np.nan)
+        epochs = self.visited / self.n_train
+        for name, value in zip(HISTORY_COLUMNS, (len(self.history["iteration"]), epochs,
+                                                 time.perf_counter() - self.start, objective,
+                                                 gap, error), strict=True):
+            self.history[name].append(float(value))
+        if self.progress is not None:
+            # Epochs, as in memory (options.max_rounds is the budget in epochs here).
+            self.progress("training", epochs, self.options.max_rounds)
+        return (objective, gap), held
+
+    def _certificate(self):
+        """``(F, gap)`` at the stage's centre: the gap to the best dual value so far."""
+        summaries, lam, n = self.summaries, self.lam, self.n_train
+        centre = self.task.centre
+        objective = float(sum(s.hinge for s in summaries)) / n + lam * float(centre @ centre)
+        g = sum(s.g for s in summaries) / (2.0 * lam * n)
+        self.best_dual = max(self.best_dual,
+                             sum(s.beta_sum for s in summaries) / n - lam * float(g @ g))
+        return objective, max(objective - self.best_dual, 0.0)
+
+    def _decide(self, objective, gap, held):
+        """After a checkpoint: 'stop', 'certify' (one more round measures the point early
+        stopping returns, as in memory the history ends with it) or None (go on)."""
+        task = self.task
+        if self.stop_reason is not None:
+            return "stop"
+        if task.new_stage and gap <= self.options.tol * objective:
+            self.stop_reason = TOL_GAP
+        elif self.early and self.patience.stop(held, task.check, self.visited):
+            self.stop_reason = EARLY_STOPPING
+            best = self.patience.best
+            if best is not task.check or not task.new_stage:
+                self.task = task._replace(centre=best, start=best, check=best,
+                                          new_stage=True, steps=0)
+                return "certify"
+        elif task.steps == 0 and self.t > 0 and not self.handover:
+            self.stop_reason = MAX_EPOCHS
+        return "stop" if self.stop_reason is not None or self.handover else None
+
+    def _advance(self, objective, gap):
+        """The next round's task: the first stage's plan after the first round, else the
+        steps made added to the stage's average; each worker's share of the steps."""
+        if self.plan is None:
+            self._first_stage(objective, gap)
+        else:
+            self._add_steps()
+        steps = 0 if self.handover else -(-min(self.stage_left, self.check_rows,
+                                               self.max_rows - self.visited) // self.K)
+        self.stage_left -= self.K * steps
+        self.task = self.task._replace(eta=self.plan.eta, radius=self.plan.radius,
+                                       steps=max(steps, 0))
+
+    def _first_stage(self, objective, gap):
+        """η₀ and D₀ by the in-memory rule, from the workers' sums: one row whose weight and
+        squared norm give the mean weight and the mean s²‖z‖² of all rows."""
+        n = self.n_train
+        weight_sum, weighted_sqnorm, gradient_sum = np.sum([s.sums for s in self.summaries],
+                                                           axis=0)
+        mean_weight = weight_sum / n
+        schedule = AssgSchedule()
+        eta, radius = default_step_and_radius(
+            np.array([gradient_sum / n / mean_weight**2]), np.array([mean_weight]), self.lam,
+            schedule.stage_epochs * n, gap, 0.0, objective)
+        self.plan = stage_plan(eta, radius, n, schedule)
+        self.polish_after = (not self.early
+                             or dual_ascent_is_fast(weighted_sqnorm / n, self.lam, n))
+        self._next_stage()
+        self.task = self.task._replace(check=None, new_stage=False)
+
+    def _next_stage(self):
+        self.stage_left = self.plan.next_stage(self.max_rows - self.visited)
+        self.stage_sum, self.stage_steps = np.zeros(self.partitions.width), 0
+
+    def _add_steps(self):
+        """The round's steps into the stage's average; at the stage's end (or the budget's)
+        the next round certifies that average and starts the next stage there."""
+        self.visited += self.K * self.task.steps
+        self.stage_sum = self.stage_sum + sum(p * s.total for p, s in zip(
+            self.share, self.summaries, strict=True))
+        self.stage_steps += self.task.steps
+        point = self.stage_sum / self.stage_steps
+        if self.stage_left <= 0 or self.visited >= self.max_rows:
+            self.task = self.task._replace(centre=point, start=point, check=point,
+                                           new_stage=True)
+            self.plan.shrink()
+            self._next_stage()
+            self.handover = (self.polish_after
+                             and self.visited >= POLISH_AFTER_EPOCHS * self.n_train)
+        else:
+            last = sum(p * s.last for p, s in zip(self.share, self.summaries, strict=True))
+            self.task = self.task._replace(start=last, check=point, new_stage=False)
+
+    def polish(self, seed):
+        """CoCoA+ from α_i = C s_i β_i of the last certificate, on the epochs left; its
+        rounds extend the history; ``(coef, stop reason)``."""
+        n, lam = self.n_train, self.lam
+        C = 1.0 / (2.0 * n * lam)
+        alpha = [self.client.submit(dual_variables, r, future, C, pure=False)
+                 for r, future in zip(self.previous, self.partitions.futures, strict=True)]
+        rounds_left = max(1, int(np.ceil((self.max_rows - self.visited) / n
+                                         / self.options.local_passes)))
+        polished = solve_cocoa(
+            self.client, self.partitions, self.problem, lam, n,
+            replace(self.options, max_rounds=rounds_left), seed=seed,
+            validation=self.validation, progress=self.progress,
+            warm=(alpha, np.array([C * s.g for s in self.summaries])))
+        offset = {"iteration": len(self.history["iteration"]), "epoch": self.visited / n,
+                  "time": self.history["time"][-1]}
+        for name, values in polished.history.items():
+            self.history[name].extend((values + offset.get(name, 0.0)).tolist())
+        self.restarted += polished.info["restarted"]
+        return polished.coef, polished.stop_reason
 
 
 def _run_round(client, partitions, previous, task, what, timeout, restarted):
