@@ -75,14 +75,14 @@ def run(args) -> int:
 
 def command_line():
     """The ``snacks`` program: :func:`main`, with two savings of a short command's start and
-    end, measured on a 2-second ``snacks fit`` on this project's 2-core machine.
+    end (measured in BENCHMARKS.md, "Your own data").
 
     - Python's cyclic garbage collector waits until the command's modules are imported,
       then leaves them out of its scans (``gc.freeze``): importing scikit-learn, SciPy and
       numba makes hundreds of thousands of objects that live as long as the process, and
-      scanning them again and again as they were made cost 0.1–0.2 s of CPU.
+      scanning them again and again as they were made costs CPU for nothing.
     - The process ends without the interpreter's teardown (freeing every module and LLVM's
-      compiled code: 0.28 s, 0.15 s of it for scikit-learn alone).  Once the command has
+      compiled code, a noticeable share of a short command).  Once the command has
       returned, the exit handlers run (temporary files, a Dask client), the output is
       flushed and the process ends; while a thread other than the main one is still
       running it exits as usual.
