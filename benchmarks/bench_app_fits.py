@@ -62,7 +62,10 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.model_selection import train_test_split
 from snacks_core import SnacksClassifier
-from snacks_core.model.sweeps import robustness_grid
+try:  # the layout by roles, or the flat one before it
+    from snacks_core.model.sweeps import robustness_grid
+except ImportError:
+    from snacks_core.sweeps import robustness_grid
 warnings.simplefilter("ignore")
 X, y = load_svmlight_file(sys.argv[1], n_features=300)
 X, _, y, _ = train_test_split(X.tocsr(), y, train_size=30000, stratify=y, random_state=0)
