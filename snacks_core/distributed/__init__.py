@@ -19,6 +19,11 @@ A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
    (:class:`~snacks_core.solvers.snacks.HeldOutPatience`);
 5. :mod:`~snacks_core.distributed.predict`: scores and labels as Dask arrays, block by block.
 
+:mod:`~snacks_core.distributed.files` reads a glob of data files on the workers (one
+partition each, one LIBSVM index base, one width), scales them by the one rule of
+:mod:`snacks_core.datasets.scaling` from per-partition sums, and predicts them: what
+``snacks fit --scheduler`` and ``snacks predict --scheduler`` run.
+
 This module imports no Dask: :func:`is_dask_collection` tells the estimator when to import
 the engine (Dask is an optional dependency, ``pip install 'snacks-explorer[distributed]'``).
 """
