@@ -28,6 +28,7 @@ PAGES = {
     "data": st.Page("app_pages/data.py", title="Data", icon=":material/database:"),
 }
 page = st.navigation(list(PAGES.values()))
+navigation.record_page(PAGES, page)
 # The Playground's boundary and drawing plane (run_view.decision_view, ui.drawing): as tall
 # as their column is wide, less the legend above and the colour bar beside (so the plot is
 # square and fills the column), and short enough to fit in the window below what comes

@@ -6,7 +6,6 @@ from snacks_core.app import (
     cached,
     figures,
     lessons,
-    navigation,
     run_view,
     state,
     training,
@@ -14,7 +13,6 @@ from snacks_core.app import (
 )
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 
-navigation.require_entry_point("convergence")
 st.title("Convergence")
 st.caption("Several solvers on the same Nyström embedding (same landmarks, same λ): how fast "
            "does each one drive the objective F(w) down, and when does the test error settle?")

@@ -8,11 +8,10 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets
-from snacks_core.app import cached, figures, lessons, navigation, run_view, state, user_errors
+from snacks_core.app import cached, figures, lessons, run_view, state, user_errors
 from snacks_core.app.state import Keys
 from snacks_core.app.teaching import HELP
 
-navigation.require_entry_point("data")
 st.title("Data")
 st.caption("Choose data in the sidebar, or bring your own below. Every file is parsed as text "
            "by our own readers (never unpickled), and a bad line is reported with its number.")

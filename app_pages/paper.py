@@ -3,12 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, lessons, navigation, state, training, user_errors
+from snacks_core.app import cached, lessons, state, training, user_errors
 from snacks_core.app.paper_tables import PAPER_SOLVERS, PAPER_TABLES
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 from snacks_core.solvers.objective import lam_to_C
 
-navigation.require_entry_point("paper")
 st.title("The paper's tables, here")
 st.caption("The Snacks paper (Tanji et al.) compares solvers on five datasets in its Tables "
            "III–VII: each solver's training time and test error (F1 for mnist-bin), the "

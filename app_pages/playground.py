@@ -9,7 +9,6 @@ from snacks_core.app import (
     drawing,
     export,
     lessons,
-    navigation,
     run_view,
     training,
     user_errors,
@@ -17,7 +16,6 @@ from snacks_core.app import (
 from snacks_core.app.state import Keys, current
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 
-navigation.require_entry_point("playground")
 st.title("Playground")
 st.caption("Pick data, a kernel, the number of landmarks m and the regularization λ in the "
            "sidebar; the kernel SVM is trained on a Nyström embedding of m landmarks.")

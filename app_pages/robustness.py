@@ -9,7 +9,6 @@ from snacks_core.app import (
     figures,
     heatmap,
     lessons,
-    navigation,
     server,
     state,
     user_errors,
@@ -18,7 +17,6 @@ from snacks_core.app.state import Keys
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 from snacks_core.model.sweeps import summarize_grid
 
-navigation.require_entry_point("robustness")
 st.title("Robustness heatmap")
 st.caption("Is there a wide region of good settings, or a narrow ridge? Each cell trains the "
            "model once per seed (and fold) and shows its mean error (its spread on hover).")

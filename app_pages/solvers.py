@@ -3,10 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, explorer, figures, lessons, navigation, training, user_errors
+from snacks_core.app import cached, explorer, figures, lessons, training, user_errors
 from snacks_core.app.teaching import CAPTIONS, solver_label
 
-navigation.require_entry_point("solvers")
 st.title("Solver comparison")
 st.caption("Every solver on the same data, kernel, landmarks and λ: times, errors, F1 and the "
            "objective reached. LIBSVM solves the exact kernel SVM, without Nyström: the "

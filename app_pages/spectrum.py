@@ -4,11 +4,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, figures, lessons, navigation, state, training, user_errors
+from snacks_core.app import cached, figures, lessons, state, training, user_errors
 from snacks_core.app.teaching import CAPTIONS, HELP
 from snacks_core.kernels import spectra
 
-navigation.require_entry_point("spectrum")
 st.title("Spectrum")
 st.caption("How many landmarks does this kernel need? The eigenvalues of the landmark kernel "
            "matrix K_mm tell: a fast decay means a few directions carry the kernel.")

@@ -1,12 +1,4 @@
-"""The Streamlit app through ``streamlit.testing.v1.AppTest``: every page on small data.
-
-Streamlit's AppTest resets ``PagesManager.uses_pages_directory`` before every run; with a
-``pages/`` folder beside ``app.py`` it then emulates the old folder-based multipage apps
-and reruns the last page script *without* the entry point (no sidebar, no navigation).
-The real server sets that flag once and ``st.navigation`` clears it (a first run that
-lands on a page file alone is routed back through ``app.py`` by
-``navigation.require_entry_point``), so the fixture below clears it after each construction.
-"""
+"""The Streamlit app through ``streamlit.testing.v1.AppTest``: every page on small data."""
 
 from __future__ import annotations
 
@@ -17,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from snacks_core.app import sidebar
@@ -27,17 +18,6 @@ pytestmark = pytest.mark.slow  # each test runs the Streamlit app
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 120
-
-
-@pytest.fixture(autouse=True)
-def entry_point_on_every_run(monkeypatch):
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def run_app(query_params=None, **settings) -> AppTest:
@@ -140,7 +120,7 @@ def test_manual_training_waits_for_the_button():
 
 def open_page(name, **settings):
     at = run_app(**{**SMALL, **settings})
-    at.switch_page(f"pages/{name}.py").run()
+    at.switch_page(f"app_pages/{name}.py").run()
     assert_clean(at)
     return at
 

@@ -31,8 +31,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 # (url path, query string, button to click, number of figures to wait for, screenshot name).
-# The first visit is a deep link on the fresh server: Streamlit runs that first script in its
-# legacy pages/-folder mode, which navigation.require_entry_point must route through app.py.
+# The first visit is a deep link on the fresh server: st.navigation in app.py must open it.
 # Live training is on by default, so pages train without a click (there is no Train button).
 PAGES = [
     ("convergence", "conv_solvers=snacks,pegasos,liblinear&lam=0.0001", None, 2,

@@ -16,9 +16,6 @@ from streamlit.testing.v1 import AppTest
 from snacks_core.app.state import Keys
 from snacks_core.persistence import pipeline_from_npz
 
-# Every AppTest run goes through app.py (the autouse fixture of test_app.py).
-from test_app import entry_point_on_every_run  # noqa: F401
-
 pytestmark = pytest.mark.slow  # each test runs the Streamlit app
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -508,7 +508,7 @@ def test_stopped_heatmap_keeps_finished_cells_and_exits_non_zero(capsys, tmp_pat
 # ---------------------------------------------------------------------------- the app
 
 
-from test_app import entry_point_on_every_run, open_page  # noqa: E402,F401
+from test_app import open_page  # noqa: E402
 
 
 @pytest.mark.slow  # runs the Streamlit app

@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 from snacks_core import datasets
 from snacks_core.datasets import make_dataset, split_dataset, with_test_part
-from test_app import APP, TIMEOUT, assert_clean, entry_point_on_every_run, metric  # noqa: F401
+from test_app import APP, TIMEOUT, assert_clean, metric
 
 
 def _blobs(n, shift, seed):

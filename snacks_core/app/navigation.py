@@ -1,5 +1,4 @@
-"""Arriving at a page: through ``app.py`` whatever the first URL, and what was wrong in
-the link."""
+"""Arriving at a page: which page this run shows, and what was wrong in the link."""
 
 from __future__ import annotations
 
@@ -8,19 +7,10 @@ import streamlit as st
 from snacks_core.app.state import Keys
 
 
-def require_entry_point(page_name):
-    """Send a run that skipped ``app.py`` through it, then back to ``page_name``.
-
-    With a ``pages/`` folder beside the entry point, a fresh Streamlit server runs its very
-    first script in the legacy folder-based multipage mode: when the first URL names a page
-    (a shared link to /spectrum), that page file runs alone, without the sidebar, the
-    session settings or ``st.navigation``.  ``app.py`` calls ``st.navigation``, which ends
-    the legacy mode for the whole server, and then opens the page asked for here.
-    """
-    if not st.session_state.get(Keys.INITIALIZED):
-        st.session_state[Keys.GOTO] = page_name
-        st.switch_page("app.py", query_params=st.query_params.to_dict())
-    st.session_state[Keys.PAGE] = page_name
+def record_page(pages, page):
+    """Remember the name (a key of ``pages``) of the page ``st.navigation`` chose for this
+    run: a lesson ends when its page is left (:func:`snacks_core.app.lessons.lesson_left`)."""
+    st.session_state[Keys.PAGE] = next(name for name, known in pages.items() if known is page)
 
 
 def url_problems():

@@ -130,7 +130,7 @@ class Keys:
     UPLOAD_TEST = "upload_test"    # the Data page's uploader of an optional test file
     LESSON = "lesson"              # name of the lesson whose explanation is shown
     GOTO = "_goto"                 # page a lesson asks to open
-    PAGE = "_page"                 # the page this run shows (navigation.require_entry_point)
+    PAGE = "_page"                 # the page this run shows (navigation.record_page)
     TRAINED = "_trained"           # settings of the last click on Train (when not live)
     GRID_RESULT = "_grid_result"   # last robustness sweep (rows, parameters)
     CMP_RESULT = "_cmp_result"     # last solver comparison (rows, parameters)
