@@ -4,13 +4,13 @@ import streamlit as st
 
 from snacks_core.app import (
     cached,
-    figures,
     lessons,
     run_view,
     state,
     training,
     user_errors,
 )
+from snacks_core.app.figures.convergence import convergence_figure
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 
 st.title("Convergence")
@@ -30,8 +30,8 @@ classes = run_view.class_names(split)
 if len(classes) > 2:
     st.caption(f"{len(classes)} classes: curves of the first one-vs-rest problem "
                f"({classes[0]} against the rest).")
-figure = figures.convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch",
-                                    labels={solver: solver_label(solver) for solver in runs})
+figure = convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch",
+                            labels={solver: solver_label(solver) for solver in runs})
 st.plotly_chart(figure, width="stretch", key="convergence")
 st.caption(CAPTIONS["convergence"])
 single = [solver_label(s) for s, history in histories.items() if len(history["objective"]) == 1]

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets
-from snacks_core.app import cached, figures, lessons, run_view, state, user_errors
+from snacks_core.app import cached, lessons, run_view, state, user_errors
+from snacks_core.app.figures.data import class_balance_figure, data_scatter_figure
 from snacks_core.app.state import Keys
 from snacks_core.app.teaching import HELP
 
@@ -117,7 +118,7 @@ with left:
     st.markdown("**Class balance**")
     counts = [dict(zip(*np.unique(y, return_counts=True), strict=True))
               for y in (split.y_train, split.y_test)]
-    st.plotly_chart(figures.class_balance_figure(*counts), width="stretch", key="balance")
+    st.plotly_chart(class_balance_figure(*counts), width="stretch", key="balance")
     smallest = min(counts[0].values()) / sum(counts[0].values())
     if smallest < 0.2:
         st.caption(f"The smallest class is {smallest:.0%} of the training rows: read F1 rather "
@@ -129,7 +130,7 @@ with right:
         shown = cached.load_split(replace(request, pca2d=True))
         title = f"Preview: {shown.projection}"
     st.markdown(f"**{title}**")
-    st.plotly_chart(figures.data_scatter_figure(
+    st.plotly_chart(data_scatter_figure(
         shown.X_train, shown.y_train, classes=run_view.class_names(shown),
         axis_titles=shown.feature_names[:2]), width="stretch", key="scatter")
 

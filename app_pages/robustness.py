@@ -6,13 +6,13 @@ import streamlit as st
 from snacks_core.app import (
     cached,
     explorer,
-    figures,
     heatmap,
     lessons,
     server,
     state,
     user_errors,
 )
+from snacks_core.app.figures.robustness import grid_axis_title, heatmap_figure
 from snacks_core.app.state import Keys
 from snacks_core.app.teaching import CAPTIONS, HELP, solver_label
 from snacks_core.model.sweeps import summarize_grid
@@ -146,10 +146,10 @@ value_label = "CV error" if folds else "test error"
 spread = table["seed"].nunique() > 1 or bool(folds)
 rows_v, cols_v, mean, std, seconds = summarize_grid(table, rows=result["axis"], columns="lam")
 best = heatmap.best_cell(table, result["axis"], rows_v, cols_v, mean)
-figure = figures.heatmap_figure(rows_v, cols_v, mean, std, seconds,
-                                row_label=figures.grid_axis_title(result["axis"]),
-                                col_label=figures.grid_axis_title("lam"),
-                                spread=spread, value_label=value_label, best=best)
+figure = heatmap_figure(rows_v, cols_v, mean, std, seconds,
+                        row_label=grid_axis_title(result["axis"]),
+                        col_label=grid_axis_title("lam"),
+                        spread=spread, value_label=value_label, best=best)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
 # The heatmap takes the main column's width; the clicked cell's model comes below it, its
 # two figures side by side where the column is wide enough (heatmap.heatmap_cell_view).

@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, explorer, figures, lessons, training, user_errors
+from snacks_core.app import cached, explorer, lessons, training, user_errors
+from snacks_core.app.figures.solvers import solver_bar_figure
 from snacks_core.app.teaching import CAPTIONS, solver_label
 
 st.title("Solver comparison")
@@ -47,7 +48,7 @@ st.dataframe(table, hide_index=True, width="stretch", column_config={
     "objective": st.column_config.NumberColumn(format="%.5f"),
 })
 chart, notes = st.columns([3, 1], gap="large")
-chart.plotly_chart(figures.solver_bar_figure(rows, majority_error=majority), width="stretch",
+chart.plotly_chart(solver_bar_figure(rows, majority_error=majority), width="stretch",
                    key="solver_bars")
 with notes:
     st.caption(CAPTIONS["solvers"])

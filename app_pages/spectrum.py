@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, figures, lessons, state, training, user_errors
+from snacks_core.app import cached, lessons, state, training, user_errors
+from snacks_core.app.figures.spectrum import approximation_error_figure, spectrum_figure
 from snacks_core.app.teaching import CAPTIONS, HELP
 from snacks_core.kernels import spectra
 
@@ -44,7 +45,7 @@ shown = {label: values for label, values in curves.items()
 col_spectrum, col_error = st.columns(2)
 with col_spectrum:
     st.subheader("Eigenvalue decay of K_mm")
-    st.plotly_chart(figures.spectrum_figure(
+    st.plotly_chart(spectrum_figure(
         shown, threshold=len(base) * lam / base[0] if base[0] > 0 else None,
         threshold_label=f"mλ/μ₁ (λ = {lam:g}): eigenvalues below count < ½ in d_eff"),
         width="stretch", key="spectrum")
@@ -60,7 +61,7 @@ with col_error:
     m_values = sorted({int(v) for v in np.geomspace(5, m, 6).round()})
     with user_errors.stop_on_user_error(), st.spinner("Comparing Nyström and random features…"):
         m_used, errors = cached.approximation(request, split, params, m_values, (0, 1, 2))
-    st.plotly_chart(figures.approximation_error_figure(m_used, errors), width="stretch",
+    st.plotly_chart(approximation_error_figure(m_used, errors), width="stretch",
                     key="approximation")
     st.caption(CAPTIONS["approximation_polynomial" if params["kernel"] == "polynomial"
                         else "approximation"])

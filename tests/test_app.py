@@ -825,8 +825,11 @@ def test_the_session_keeps_the_first_seeds_models_within_a_memory_cap(monkeypatc
     assert "model" not in result["table"] and len(result["table"]) == 8
     assert sorted(result["models"]) == [(10.0, 1e-3), (10.0, 1e-2), (20.0, 1e-3), (20.0, 1e-2)]
     assert result["models_seed"] == 3
-    embedding = result["models"][(10.0, 1e-3)].embedding_
-    assert result["models_bytes"] == embedding.components_.nbytes + embedding.landmarks_.nbytes
+    # The cells' models read prefixes of one group's embedding (m = 20 nests m = 10):
+    # counted once.
+    whole = result["models"][(10.0, 1e-3)].embedding_.embedding
+    assert all(model.embedding_.embedding is whole for model in result["models"].values())
+    assert result["models_bytes"] == whole.components_.nbytes + whole.landmarks_.nbytes
     monkeypatch.setattr(heatmap, "KEPT_MODELS_MAX_BYTES", result["models_bytes"] - 1)
     capped = heatmap.grid_result("key", table, "m", split)
     assert capped["models"] == {} and capped["models_bytes"] == result["models_bytes"]

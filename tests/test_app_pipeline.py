@@ -210,7 +210,7 @@ def test_snacks_core_and_the_cli_never_import_streamlit():
     import sys
     code = ("import sys, snacks_core, snacks_core.model.evaluation, snacks_core.kernels.spectra, "
             "snacks_core.model.defaults, snacks_core.model.estimator, snacks_core.app.explorer, "
-            "snacks_core.app.figures, "
+            "snacks_core.app.figures.boundary, snacks_core.app.figures.robustness, "
             "snacks_core.model.sweeps, snacks_core.persistence, snacks_core.cli as cli\n"
             "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'streamlit' not in sys.modules, 'streamlit imported'\n")

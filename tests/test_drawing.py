@@ -176,14 +176,14 @@ def test_exported_code_rebuilds_the_drawn_dataset():
 
 
 def test_drawing_figure_is_a_fixed_plane_of_click_targets():
-    from snacks_core.app import figures
+    from snacks_core.app.figures.drawing_plane import CLICK_STEP, drawing_figure
 
     points = decode_points(EXAMPLE_POINTS)
     X = np.array([p[1:] for p in points])
     y = np.array([p[0] for p in points])
-    fig = figures.drawing_figure(None, X, y, classes=np.array(CLASSES), plane=drawn.PLANE)
+    fig = drawing_figure(None, X, y, classes=np.array(CLASSES), plane=drawn.PLANE)
     grid = next(t for t in fig.data if t.name == "plane")
-    ticks = np.arange(-1.0, 1.0 + 1e-9, figures.CLICK_STEP)
+    ticks = np.arange(-1.0, 1.0 + 1e-9, CLICK_STEP)
     assert len(grid.x) == ticks.size ** 2
     np.testing.assert_allclose(np.unique(np.round(grid.x, 9)), ticks, atol=1e-9)
     assert grid.marker.opacity == 0 and grid.hoverinfo == "none" and not grid.showlegend

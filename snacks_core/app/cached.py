@@ -16,7 +16,7 @@ import streamlit as st
 
 from snacks_core import datasets
 from snacks_core.app import server, serving
-from snacks_core.app.figures import decision_surface
+from snacks_core.app.figures.boundary import decision_surface
 from snacks_core.app.state import Keys, current
 from snacks_core.datasets.drawn import drawn_dataset
 from snacks_core.kernels import spectra

@@ -2,8 +2,9 @@
 the model trained on them at once.
 
 The points are the ``points`` setting (their text form, in the URL like any setting); a
-click on the plane lands on a grid point of :func:`snacks_core.app.figures.drawing_figure`,
-whose coordinates a callback turns into an edit before the next run.  The chart's key
+click on the plane lands on a grid point of
+:func:`snacks_core.app.figures.drawing_plane.drawing_figure`, whose coordinates a callback
+turns into an edit before the next run.  The chart's key
 counts the clicks handled, so that each run draws a chart with no selection: a second
 click on the same spot is a new selection, not the old one repeated.
 """
@@ -14,7 +15,9 @@ import numpy as np
 import streamlit as st
 from sklearn.pipeline import make_pipeline
 
-from snacks_core.app import cached, figures, run_view
+from snacks_core.app import cached, run_view
+from snacks_core.app.figures.boundary import decision_surface
+from snacks_core.app.figures.drawing_plane import drawing_figure
 from snacks_core.app.state import Keys, current
 from snacks_core.app.teaching import CAPTIONS, HELP
 from snacks_core.datasets.drawn import (
@@ -112,8 +115,8 @@ def not_ready_reason(test_size):
 def _plane_surface(data_key, model_key, _split, _model):
     # The model learned on scaled points; the plane shows them where they were drawn.
     corners = np.array([[PLANE[0], PLANE[0]], [PLANE[1], PLANE[1]]])
-    return figures.decision_surface(make_pipeline(*_split.preprocessing, _model), corners,
-                                    resolution=cached.SURFACE_RESOLUTION, padding=0.0)
+    return decision_surface(make_pipeline(*_split.preprocessing, _model), corners,
+                            resolution=cached.SURFACE_RESOLUTION, padding=0.0)
 
 
 def _to_plane(split, Z):
@@ -132,12 +135,12 @@ def plane(request=None, split=None, params=None, run=None):
         X = np.array([(p[1], p[2]) for p in drawing]).reshape(-1, 2)
         y = np.array([p[0] for p in drawing])
         test = held_out_mask(drawing, current("test_size"))
-        figure = figures.drawing_figure(None, X[~test], y[~test], X[test], y[test],
-                                        classes=classes, plane=PLANE)
+        figure = drawing_figure(None, X[~test], y[~test], X[test], y[test],
+                                classes=classes, plane=PLANE)
     else:
         dataset = cached.load_dataset(request)
         landmarks = run_view.landmarks_of(run)
-        figure = figures.drawing_figure(
+        figure = drawing_figure(
             _plane_surface(request.key(), cached.params_key(params), split, run.model),
             dataset.X, dataset.y, dataset.X_test, dataset.y_test, classes=classes,
             plane=PLANE, train_pred=run.metrics["train_pred"],

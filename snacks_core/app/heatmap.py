@@ -7,7 +7,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from snacks_core.app import cached, explorer, figures
+from snacks_core.app import cached, explorer
+from snacks_core.app.figures.boundary import (
+    BoundaryStyle,
+    decision_boundary_figure,
+    margin_histogram_figure,
+    rename_test_points,
+)
+from snacks_core.app.figures.convergence import convergence_figure
+from snacks_core.app.figures.robustness import (
+    THUMBNAIL_POINTS,
+    boundary_thumbnails_figure,
+    grid_axis_title,
+)
 from snacks_core.app.run_view import class_names, first_problem, percent
 from snacks_core.app.state import GRID_EXTRA_MAX, Keys
 from snacks_core.app.teaching import STOP_REASON_WORDS, solver_label
@@ -70,78 +82,79 @@ def _scored_rows(split, folds):
     return (split.X_train[fit], y[fit]), (split.X_train[held], y[held])
 
 
-def heatmap_cell_view(split, result, folds, solver):
-    """The clicked cell's model, the one the sweep trained and scored (its first seed; with
-    cross-validation, on its first fold): its decision boundary (2-D data) or margin
-    histogram on the rows it was scored on, its error, and its ``solver``'s convergence."""
-    axis, table, models = result["axis"], result["table"], result["models"]
-    cell = _kept_cell(models, st.session_state.get(Keys.HEATMAP_CELL))
-    if cell is None:
-        if result["models_bytes"] > KEPT_MODELS_MAX_BYTES:
-            st.info(f"This sweep's models are not kept: their embeddings would hold "
-                    f"{result['models_bytes'] / 2**20:.0f} MB for this visitor (the limit is "
-                    f"{KEPT_MODELS_MAX_BYTES // 2**20} MB). Lower m to see each cell's model.",
-                    icon=":material/memory:")
-        else:
-            st.info("Click a cell of the heatmap to see its model here: the one the sweep "
-                    "scored, its decision boundary (2-D data) or margins, and how its solver "
-                    "converged.", icon=":material/ads_click:")
-        return
-    row_value, lam = cell
-    model, seed = models[cell], result["models_seed"]
-    rows = table[np.isclose(table[axis], row_value) & np.isclose(table["lam"], lam)]
-    mine = rows[rows["seed"] == seed]
-    mine = mine[mine["fold"] == 0] if folds else mine
-    mine = mine.iloc[0]
-    (X_fit, y_fit), (X_scored, y_scored) = _scored_rows(split, folds)
-    fit_pred, scored_pred = cached.cell_predictions(result, cell, X_fit, X_scored)
-    error = error_rate(y_scored, scored_pred)
+def _no_cell_shown(result):
+    """Why no cell's model is shown: its models are not kept, or no cell is clicked yet."""
+    if result["models_bytes"] > KEPT_MODELS_MAX_BYTES:
+        st.info(f"This sweep's models are not kept: their embeddings would hold "
+                f"{result['models_bytes'] / 2**20:.0f} MB for this visitor (the limit is "
+                f"{KEPT_MODELS_MAX_BYTES // 2**20} MB). Lower m to see each cell's model.",
+                icon=":material/memory:")
+    else:
+        st.info("Click a cell of the heatmap to see its model here: the one the sweep "
+                "scored, its decision boundary (2-D data) or margins, and how its solver "
+                "converged.", icon=":material/ads_click:")
+
+
+def _describe_cell(name, rows, model, seed, folds, n_fit, n_scored, error):
+    """The cell's model in words: what it trained and was scored on, its error, and the
+    heatmap's value of the cell (``rows``: the cell's rows of the sweep's table)."""
     n_seeds = rows["seed"].nunique()
     cell_value = (f"{percent(rows['test_error'].mean())} ± "
                   f"{percent(float(np.std(rows['test_error'])))}")
-    name = f"**Cell {GRID_AXIS_SYMBOLS[axis]} = {row_value:g}, λ = {lam:g}**"
     # Early stopping (from 10,000 rows) records the error of rows held out of training.
     held = (" (less those it held out to decide when to stop)"
             if np.isfinite(model.history_["validation_error"]).any() else "")
     if folds:
         over = f"the {folds} folds" + (f" and {n_seeds} seeds" if n_seeds > 1 else "")
         st.markdown(f"{name}: the sweep's model for fold 1 of {folds} (seed {seed}), trained "
-                    f"on the fold's {len(y_fit):,} training rows{held}; on the fold's "
-                    f"{len(y_scored):,} validation rows, its **validation error is "
+                    f"on the fold's {n_fit:,} training rows{held}; on the fold's "
+                    f"{n_scored:,} validation rows, its **validation error is "
                     f"{percent(error)}**. The "
                     f"heatmap shows the cell's mean over {over}: {cell_value}.")
     else:
         value = ("the cell's value in the heatmap" if n_seeds == 1 else
                  f"the heatmap shows the cell's mean over {n_seeds} seeds, {cell_value}")
         st.markdown(f"{name}: the model the sweep trained with seed {seed} on the "
-                    f"{len(y_fit):,} training rows{held} and scored: **test error "
+                    f"{n_fit:,} training rows{held} and scored: **test error "
                     f"{percent(error)}** ({value}).")
+
+
+def _cell_model_figure(view, split, result, cell, model, folds, fit, scored, predictions):
+    """The cell's model on the rows it was scored on: its decision boundary (2-D data) or
+    the histogram of its decision values; ``fit``, ``scored``: (X, y) pairs,
+    ``predictions``: on both."""
+    (X_fit, y_fit), (X_scored, y_scored) = fit, scored
+    fit_pred, scored_pred = predictions
     classes = class_names(split)
-    beside = st.container(horizontal=True, wrap=True, gap="small")
-    model_view = beside.container(width=CELL_FIGURE_WIDTH)
-    convergence_view = beside.container(width=CELL_FIGURE_WIDTH)
     if split.n_features == 2:
         surface = cached.cell_surfaces(result, [cell], split)[0]
-        figure = figures.decision_boundary_figure(
+        figure = decision_boundary_figure(
             surface, X_fit, y_fit, X_scored, y_scored, classes=classes, train_pred=fit_pred,
-            test_pred=scored_pred, landmarks=model.embedding_.landmarks_[:model.n_landmarks_],
-            style=figures.BoundaryStyle(axis_titles=split.feature_names[:2],
-                                        height=CELL_BOUNDARY_HEIGHT, legend_above=True))
+            test_pred=scored_pred, landmarks=model.embedding_.landmarks_,
+            style=BoundaryStyle(axis_titles=split.feature_names[:2],
+                                height=CELL_BOUNDARY_HEIGHT, legend_above=True))
         if folds:
-            figure = figures.rename_test_points(figure, "validation")
-        model_view.plotly_chart(figure, width="stretch", key="cell_boundary")
+            figure = rename_test_points(figure, "validation")
+        view.plotly_chart(figure, width="stretch", key="cell_boundary")
     else:
-        figure = figures.margin_histogram_figure(
+        figure = margin_histogram_figure(
             model.decision_function(X_scored), y_scored, classes=classes,
             height=CELL_FIGURE_HEIGHT, rows="fold's validation rows" if folds else "test rows")
-        model_view.plotly_chart(figure, width="stretch", key="cell_margins")
-    # Under early stopping the history's errors are on rows held out of training, not on
-    # the rows the figure's error panel names: the panel is left out.
+        view.plotly_chart(figure, width="stretch", key="cell_margins")
+
+
+def _cell_convergence_figure(view, model, solver):
+    """How the cell's solver converged, without the error panel: under early stopping the
+    history's errors are on rows held out of training, not on the rows the panel names."""
     history = first_problem(model.history_)
     history["validation_error"] = np.full_like(history["objective"], np.nan)
-    convergence_view.plotly_chart(figures.convergence_figure(
+    view.plotly_chart(convergence_figure(
         {solver: history}, labels={solver: solver_label(solver)},
         height=CELL_FIGURE_HEIGHT), width="stretch", key="cell_convergence")
+
+
+def _describe_solver_run(table, lam, mine):
+    """How the cell's solve started (warm or cold) and stopped (``mine``: its table row)."""
     larger = table.loc[table["lam"] > lam, "lam"]
     start = (f"warm-started from its solution at λ = {larger.min():g}" if mine["warm_start"]
              else "started from w = 0")
@@ -150,6 +163,32 @@ def heatmap_cell_view(split, result, folds, solver):
                f"after {mine['epochs']:.3g} epochs, on {int(mine['n_components'])} "
                "dimensions. A sweep's checkpoints record no test error: the figure has no "
                "error panel.")
+
+
+def heatmap_cell_view(split, result, folds, solver):
+    """The clicked cell's model, the one the sweep trained and scored (its first seed; with
+    cross-validation, on its first fold): its decision boundary (2-D data) or margin
+    histogram on the rows it was scored on, its error, and its ``solver``'s convergence."""
+    axis, table, models = result["axis"], result["table"], result["models"]
+    cell = _kept_cell(models, st.session_state.get(Keys.HEATMAP_CELL))
+    if cell is None:
+        _no_cell_shown(result)
+        return
+    row_value, lam = cell
+    model, seed = models[cell], result["models_seed"]
+    rows = table[np.isclose(table[axis], row_value) & np.isclose(table["lam"], lam)]
+    mine = rows[rows["seed"] == seed]
+    mine = mine[mine["fold"] == 0] if folds else mine
+    fit, scored = _scored_rows(split, folds)
+    predictions = cached.cell_predictions(result, cell, fit[0], scored[0])
+    name = f"**Cell {GRID_AXIS_SYMBOLS[axis]} = {row_value:g}, λ = {lam:g}**"
+    _describe_cell(name, rows, model, seed, folds, len(fit[1]), len(scored[1]),
+                   error_rate(scored[1], predictions[1]))
+    beside = st.container(horizontal=True, wrap=True, gap="small")
+    _cell_model_figure(beside.container(width=CELL_FIGURE_WIDTH), split, result, cell, model,
+                       folds, fit, scored, predictions)
+    _cell_convergence_figure(beside.container(width=CELL_FIGURE_WIDTH), model, solver)
+    _describe_solver_run(table, lam, mine.iloc[0])
 
 
 def cell_thumbnails(split, result, folds, best, row_values, col_values):
@@ -181,7 +220,7 @@ def cell_thumbnails(split, result, folds, best, row_values, col_values):
                                              split, resolution=cached.THUMBNAIL_RESOLUTION))
         grid = [[None if cells[i * len(col_values) + j] is None else next(surfaces)
                  for j in range(len(col_values))] for i in range(len(row_values))]
-        return figures.boundary_thumbnails_figure(
+        return boundary_thumbnails_figure(
             grid, errors, row_values, col_values, row_symbol=GRID_AXIS_SYMBOLS[axis],
             col_symbol="λ", X=split.X_train, y=split.y_train, classes=class_names(split),
             best=best, height=height)
@@ -193,7 +232,7 @@ def cell_thumbnails(split, result, folds, best, row_values, col_values):
         st.caption(f"Each thumbnail is the model the sweep scored for that cell, {what}. "
                    f"★ and the red frame: {'the chosen cell' if folds else 'the best cell'}. "
                    f"Rows: {GRID_AXIS_SYMBOLS[axis]}, largest on top as in the heatmap; "
-                   f"columns: λ. Points: a sample of at most {figures.THUMBNAIL_POINTS}. "
+                   f"columns: λ. Points: a sample of at most {THUMBNAIL_POINTS}. "
                    "Drawn only while this section is open.")
         figure = cached.figure_once(repr((result["key"], cells, folds, best, height)), build)
         st.plotly_chart(figure, width="stretch", key="cell_thumbnails_chart",
@@ -209,6 +248,16 @@ def best_cell(table, axis, row_values, col_values, mean):
             else None
     return (int(np.flatnonzero(np.isclose(row_values, chosen[axis]))[0]),
             int(np.flatnonzero(np.isclose(col_values, chosen["lam"]))[0]))
+
+
+def _embedding_bytes(models):
+    """Bytes the embeddings of a grid's kept ``models`` hold: each group's whole embedding
+    once (shared by the prefixes its cells' models read), and the factor of each prefix
+    that computed its own."""
+    prefixes = {id(model.embedding_): model.embedding_ for model in models}
+    wholes = {id(prefix.embedding): prefix.embedding for prefix in prefixes.values()}
+    return (sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in wholes.values())
+            + sum(p.components.nbytes for p in prefixes.values() if p.components is not None))
 
 
 def grid_result(key, table, axis, split, stopped=None, previous=None) -> dict:
@@ -236,8 +285,7 @@ def grid_result(key, table, axis, split, stopped=None, previous=None) -> dict:
     # The models' own arrays are small; their groups' embeddings are not, and shared.  A
     # block's embeddings are its own: the grid's bytes are the blocks' sum, whether the
     # earlier blocks' models were kept or dropped over the cap.
-    embeddings = {id(model.embedding_): model.embedding_ for model in models.values()}
-    n_bytes = sum(e.components_.nbytes + e.landmarks_.data.nbytes for e in embeddings.values())
+    n_bytes = _embedding_bytes(models.values())
     if previous is not None:
         table = explorer.merge_grid_tables([previous["table"], table])
         if scores is not None and previous["scores"] is not None:
@@ -374,7 +422,7 @@ def chosen_cell(table, axis, split, folds, best, summary, optimism):
     row_values, col_values, mean, std = summary
     i, j = best
     n_train = split.X_train.shape[0]
-    where = (f"{figures.grid_axis_title(axis)} = {row_values[i]:g}, λ = {col_values[j]:g} "
+    where = (f"{grid_axis_title(axis)} = {row_values[i]:g}, λ = {col_values[j]:g} "
              f"(C = {lam_to_C(col_values[j], n_train):.3g})")
     spread = f" ± {percent(std[i, j])}" if np.isfinite(std[i, j]) and std[i, j] > 0 else ""
     if folds:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from snacks_core.app import cached, explorer, figures
+from snacks_core.app import cached, explorer
+from snacks_core.app.figures.animation import boundary_animation_figure
+from snacks_core.app.figures.boundary import (
+    BoundaryStyle,
+    decision_boundary_figure,
+    margin_histogram_figure,
+)
 from snacks_core.app.state import SETTINGS, current
 from snacks_core.app.teaching import HELP, try_this
 from snacks_core.app.training import from_cache
@@ -192,10 +198,10 @@ def decision_view(request, split, params, run, *, key_prefix, boundary_height,
     classes = class_names(split)
     if split.n_features == 2:
         surface = cached.surface(request, split, params, run)
-        figure = figures.decision_boundary_figure(
+        figure = decision_boundary_figure(
             surface, split.X_train, split.y_train, split.X_test, split.y_test, classes=classes,
             train_pred=run.metrics["train_pred"], test_pred=run.metrics["test_pred"],
-            landmarks=landmarks_of(run), style=figures.BoundaryStyle(
+            landmarks=landmarks_of(run), style=BoundaryStyle(
                 axis_titles=split.feature_names[:2], height=boundary_height, legend_above=True))
         if boundary_height is None:
             with st.container(key=f"{key_prefix}boundary_figure"):
@@ -204,7 +210,7 @@ def decision_view(request, split, params, run, *, key_prefix, boundary_height,
         else:
             st.plotly_chart(figure, width="stretch", key=f"{key_prefix}boundary")
     else:
-        figure = figures.margin_histogram_figure(
+        figure = margin_histogram_figure(
             run.model.decision_function(split.X_test), split.y_test, classes=classes,
             height=margins_height)
         st.plotly_chart(figure, width="stretch", key=f"{key_prefix}margins")
@@ -215,7 +221,7 @@ def boundary_replay(request, split, params, run, *, key, **figure_options):
     second point of the run's decision-surface grid."""
     surface = cached.surface(request, split, params, run)
     xs, ys = surface.xs[::2], surface.ys[::2]
-    st.plotly_chart(figures.boundary_animation_figure(
+    st.plotly_chart(boundary_animation_figure(
         xs, ys, explorer.animation_frames(run, xs, ys), split.X_train, split.y_train,
         classes=class_names(split), landmarks=landmarks_of(run),
         axis_titles=split.feature_names[:2], **figure_options), width="stretch", key=key)

@@ -140,7 +140,7 @@ def _local_dask_client():
 
 
 def _write_plot(table, path, *, by_gamma):
-    from snacks_core.app.figures import grid_axis_title, heatmap_figure
+    from snacks_core.app.figures.robustness import grid_axis_title, heatmap_figure
 
     rows = "gamma" if by_gamma else "m"
     row_values, lam_values, mean, std, seconds = summarize_grid(table, rows=rows)
