@@ -16,7 +16,7 @@ import pytest
 from sklearn.datasets import make_moons
 
 from snacks_core import SnacksClassifier, datasets
-from snacks_core.app import serving
+from snacks_core.app import cpu_sharing
 from snacks_core.core.cancellation import Cancelled, carry, raise_if_stopped, stop_when
 from snacks_core.core.threads import for_row_blocks
 from snacks_core.model import evaluation
@@ -184,7 +184,7 @@ def test_a_cancelled_fit_leaves_nothing_in_the_app_cache(monkeypatch):
 # --- the heavy-run queue ---------------------------------------------------------------------
 
 def test_queue_starts_up_to_the_limit_then_first_in_first_out():
-    queue = serving.RunQueue(2)
+    queue = cpu_sharing.RunQueue(2)
     tickets = [queue.join() for _ in range(5)]
     started = [queue.wait_turn(t, timeout=0) for t in tickets]
     assert started == [True, True, False, False, False]
@@ -196,7 +196,7 @@ def test_queue_starts_up_to_the_limit_then_first_in_first_out():
 
 
 def test_leaving_the_queue_moves_the_others_up():
-    queue = serving.RunQueue(1)
+    queue = cpu_sharing.RunQueue(1)
     first, second, third, fourth = (queue.join() for _ in range(4))
     queue.leave(third)  # a closed tab
     assert [queue.position(t) for t in (second, fourth)] == [0, 1]
@@ -211,7 +211,7 @@ def test_leaving_the_queue_moves_the_others_up():
 
 
 def test_try_start_never_jumps_the_queue():
-    queue = serving.RunQueue(1)
+    queue = cpu_sharing.RunQueue(1)
     holder = queue.try_start()
     assert holder is not None and queue.try_start() is None
     waiting = queue.join()
@@ -221,7 +221,7 @@ def test_try_start_never_jumps_the_queue():
 
 
 def test_slot_waits_its_turn_and_can_leave():
-    queue = serving.RunQueue(1)
+    queue = cpu_sharing.RunQueue(1)
     order, positions = [], []
     holder = queue.try_start()
     arrived = threading.Event()
@@ -254,23 +254,23 @@ def test_slot_waits_its_turn_and_can_leave():
 
 
 def test_heavy_runs_and_the_setting():
-    assert not serving.is_heavy(serving.fit_work(300, 500, "snacks"))  # any 2-D Playground
-    assert serving.is_heavy(serving.fit_work(35_000, 2000, "snacks"))
-    assert serving.is_heavy(serving.fit_work(5000, 10, "libsvm"))  # n² kernel
-    assert serving.max_heavy_runs({"SNACKS_MAX_HEAVY_RUNS": "3"}) == 3
-    assert serving.max_heavy_runs({}) == max(1, serving.usable_cores() // 2)
+    assert not cpu_sharing.is_heavy(cpu_sharing.fit_work(300, 500, "snacks"))  # any 2-D Playground
+    assert cpu_sharing.is_heavy(cpu_sharing.fit_work(35_000, 2000, "snacks"))
+    assert cpu_sharing.is_heavy(cpu_sharing.fit_work(5000, 10, "libsvm"))  # n² kernel
+    assert cpu_sharing.max_heavy_runs({"SNACKS_MAX_HEAVY_RUNS": "3"}) == 3
+    assert cpu_sharing.max_heavy_runs({}) == max(1, cpu_sharing.usable_cores() // 2)
     for bad in ("0", "-1", "two"):
         with pytest.raises(ValueError, match="SNACKS_MAX_HEAVY_RUNS"):
-            serving.max_heavy_runs({"SNACKS_MAX_HEAVY_RUNS": bad})
+            cpu_sharing.max_heavy_runs({"SNACKS_MAX_HEAVY_RUNS": bad})
     with pytest.raises(ValueError, match="at least 1"):
-        serving.RunQueue(0)
+        cpu_sharing.RunQueue(0)
 
 
 # --- warm-up and BLAS threads ----------------------------------------------------------------
 
 def test_background_task_runs_once_and_keeps_its_error():
     calls = []
-    task = serving.BackgroundTask(lambda: calls.append(1), name="test")
+    task = cpu_sharing.BackgroundTask(lambda: calls.append(1), name="test")
     assert not task.done and task.seconds() == 0.0
     task.start()
     task.start()
@@ -279,7 +279,7 @@ def test_background_task_runs_once_and_keeps_its_error():
     def fail():
         raise RuntimeError("no compiler")
 
-    failing = serving.BackgroundTask(fail, name="test")
+    failing = cpu_sharing.BackgroundTask(fail, name="test")
     failing.start()
     assert failing.wait(10) and isinstance(failing.error, RuntimeError)
 
@@ -287,16 +287,16 @@ def test_background_task_runs_once_and_keeps_its_error():
 @pytest.mark.slow
 def test_blas_threads_are_set_once_per_process():
     script = ("from threadpoolctl import threadpool_info\n"
-              "from snacks_core import serving\n"
-              "print(serving.limit_blas_threads_once({'SNACKS_BLAS_THREADS': '1'}),"
-              " serving.limit_blas_threads_once({'SNACKS_BLAS_THREADS': '1'}),"
+              "from snacks_core.app import cpu_sharing\n"
+              "print(cpu_sharing.limit_blas_threads_once({'SNACKS_BLAS_THREADS': '1'}),"
+              " cpu_sharing.limit_blas_threads_once({'SNACKS_BLAS_THREADS': '1'}),"
               " {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'})\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["1", "None", "{1}"]
-    assert serving.limit_blas_threads_once({"SNACKS_BLAS_THREADS": "0"}) is None
+    assert cpu_sharing.limit_blas_threads_once({"SNACKS_BLAS_THREADS": "0"}) is None
     with pytest.raises(ValueError, match="SNACKS_BLAS_THREADS"):
-        serving.limit_blas_threads_once({"SNACKS_BLAS_THREADS": "many"})
+        cpu_sharing.limit_blas_threads_once({"SNACKS_BLAS_THREADS": "many"})
 
 
 @pytest.mark.parametrize("queue", [[], ["fragment"]])

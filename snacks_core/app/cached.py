@@ -15,7 +15,7 @@ import numpy as np
 import streamlit as st
 
 from snacks_core import datasets
-from snacks_core.app import server, serving
+from snacks_core.app import cpu_sharing, server
 from snacks_core.app.figures.boundary import decision_surface
 from snacks_core.app.state import Keys, current
 from snacks_core.datasets.drawn import drawn_dataset
@@ -190,7 +190,7 @@ def _train(data_key, model_key, _split, _params):
     # Checkpoint weights are cheap for 2-D data and let the Convergence page replay the
     # boundary from the same cached run the Playground shows.  A heavy fit takes a slot of
     # the server's queue here, on a cache miss only.
-    work = serving.fit_work(_split.X_train.shape[0], _params["n_components"], _params["solver"])
+    work = cpu_sharing.fit_work(_split.X_train.shape[0], _params["n_components"], _params["solver"])
     with server.train_slot(work):
         return evaluation.train(_split, _params, keep_checkpoints=_split.n_features == 2)
 

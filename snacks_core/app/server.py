@@ -1,10 +1,11 @@
-"""The explorer as a server shared by a class: warm-up at start, cancelled work when a tab
-closes, and a queue for heavy runs, with what each session sees of them.
+"""The running server, shared by a class: its one warm-up and one heavy-run queue, cancelled
+work when a tab closes, and what each session sees of them (Streamlit messages).
 
 Importing this module sets the process's BLAS threads once and starts the solvers' warm-up
 on a background thread: ``make run`` imports it when the server starts
-(:mod:`snacks_core.app.launch`), ``streamlit run app.py`` at the first visit; the
-logic lives in :mod:`snacks_core.app.serving` and :mod:`snacks_core.core.cancellation`.
+(:mod:`snacks_core.app.launch`), ``streamlit run app.py`` at the first visit.  The
+mechanisms, without Streamlit, are :mod:`snacks_core.app.cpu_sharing` and
+:mod:`snacks_core.core.cancellation`.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-from snacks_core.app import serving
+from snacks_core.app import cpu_sharing
 from snacks_core.core.cancellation import Cancelled, stop_when
 from snacks_core.model import evaluation
 
 # Set once for the process: per run it would be a race between sessions (see
-# serving.limit_blas_threads_once).  tests/conftest.py sets SNACKS_BLAS_THREADS=0: AppTest
+# cpu_sharing.limit_blas_threads_once).  tests/conftest.py sets SNACKS_BLAS_THREADS=0: AppTest
 # runs the app inside pytest's process, whose later tests must keep their BLAS threads.
 # A bad setting is shown on every page (wait_for_warm_up) and its default used.
 SETTING_PROBLEMS = []
 try:
-    serving.limit_blas_threads_once()
+    cpu_sharing.limit_blas_threads_once()
 except ValueError as exc:
     SETTING_PROBLEMS.append(f"{exc} The BLAS threads were left as they were.")
 
@@ -42,12 +43,12 @@ def _warm_up():
           file=sys.stderr, flush=True)
 
 
-WARM_UP = serving.BackgroundTask(_warm_up, name="snacks-warm-up")
+WARM_UP = cpu_sharing.BackgroundTask(_warm_up, name="snacks-warm-up")
 WARM_UP.start()
 try:
-    HEAVY_RUNS = serving.RunQueue(serving.max_heavy_runs())
+    HEAVY_RUNS = cpu_sharing.RunQueue(cpu_sharing.max_heavy_runs())
 except ValueError as exc:
-    HEAVY_RUNS = serving.RunQueue(serving.max_heavy_runs({}))
+    HEAVY_RUNS = cpu_sharing.RunQueue(cpu_sharing.max_heavy_runs({}))
     SETTING_PROBLEMS.append(f"{exc} The default, {HEAVY_RUNS.limit}, is used.")
 # The script thread that holds a slot of HEAVY_RUNS (see train_slot).
 _holder = threading.local()
@@ -144,13 +145,13 @@ class SlotBusy(Exception):  # noqa: N818 (a state, raised to leave a cached func
 
 @contextmanager
 def train_slot(work):
-    """For the body of a cached fit: a slot when the fit is heavy (:func:`serving.is_heavy`)
+    """For the body of a cached fit: a slot when the fit is heavy (:func:`cpu_sharing.is_heavy`)
     and this thread holds none; raises :class:`SlotBusy` when none is free.
 
     Inside the cached function, so that a result already in the cache never waits in line;
     the wait itself is shown outside it (Streamlit replays what a cached function draws).
     """
-    if not serving.is_heavy(work) or getattr(_holder, "ticket", False):
+    if not cpu_sharing.is_heavy(work) or getattr(_holder, "ticket", False):
         yield
         return
     ticket = HEAVY_RUNS.try_start()

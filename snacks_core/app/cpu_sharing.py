@@ -1,9 +1,9 @@
-"""Sharing one server's cores between many users: a queue for heavy runs, a warm-up in the
-background, and the process's BLAS threads set once.
+"""Sharing one server's CPUs between many sessions, the mechanism: a queue for heavy runs,
+a task run once in the background, and the process's BLAS threads set once.
 
-Plain Python (no Streamlit): :mod:`snacks_core.app.server` shows what these do to the
-people waiting.  The settings a teacher can change are environment variables read when the
-server starts:
+Plain Python (no Streamlit), testable on its own: :mod:`snacks_core.app.server` holds the
+running server's instances of these and shows what they do to the people waiting.  The
+settings a teacher can change are environment variables read when the server starts:
 
 ``SNACKS_MAX_HEAVY_RUNS``
     How many heavy runs (:func:`is_heavy`) may run at once; the others wait in a first-in,
