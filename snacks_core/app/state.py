@@ -10,17 +10,25 @@ Other keys (uploads, lessons, the last training request) are listed in :class:`K
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass
 
 import streamlit as st
 
 from snacks_core.app.paper_tables import PAPER_TABLES
-from snacks_core.datasets import SCALINGS
+from snacks_core.datasets import SCALINGS, make_synthetic, split_dataset
 from snacks_core.datasets.drawn import EXAMPLE_POINTS, decode_points, encode_points
 from snacks_core.kernels.functions import KERNELS
 from snacks_core.kernels.landmarks import SAMPLINGS
-from snacks_core.model.defaults import DEFAULT_LAM, DEFAULT_M, GAMMA_RANGE
+from snacks_core.model.defaults import (
+    DEFAULT_C_ON_STEPS,
+    DEFAULT_LAM,
+    DEFAULT_M,
+    GAMMA_RANGE,
+    grid_lam_values,
+)
+from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.solvers import EMBEDDED_SOLVERS, SOLVERS
 
 
@@ -58,6 +66,22 @@ GRID_EXTRA_MAX = 6
 M_BOUNDS = (1, 100_000)
 
 
+def _keyword_defaults(function) -> dict:
+    """The defaults of ``function``'s parameters, by name."""
+    return {name: parameter.default
+            for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
+
+
+# The settings start from the library's own defaults, read where they are defined: the
+# estimator's parameters, the synthetic data and the split of the Data settings, the size of
+# a robustness grid's axes.
+ESTIMATOR_DEFAULTS = SnacksClassifier().get_params()
+SYNTHETIC_DEFAULTS = _keyword_defaults(make_synthetic)
+SPLIT_DEFAULTS = _keyword_defaults(split_dataset)
+GRID_SIZE = _keyword_defaults(grid_lam_values)["size"]
+
+
 @dataclass(frozen=True)
 class Setting:
     """A setting's default and what values are valid.
@@ -75,28 +99,29 @@ class Setting:
 SETTINGS = {
     # Data (sidebar)
     "dataset": Setting("synthetic:moons", "str"),
-    "n_samples": Setting(400, "choice", N_OPTIONS),
-    "noise": Setting(0.2, "float", bounds=(0.0, 1.0)),
-    "n_features": Setting(10, "int", bounds=(2, 100)),
-    "positive_fraction": Setting(0.5, "float", bounds=(0.05, 0.95)),
-    "test_size": Setting(0.3, "float", bounds=(0.1, 0.5)),
-    "scaling": Setting("standard", "choice", SCALINGS),
+    "n_samples": Setting(SYNTHETIC_DEFAULTS["n_samples"], "choice", N_OPTIONS),
+    "noise": Setting(SYNTHETIC_DEFAULTS["noise"], "float", bounds=(0.0, 1.0)),
+    "n_features": Setting(SYNTHETIC_DEFAULTS["n_features"], "int", bounds=(2, 100)),
+    "positive_fraction": Setting(SYNTHETIC_DEFAULTS["positive_fraction"], "float",
+                                 bounds=(0.05, 0.95)),
+    "test_size": Setting(SPLIT_DEFAULTS["test_size"], "float", bounds=(0.1, 0.5)),
+    "scaling": Setting(SPLIT_DEFAULTS["scaling"], "choice", SCALINGS),
     "pca2d": Setting(False, "bool"),
     # The drawn dataset's points, in the text form of snacks_core.datasets.drawn.
     "points": Setting(EXAMPLE_POINTS, "points"),
     # Model (sidebar)
-    "kernel": Setting("rbf", "choice", KERNELS),
+    "kernel": Setting(ESTIMATOR_DEFAULTS["kernel"], "choice", KERNELS),
     "gamma_scale": Setting(True, "bool"),
     "gamma": Setting(1.0, "choice", GAMMA_OPTIONS),
-    "degree": Setting(3, "int", bounds=(1, 10)),
-    "coef0": Setting(1.0, "float", bounds=(-10.0, 10.0)),
+    "degree": Setting(ESTIMATOR_DEFAULTS["degree"], "int", bounds=(1, 10)),
+    "coef0": Setting(ESTIMATOR_DEFAULTS["coef0"], "float", bounds=(-10.0, 10.0)),
     "m": Setting(DEFAULT_M, "int", bounds=M_BOUNDS),
-    "sampling": Setting("balanced", "choice", SAMPLINGS),
+    "sampling": Setting(ESTIMATOR_DEFAULTS["sampling"], "choice", SAMPLINGS),
     "lam": Setting(DEFAULT_LAM, "choice", LAM_OPTIONS),
     "reg_by": Setting("lam", "choice", REGULARIZERS),
-    "C": Setting(20.0, "choice", C_OPTIONS),
-    "solver": Setting("snacks", "choice", SOLVERS),
-    "max_epochs": Setting(50, "choice", EPOCH_OPTIONS),
+    "C": Setting(DEFAULT_C_ON_STEPS, "choice", C_OPTIONS),
+    "solver": Setting(ESTIMATOR_DEFAULTS["solver"], "choice", SOLVERS),
+    "max_epochs": Setting(ESTIMATOR_DEFAULTS["max_epochs"], "choice", EPOCH_OPTIONS),
     "class_weight": Setting("none", "choice", CLASS_WEIGHTS),
     "seed": Setting(0, "int", bounds=(0, 2**31 - 1)),
     "live": Setting(True, "bool"),
@@ -106,7 +131,7 @@ SETTINGS = {
     "spec_factors": Setting((0.1, 1.0, 10.0), "multi", GAMMA_FACTORS),
     "spec_max_m": Setting(200, "choice", (50, 100, 200, 400)),
     "rob_grid": Setting("m", "choice", GRIDS),
-    "rob_size": Setting(5, "int", bounds=(2, 8)),
+    "rob_size": Setting(GRID_SIZE, "int", bounds=(2, 8)),
     "rob_seeds": Setting(2, "int", bounds=(1, 5)),
     "rob_select": Setting("cv", "choice", SELECTIONS),
     # Steps the robustness grid reaches beyond its default axes (the edge warning's button):
