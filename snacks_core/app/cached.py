@@ -240,8 +240,8 @@ def _figure(key, _build):
 
 
 def figure_once(key, build):
-    """``build()``, a figure slow to lay out (64 small multiples take a second), built once
-    per ``key`` on this server: ``key`` must say everything the figure shows.  Shared by
+    """``build()``, a figure slow to lay out (such as 64 small multiples), built once per
+    ``key`` on this server: ``key`` must say everything the figure shows.  Shared by
     sessions, so it is never changed after it is built."""
     return _figure(key, build)
 
