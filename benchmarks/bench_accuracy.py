@@ -1,0 +1,138 @@
+"""The exact kernel SVM's accuracy: Snacks' defaults and search against scikit-learn's SVC.
+
+``PYTHONPATH=. python benchmarks/bench_accuracy.py [--sets NAME ...] [--search]``
+
+For every real set at hand (``../shared/data``: w8a, pendigits; scikit-learn's digits; the
+project's ``sample_data``) and one generated many-class set (26 classes shaped like the
+UCI letters set, 16 features: a look-alike, named as one), split with a seeded stratified
+split, scaled by the library's own rule (``datasets.scaling``, 'auto'), it fits in one run:
+
+* ``SnacksClassifier()`` at its defaults against ``SVC()`` (C = 1, γ 'scale'): test error
+  and fit time, and their difference and ratio;
+* with ``--search`` (sets of at least ``--search-min-rows`` training rows): ``SnacksSearchCV``
+  on the command line's default grid (``cli.search``'s) against
+  ``GridSearchCV(SVC(), C × γ 3 × 3, cv=3)`` around C = 1 and γ 'scale'.
+
+It prints a Markdown table (BENCHMARKS.md, "The exact kernel SVM's accuracy").
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.svm import SVC
+
+from snacks_core import SnacksClassifier, SnacksSearchCV
+from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import C_values_around_default, default_m
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+SAMPLES = ROOT / "sample_data"
+
+
+def _csv(path, label):
+    frame = pd.read_csv(path)
+    return frame.drop(columns=label).to_numpy(np.float64), frame[label].to_numpy()
+
+
+def datasets():
+    """``name → (X, y, test share)`` loaders of every set at hand (real first)."""
+    sets = {}
+    if (SHARED / "w8a").exists():
+        sets["w8a (real)"] = lambda: (*load_svmlight_file(str(SHARED / "w8a"),
+                                                          n_features=300), 0.2)
+    if (SHARED / "pendigits.csv").exists():
+        sets["pendigits (real, 10 classes)"] = lambda: (
+            *_csv(SHARED / "pendigits.csv", "class"), 0.3)
+    sets["digits (real, 10 classes)"] = lambda: (*load_digits(return_X_y=True), 0.3)
+    sets["a9a_small (sample)"] = lambda: (*load_svmlight_file(str(SAMPLES / "a9a_small.svm")),
+                                          0.3)
+    for name in ("imbalanced_blobs", "two_spirals"):
+        path = SAMPLES / f"{name}.csv"
+        sets[f"{name} (sample)"] = lambda path=path: (*_csv(path, pd.read_csv(
+            path, nrows=0).columns[-1]), 0.3)
+    sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
+        20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
+        class_sep=1.5, random_state=0), 0.2)
+    return sets
+
+
+def split_and_scale(X, y, test_size):
+    """A seeded stratified split, scaled by the library's rule for the kind of data."""
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=test_size, stratify=y, random_state=0)
+    X_train, X_test, _ = fit_scaler(X_train, X_test, resolve_scaling("auto", X_train))
+    return X_train, X_test, y_train, y_test
+
+
+def timed_fit(model, X, y):
+    start = time.perf_counter()
+    model.fit(X, y)
+    return model, time.perf_counter() - start
+
+
+def error(model, X, y) -> float:
+    return 100.0 * float(np.mean(model.predict(X) != y))
+
+
+def default_search(X, y):
+    """``snacks search``'s default: the command line's grid, its folds and seed."""
+    grid = {"gamma": ["scale"], "n_components": [default_m(*X.shape)],
+            "C": list(C_values_around_default())}
+    return SnacksSearchCV(SnacksClassifier(random_state=0), grid, random_state=0)
+
+
+def svc_grid(X):
+    """A small tuned SVC: C and γ a decade apart around C = 1 and γ 'scale', 3-fold."""
+    gamma = resolve_gamma("scale", X)
+    return GridSearchCV(SVC(), {"C": [0.1, 1.0, 10.0],
+                                "gamma": [gamma / 10, gamma, gamma * 10]}, cv=3, n_jobs=1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", help="names (prefixes) of the sets to run")
+    parser.add_argument("--search", action="store_true",
+                        help="also snacks search against GridSearchCV(SVC)")
+    parser.add_argument("--search-min-rows", type=int, default=10_000)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    SnacksClassifier(n_components=10, max_epochs=2).fit(*make_classification(200))
+    print("| data (train / test) | Snacks defaults: error %, fit s | SVC(): error %, fit s "
+          "| Δ points | time ÷ SVC |" + (" search: error %, s | GridSearchCV(SVC): error %, "
+                                         "s | Δ | time ÷ |" if args.search else ""))
+    print("|---|---|---|---|---|" + ("---|---|---|---|" if args.search else ""))
+    for name, load in datasets().items():
+        if args.sets and not any(name.startswith(s) for s in args.sets):
+            continue
+        X, y, test_size = load()
+        X_train, X_test, y_train, y_test = split_and_scale(X, y, test_size)
+        snacks, snacks_s = timed_fit(SnacksClassifier(random_state=0), X_train, y_train)
+        svc, svc_s = timed_fit(SVC(), X_train, y_train)
+        e_snacks, e_svc = error(snacks, X_test, y_test), error(svc, X_test, y_test)
+        row = (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {e_snacks:.2f}, "
+               f"{snacks_s:.2f} (m = {snacks.embedding_.n_components_}) | {e_svc:.2f}, "
+               f"{svc_s:.2f} | {e_snacks - e_svc:+.2f} | {snacks_s / svc_s:.2f}× |")
+        if args.search and X_train.shape[0] >= args.search_min_rows:
+            search, search_s = timed_fit(default_search(X_train, y_train), X_train, y_train)
+            tuned, tuned_s = timed_fit(svc_grid(X_train), X_train, y_train)
+            e_search, e_tuned = error(search, X_test, y_test), error(tuned, X_test, y_test)
+            row += (f" {e_search:.2f}, {search_s:.1f} | {e_tuned:.2f}, {tuned_s:.1f} "
+                    f"({tuned.best_params_['C']:g}, γ {tuned.best_params_['gamma']:.3g}) | "
+                    f"{e_search - e_tuned:+.2f} | {search_s / tuned_s:.2f}× |")
+        elif args.search:
+            row += " – | – | – | – |"
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
