@@ -3,6 +3,7 @@ read as the training data was, a quick start; model_to_npz on a Pipeline."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -309,3 +310,144 @@ def test_predict_streams_files_in_blocks_as_one_read(capsys, monkeypatch, tmp_pa
     assert blocks == whole
     assert whole[1][1].startswith("points.csv: 80 rows predicted; error")
     assert len(whole[0][0].split()) == X_test.shape[0]
+
+
+# ------------------------------------------- nothing lost, nothing hangs (issue: files)
+
+
+@pytest.fixture
+def fitted(capsys, tmp_path, pair):
+    """A model fitted on the training file of ``pair``: (model, train, test)."""
+    train, test, _, _ = pair
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", train, "--model", model, *FAST)[0] == 0
+    return model, train, test
+
+
+def test_no_command_writes_over_one_of_its_inputs(capsys, tmp_path, fitted):
+    model, train, test = fitted
+    link = tmp_path / "link.txt"
+    link.symlink_to(test)
+    before = {path: path.read_bytes() for path in (model, train, test)}
+    for argv in (("predict", model, test, "--out", test),
+                 ("predict", model, test, "--out", model),
+                 ("predict", model, test, "--out", link),
+                 ("predict", model, link, "--out", test),
+                 ("fit", train, "--model", train, *FAST),
+                 ("fit", train, "--test", test, "--model", test, *FAST)):
+        status, out, err = run(capsys, *argv)
+        assert status == 1, argv
+        assert "an input of this command" in err and "Choose another output" in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert {path: path.read_bytes() for path in before} == before
+
+
+def test_an_interrupted_predict_leaves_the_old_output_and_no_partial_file(capsys, monkeypatch,
+                                                                         tmp_path, fitted):
+    model, _, test = fitted
+    out = tmp_path / "predictions.txt"
+    out.write_text("the old predictions\n")
+    from snacks_core.cli import predict as predict_command
+
+    real = predict_command.labels_from_scores
+    calls = []
+
+    def interrupted(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(predict_command, "labels_from_scores", interrupted)
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 2000)
+    status, _, err = run(capsys, "predict", model, test, "--out", out)
+    assert status != 0 and "interrupted" in err
+    assert out.read_text() == "the old predictions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model.npz", "train.txt", "test.txt", "predictions.txt"])
+    monkeypatch.setattr(predict_command, "labels_from_scores", real)
+    assert run(capsys, "predict", model, test, "--out", out)[0] == 0
+    assert len(out.read_text().split()) == 150
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bzip2", "xz", "gzip -n"])
+def test_predict_reads_compressed_files_as_fit_does(capsys, tmp_path, fitted, compress):
+    model, _, test = fitted
+    plain = run(capsys, "predict", model, test)
+    subprocess.run([*compress.split(), "-k", str(test)], check=True)
+    packed = next(p for p in tmp_path.iterdir() if p.name.startswith("test.txt."))
+    status, out, err = run(capsys, "predict", model, packed)
+    assert status == 0, err
+    assert out == plain[1]
+    assert err.replace(packed.name, test.name) == plain[2]
+
+
+def test_special_files_are_refused_before_they_are_opened(capsys, tmp_path, fitted):
+    """A FIFO with no writer would block forever, /dev/zero never ends: both are refused at
+    once (a subprocess, killed if it hangs; its memory capped)."""
+    model, train, _ = fitted
+    fifo = tmp_path / "pipe.svm"
+    os.mkfifo(fifo)
+    for argv in (("predict", model, fifo), ("predict", model, "/dev/zero"),
+                 ("predict", fifo, train), ("predict", tmp_path, train),
+                 ("fit", train, "--test", fifo, *FAST),
+                 ("fit", train, "--test", "/dev/zero", *FAST)):
+        done = subprocess.run(
+            ["bash", "-c", 'ulimit -v 4000000; exec "$@"', "snacks", sys.executable, "-m",
+             "snacks_core.cli", *map(str, argv)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, (argv, done.stderr)
+        assert "not a regular file" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and "Errno" not in done.stderr
+
+
+def test_a_line_longer_than_any_row_is_refused_with_its_number(capsys, monkeypatch, tmp_path,
+                                                               fitted):
+    model, _, test = fitted
+    endless = tmp_path / "endless.svm"
+    endless.write_bytes(test.read_bytes()[:500].rsplit(b"\n", 1)[0] + b"\n" + b"0" * 100_000)
+    monkeypatch.setattr(streams, "LOCAL_FILE_LIMITS",
+                        streams.ReadLimits(max_line_bytes=10_000))
+    monkeypatch.setattr(streams, "CHUNK_BYTES", 4096)
+    lines = test.read_bytes()[:500].rsplit(b"\n", 1)[0].count(b"\n") + 2
+    status, _, err = run(capsys, "predict", model, endless)
+    assert status == 1 and f"line {lines:,}: longer than" in err, err
+    with pytest.raises(ValueError, match="line 1: longer than"):
+        streams_limits = streams.ReadLimits(max_line_bytes=1000)
+        from snacks_core.datasets import load_libsvm
+
+        load_libsvm(b"1 1:1" + b" " * 5000 + b"\n", limits=streams_limits)
+    from snacks_core.datasets import load_csv
+
+    with pytest.raises(ValueError, match="line 2: longer than"):
+        load_csv(b"a,b\n" + b"1" * 5000 + b",2\n", limits=streams.ReadLimits(max_line_bytes=1000))
+
+
+def test_a_centred_model_on_sparse_rows_and_a_folder_as_model(capsys, tmp_path, fitted):
+    """A model trained on dense rows (standard scaling) predicts a LIBSVM file's rows made
+    dense; a folder as MODEL is named, not an errno."""
+    model, train, test = fitted
+    dense = tmp_path / "dense.npz"
+    assert run(capsys, "fit", train, "--model", dense, "--scaling", "standard", *FAST)[0] == 0
+    status, out, err = run(capsys, "predict", dense, test)
+    assert status == 0, err
+    assert len(out.split()) == 150
+
+
+def test_empty_and_comment_only_files_follow_one_rule(capsys, tmp_path, fitted):
+    model, _, _ = fitted
+    for content in ("", "# only a comment\n", "\n\n"):
+        data = tmp_path / "nothing.svm"
+        data.write_text(content)
+        status, _, err = run(capsys, "predict", model, data)
+        assert status == 1 and "has no data lines" in err, (content, err)
+
+
+def test_a_cut_short_gzip_file_counts_the_text_it_read(capsys, tmp_path, fitted):
+    model, _, test = fitted
+    subprocess.run(["gzip", "-k", str(test)], check=True)
+    packed = tmp_path / "test.txt.gz"
+    cut = tmp_path / "cut.txt.gz"
+    cut.write_bytes(packed.read_bytes()[: packed.stat().st_size * 2 // 3])
+    status, _, err = run(capsys, "predict", model, cut)
+    assert status == 1 and "cut short" in err, err
+    assert "after 0 bytes" not in err

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import f1_name, fit_and_measure, resolve_regularisation
-from snacks_core.cli.output import check_writable
+from snacks_core.cli.output import check_writable, write_bytes_when_complete
 from snacks_core.cli.progress import Progress
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.persistence import model_to_npz
@@ -26,7 +24,7 @@ def run(args) -> int:
 
         return cluster.run_fit(args)
     if args.model:
-        check_writable(args.model)
+        check_writable(args.model, [("DATA", args.data), ("--test", args.test)])
     progress = Progress.for_args(args)
     dataset = training_data(args, progress)
     split = training_split(args, dataset)
@@ -49,7 +47,7 @@ def run(args) -> int:
     print(f"  (objective: F of the returned model on "
           f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {args.m})')})")
     if args.model:
-        Path(args.model).write_bytes(model_to_npz(
+        write_bytes_when_complete(args.model, model_to_npz(
             model, split.preprocessing, index_base=dataset.index_base,
             f1_label=metrics["f1_label"]))
         print(f"model: {args.model}")

@@ -1,17 +1,33 @@
-"""Output paths, checked before any work, and labels written as the training file had them."""
+"""Output paths, checked before any work and written whole or not at all, and labels written
+as the training file had them.
+
+Nothing lost (DESIGN.md): no command writes over one of its own inputs (the same path, or the
+same file through a link), and every output is written to a temporary file in the target's
+folder, renamed into place only when complete, so that an interrupted run leaves the old file
+as it was and no partial file behind.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 
-def check_writable(path):
-    """Refuse an output path that cannot be written, before any work (nothing is created)."""
+def check_writable(path, inputs=()):
+    """Refuse an output path that cannot be written, or that is one of the command's
+    ``inputs`` (``(option, path)`` pairs, e.g. ``("DATA", "train.svm")``), before any work
+    (nothing is created)."""
     target = Path(path)
     folder = target.parent
+    for option, source in inputs:
+        if source is not None and _same_file(target, Path(source)):
+            raise ValueError(f"cannot write {path}: it is {option} ({source}), an input of this "
+                             "command; writing there would destroy it. Choose another output "
+                             "file.")
     if target.is_dir():
         problem = "it is a folder"
     elif not folder.is_dir():
@@ -21,6 +37,52 @@ def check_writable(path):
     else:
         return
     raise ValueError(f"cannot write {path}: {problem}.")
+
+
+def _same_file(target, source) -> bool:
+    """Whether two paths name one file: the same path once links are resolved, or the same
+    inode (a hard link)."""
+    try:
+        return target.resolve() == source.resolve() or (
+            target.exists() and source.exists() and os.path.samefile(target, source))
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def replaced_when_complete(path, mode="w"):
+    """A file object that becomes ``path`` only when the block ends without an error: it is
+    written as a temporary file in the same folder (a rename there is atomic), then renamed
+    over ``path``; on an error or Ctrl-C the temporary file is removed and ``path`` keeps its
+    old content."""
+    target = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
+                                         dir=target.parent)
+    try:
+        with os.fdopen(handle, mode) as out:
+            yield out
+        if target.exists():
+            # The new file keeps the old one's permissions, as writing over it would.
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
+        else:
+            os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def write_bytes_when_complete(path, data: bytes):
+    """``data`` as the file ``path``, written as :func:`replaced_when_complete` writes."""
+    with replaced_when_complete(path, "wb") as out:
+        out.write(data)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def label_texts(classes) -> list:

@@ -8,17 +8,21 @@ file of any size streams through.  Parquet and .npy files are read whole.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from snacks_core import datasets
 from snacks_core.cli.data import label_column_value, read_files
 from snacks_core.cli.model import f1_name
-from snacks_core.cli.output import check_writable, label_texts
+from snacks_core.cli.output import check_writable, label_texts, replaced_when_complete
 from snacks_core.cli.progress import Progress
-from snacks_core.datasets.streams import TextStream
+from snacks_core.core.memory import check_fits_in_memory
+from snacks_core.datasets import streams
+from snacks_core.datasets.streams import TextStream, check_regular_file
 from snacks_core.model.metrics import error_rate, f1
 from snacks_core.model.pipeline import labels_from_scores
 from snacks_core.persistence import load_model
@@ -31,22 +35,28 @@ def run(args) -> int:
         from snacks_core.cli import cluster  # Dask, only for a cluster
 
         return cluster.run_predict(args)
+    check_regular_file(args.data, "DATA file")
     if args.out:
-        check_writable(args.out)
-    saved = load_model(Path(args.model).read_bytes())
+        check_writable(args.out, [("MODEL", args.model), ("DATA", args.data)])
+    saved = _read_model(args.model)
     classes = saved.pipeline.classes_
     texts = dict(zip(classes.tolist(), label_texts(classes), strict=True))
     index_base = (args.index_base if args.index_base is not None else
                   saved.index_base if saved.index_base is not None else "auto")
     progress = Progress.for_args(args)
     score = _Score(classes)
-    out = open(args.out, "w") if args.out else sys.stdout
-    try:
+    dense = _centres(saved.pipeline)
+    # The output becomes --out only when every row is written: an error or Ctrl-C leaves
+    # the old file as it was.
+    with (replaced_when_complete(args.out) if args.out
+          else contextlib.nullcontext(sys.stdout)) as out:
         if args.decision_values:
             # One column per one-vs-rest problem: for two classes, the positive class's.
             columns = list(texts.values())[1:] if len(classes) == 2 else texts.values()
             out.write("labels " + " ".join(columns) + "\n")
         for X, y in _blocks(args, saved.n_features, index_base, progress):
+            if dense and sp.issparse(X):
+                X = _densified(X, args)
             scores = saved.pipeline.decision_function(X)
             predicted = labels_from_scores(scores, classes)
             if args.decision_values:
@@ -55,16 +65,47 @@ def run(args) -> int:
                 out.write("".join(f"{texts[label]}\n" for label in predicted.tolist()))
             score.add(y, predicted)
             if progress is not None:
-                progress("predicting", score.rows, None)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+                progress(f"predicting {Path(args.data).name}", score.rows, None)
+        if not score.rows:
+            raise ValueError(f"{args.data} has no data lines: nothing to predict.")
     if progress is not None:
         progress.end()
     # The numbers never mix with predictions written to standard output.
     report = sys.stdout if args.out else sys.stderr
     report.write(score.summary(Path(args.data).name, saved.f1_label) + "\n")
     return 0
+
+
+def _read_model(path):
+    """The saved model of MODEL, a regular file; errors name it."""
+    check_regular_file(path, "model file")
+    try:
+        return load_model(Path(path).read_bytes())
+    except OSError as exc:
+        raise ValueError(f"cannot read the model {path}: {exc.strerror or exc}.") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _centres(pipeline) -> bool:
+    """Whether the model's scaling subtracts an offset (standard or minmax scaling, learnt on
+    dense rows): sparse rows must then be made dense first."""
+    for _, step in pipeline.steps[:-1]:
+        kind = getattr(step, "kind", None)
+        if (kind == "minmax" or (kind == "standard" and np.any(step.offset))
+                or getattr(step, "with_mean", False)):
+            return True
+    return False
+
+
+def _densified(X, args):
+    """A block of sparse rows as dense ones, for a model whose scaling centres the data."""
+    check_fits_in_memory(
+        8 * X.shape[0] * X.shape[1],
+        f"Making the rows of {args.data} dense for the model {args.model}, whose scaling "
+        "centres the data (it was trained on dense rows, e.g. a CSV file)",
+        "Train a model on the sparse file itself (--scaling none or maxabs keeps rows sparse).")
+    return X.toarray()
 
 
 def _blocks(args, n_features, index_base, progress):
@@ -83,12 +124,17 @@ def _blocks(args, n_features, index_base, progress):
                          ".npy files.")
     has_header = kind == "csv" and _csv_has_header(path)
     header = b""
-    with TextStream(path) as text:
+    # The module's limits, read now (a test lowers the longest line allowed).
+    with TextStream(path, streams.LOCAL_FILE_LIMITS) as text:
         for chunk, first_line in text.chunks():
             if first_line == 1:
                 if has_header:
                     header = chunk[:chunk.find(b"\n") + 1]
-                data = _read_block(kind, chunk, path.name, args, n_features, index_base)
+                # The chunks are decompressed text: a name ending in .gz would have the
+                # reader expect gzip data.
+                name = (path.name if text.compression is None
+                        else f"{path.name} (its text)")
+                data = _read_block(kind, chunk, name, args, n_features, index_base)
             else:
                 # A later block of a CSV file gets the header again, so that it is read as
                 # the first (its line numbers count the header as line 1).

@@ -18,6 +18,7 @@ import io
 import lzma
 import os
 import queue
+import stat
 import threading
 import warnings
 import zlib
@@ -35,12 +36,18 @@ MAX_FEATURES = 2**21
 MAX_CLASSES = 1000
 # The widest local file: column indices of a CSR matrix are int32.
 MAX_LOCAL_FEATURES = 2**31 - 1
+# The longest line of text, under either policy: far beyond a real row (a million dense
+# features of 60 characters), and what stops a file without line ends (or an endless one)
+# from being read until memory runs out.
+MAX_LINE_BYTES = 64 * 2**20
 
 # Bytes of text handed to a parser at once: large enough that parsing it in threads costs far
 # more than starting them, small enough that the read-ahead holds little.
 CHUNK_BYTES = 1 << 25
 # Rows between two checks of the arrays read so far against the memory plan.
 PLAN_EVERY = 1 << 16
+# Text read from the (decompressing) stream at once.
+_READ_PIECE_BYTES = 1 << 22
 # Compressed bytes handed to zlib at once.
 _GZIP_INPUT_BYTES = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -64,6 +71,8 @@ class ReadLimits:
         Different labels.
     policy : str
         Named in messages (which policy refused the file).
+    max_line_bytes : int
+        The longest line of text (:data:`MAX_LINE_BYTES`).
     """
 
     max_bytes: int | None = None
@@ -71,6 +80,7 @@ class ReadLimits:
     max_features: int = MAX_LOCAL_FEATURES
     max_classes: int = MAX_CLASSES
     policy: str = "a local file"
+    max_line_bytes: int = MAX_LINE_BYTES
 
 
 UPLOAD_LIMITS = ReadLimits(MAX_TEXT_BYTES, MAX_ROWS, MAX_FEATURES, MAX_CLASSES,
@@ -82,7 +92,10 @@ Source = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO | TextIO
 
 
 class _ReadError(ValueError):
-    """A stream could not deliver its text: corrupt, cut short, or over the size limit."""
+    """A stream could not deliver its text: corrupt, cut short, or over the size limit;
+    ``partial`` is the text read before the error in the same call."""
+
+    partial = b""
 
 
 class _CappedReader:
@@ -93,15 +106,31 @@ class _CappedReader:
         self.count = 0
 
     def read(self, size):
+        # In pieces, so that text decompressed before an error is counted and handed on with
+        # it (the error then names the line, and the bytes, where the data is cut short).
+        parts, wanted = [], size
         try:
-            data = self._inner.read(size)
+            while wanted > 0:
+                data = self._inner.read(min(wanted, _READ_PIECE_BYTES))
+                if not data:
+                    break
+                parts.append(data)
+                wanted -= len(data)
+                self._count(len(data))
         except (OSError, EOFError, RuntimeError, ValueError, zlib.error,
                 lzma.LZMAError) as exc:
+            if isinstance(exc, _ReadError):
+                raise
             what = (f"the {self._compression} data is corrupt or cut short"
                     if self._compression else "the file could not be read")
             detail = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-            raise _ReadError(f"{what} ({detail}) after {self.count:,} bytes of text") from None
-        self.count += len(data)
+            error = _ReadError(f"{what} ({detail}) after {self.count:,} bytes of text")
+            error.partial = b"".join(parts)
+            raise error from None
+        return b"".join(parts) if len(parts) != 1 else parts[0]
+
+    def _count(self, n_bytes):
+        self.count += n_bytes
         limit = self._limits.max_bytes
         if limit is not None and self.count > limit:
             after = " after decompression" if self._compression else ""
@@ -109,7 +138,6 @@ class _CappedReader:
                              f"({self._limits.policy}, snacks_core.datasets.MAX_TEXT_BYTES); "
                              "use a smaller file or a subsample, or load it with the library "
                              "or the snacks command line, which read files of any size")
-        return data
 
 
 class TextStream:
@@ -205,7 +233,7 @@ class TextStream:
             try:
                 data = self._reader.read(chunk_bytes)
             except _ReadError as exc:
-                at = line + rest.count(b"\n")
+                at = line + rest.count(b"\n") + exc.partial.count(b"\n")
                 raise ValueError(f"{self.name}, line {at:,}: {exc}.") from None
             if not data:
                 if rest:
@@ -215,18 +243,32 @@ class TextStream:
             end = data.rfind(b"\n") + 1
             if end == 0:
                 rest = data
+                self._check_line_length(len(rest), line)
                 continue
             chunk, rest = (data, b"") if end == len(data) else (data[:end], data[end:])
             yield chunk, line
             line += chunk.count(b"\n")
 
+    def _check_line_length(self, n_bytes, line):
+        """Refuse line ``line`` once it holds more than the longest line allowed."""
+        limit = self.limits.max_line_bytes
+        if n_bytes > limit:
+            raise ValueError(f"{self.name}, line {line:,}: longer than {limit / 2**20:g} MiB "
+                             "without a line end (snacks_core.datasets.MAX_LINE_BYTES); no row "
+                             "is that long: this is not a CSV or LIBSVM text file, or its lines "
+                             "do not end in newlines.")
+
     def lines(self):
         """Every line of the text as str (with its end); ``self.line`` counts them."""
         self.line = 0
         text = io.TextIOWrapper(_RawText(self), encoding="utf-8-sig", newline="")
+        # A line's characters are at most its bytes: one character more is a line too long.
+        longest = self.limits.max_line_bytes
         while True:
             try:
-                line = text.readline()
+                line = text.readline(longest + 1)
+                if len(line) > longest:
+                    self._check_line_length(len(line.encode("utf-8")), self.line + 1)
             except UnicodeDecodeError:
                 raise ValueError(f"{self.name}, line {self.line + 1}: not UTF-8 text; save the "
                                  "file as plain text (CSV or LIBSVM format).") from None
@@ -319,6 +361,8 @@ class _GzipMembers(_ReadableRaw):
             data = self._inflate.unconsumed_tail or self._input or self._compressed()
             self._input = b""
             if not data:
+                if parts:
+                    break  # the text before the cut first; the next read raises
                 raise EOFError("the last gzip member is cut short")
             text = self._inflate.decompress(data, wanted)
             parts.append(text)
@@ -363,6 +407,7 @@ def _binary_stream(source, limits):
     """(binary stream, display name, streams to close) of a path, bytes or file object."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        check_regular_file(path)
         try:
             stream = path.open("rb")
         except OSError as exc:
@@ -375,6 +420,31 @@ def _binary_stream(source, limits):
         size = -1 if limits.max_bytes is None else limits.max_bytes + 1
         return io.BytesIO(source.read(size).encode("utf-8")), name, []
     return source, name, []
+
+
+def check_regular_file(path, what="data file"):
+    """Refuse a path that is not a regular file before opening it: a folder, a FIFO (opening
+    it waits for a writer), a device such as /dev/zero (endless) or a socket.
+
+    Examples
+    --------
+    >>> from snacks_core.datasets.streams import check_regular_file
+    >>> check_regular_file("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read /dev/zero: it is a device, not a regular file; ...
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device")
+    raise ValueError(f"cannot read {path}: it is {kind}, not a regular file; a {what} must be "
+                     "a file on disk (write a stream to a file first, e.g. with "
+                     "'cat > file').")
 
 
 def _size_of(source):
