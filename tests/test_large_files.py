@@ -277,3 +277,16 @@ def test_embed_to_store_gathers_a_subset_of_rows_in_order(tmp_path):
                         compute_dtype=np.float64, block_rows=50, directory=tmp_path,
                         rows=rows) as store:
         np.testing.assert_allclose(store.read(0, 321), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["pipe.npy", "pipe.parquet", "pipe.csv", "pipe.svm.gz"])
+def test_library_readers_refuse_a_fifo_before_opening_it(tmp_path, name):
+    """Opening a FIFO with no writer blocks forever: every reader refuses it first."""
+    import os
+
+    from snacks_core.datasets import load_file
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="FIFO .*not a regular file"):
+        load_file(fifo)

@@ -19,6 +19,7 @@ from snacks_core.datasets.streams import (
     SUFFIX_COMPRESSION,
     ReadLimits,
     TextStream,
+    check_regular_file,
 )
 
 # What sniff_format reads: the first bytes of text, and of them the first lines.
@@ -106,6 +107,8 @@ def load_files(paths, *, label_column: str | int | None = None, n_features: int 
     if len(purposes) != len(paths):
         raise ValueError(f"{len(paths)} files but {len(purposes)} purposes; give one purpose, "
                          "or one per file.")
+    for path in paths:
+        check_regular_file(path)  # before any is opened: a FIFO would block, /dev/zero not end
     kinds = [file_kind(path) for path in paths]
     libsvm = [i for i, kind in enumerate(kinds) if kind == "libsvm"]
     if label_column is not None and libsvm:
