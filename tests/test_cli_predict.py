@@ -451,3 +451,20 @@ def test_a_cut_short_gzip_file_counts_the_text_it_read(capsys, tmp_path, fitted)
     status, _, err = run(capsys, "predict", model, cut)
     assert status == 1 and "cut short" in err, err
     assert "after 0 bytes" not in err
+
+
+@pytest.mark.parametrize("row", [0, 1, 6])
+def test_a_class_of_one_row_stays_in_training(capsys, tmp_path, row):
+    """One a9a row relabelled 7: scikit-learn's "Target is multiclass but average='binary'"
+    leaked when the row fell in the test part; it now stays in training, and a warning names
+    the class and its count."""
+    from snacks_core.datasets import sample_data_dir
+
+    lines = (sample_data_dir() / "a9a_small.svm").read_text().splitlines(keepends=True)[:600]
+    lines[row] = "7 " + lines[row].split(" ", 1)[1]
+    data = tmp_path / "mc.trn"
+    data.write_text("".join(lines))
+    status, out, err = run(capsys, "fit", data, *FAST)
+    assert status == 0, err
+    assert "the class 7 has 1 row, which stays in the training part" in err
+    assert "average" not in err and "F1 (macro average)" in out

@@ -26,7 +26,6 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
     >>> [type(step).__name__ for step in split.preprocessing]
     ['StandardScaler', 'PCA']
     """
-    from sklearn.model_selection import train_test_split
 
     scaling = resolve_scaling(scaling, dataset.X)
     if dataset.X_test is not None:
@@ -34,11 +33,8 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
     else:
         if not 0.05 <= test_size <= 0.9:
             raise ValueError(f"test_size must be between 0.05 and 0.9, got {test_size!r}.")
-        _, counts = np.unique(dataset.y, return_counts=True)
-        stratify = dataset.y if counts.min() >= 2 else None
-        X_train, X_test, y_train, y_test = train_test_split(
-            dataset.X, dataset.y, test_size=test_size, random_state=random_state,
-            stratify=stratify)
+        X_train, X_test, y_train, y_test = _stratified_split(dataset, test_size,
+                                                             random_state)
         if np.unique(y_train).shape[0] < 2:
             raise ValueError(f"{dataset.name}: the training part has a single class; use a "
                              "smaller test fraction or more data.")
@@ -56,6 +52,35 @@ def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "s
                       f"({model.explained_variance_ratio_.sum():.0%} of the variance)")
     return Split(X_train, y_train, X_test, y_test, dataset.name, names, projection,
                  preprocessing)
+
+
+def _stratified_split(dataset, test_size, random_state):
+    """A stratified split of the dataset's rows, where a class of a single row stays in
+    training (with a warning that names it): in the test part alone no model could predict
+    it, and its F1 would mix labels the model does not know."""
+    import warnings
+
+    from sklearn.model_selection import train_test_split
+
+    labels, counts = np.unique(dataset.y, return_counts=True)
+    single = labels[counts < 2]
+    if not single.size:
+        return train_test_split(dataset.X, dataset.y, test_size=test_size,
+                                random_state=random_state, stratify=dataset.y)
+    named = ", ".join(map(str, single[:5].tolist()))
+    which = (f"the class {named} has 1 row, which stays" if single.size == 1 else
+             f"the classes {named} have 1 row each, which stay")
+    warnings.warn(f"{dataset.name}: {which} in the training part (a test part could not "
+                  "measure them); check the labels, or add rows of that class.", UserWarning,
+                  stacklevel=3)
+    alone = np.isin(dataset.y, single)
+    rest = np.flatnonzero(~alone)
+    y_rest = dataset.y[rest]
+    # The other rows, stratified when every class of them has two rows or more.
+    train, test = train_test_split(rest, test_size=test_size, random_state=random_state,
+                                   stratify=y_rest if np.unique(y_rest).size > 1 else None)
+    train = np.sort(np.concatenate([train, np.flatnonzero(alone)]))
+    return dataset.X[train], dataset.X[test], dataset.y[train], dataset.y[test]
 
 
 def with_test_part(dataset: Dataset, test: Dataset) -> Dataset:
