@@ -380,3 +380,64 @@ def test_a_sparse_libsvm_file_trains_on_the_same_unscaled_rows_locally_and_on_th
     labels = [model.pipeline.predict(X) for model in saved]
     assert np.mean(labels[0] == labels[1]) >= 0.95
     assert np.mean(labels[1] != y) <= np.mean(labels[0] != y) + 0.02
+
+
+def test_held_out_rows_are_those_the_in_memory_fit_holds_out():
+    """The cluster draws the held-out rows from the per-partition class counts alone, and
+    gets validation_split's rows (stratified, or plain when a class is too small) for the
+    same seed, whatever the partitioning."""
+    from snacks_core.distributed.holdout import held_out_positions, held_out_ranks
+    from snacks_core.model.pipeline import validation_split
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        n, classes = int(rng.integers(5, 3000)), int(rng.integers(2, 5))
+        labels = rng.choice(classes, size=n, p=rng.dirichlet(np.ones(classes)))
+        if trial % 7 == 0:  # one row of a class: the plain split
+            labels[:] = 0
+            labels[rng.integers(n)] = 1
+        labels = np.unique(labels, return_inverse=True)[1]
+        fraction, seed = float(rng.uniform(0.05, 0.5)), int(rng.integers(2**31 - 1))
+        cuts = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(0, 6)),
+                                  replace=False))
+        parts = np.split(labels, cuts)
+        counts = np.array([np.bincount(part, minlength=labels.max() + 1) for part in parts])
+        stratified, ranks = held_out_ranks(counts, fraction, seed)
+        held = np.concatenate([offset + held_out_positions(part, stratified, r) for
+                               offset, part, r in zip(np.r_[0, cuts], parts, ranks,
+                                                      strict=True)])
+        np.testing.assert_array_equal(held, np.sort(validation_split(labels, fraction,
+                                                                     seed)[1]))
+
+
+def _relative_distance_from_optimum(model, X, y):
+    Z = model.embedding_.transform(X).astype(np.float64)
+    target = binary_targets(y, model.classes_)[0]
+    f_star, _ = optimal_objective(Z, target, model.lam_)
+    f = objective(model.coef_[0], Z, target, model.lam_)
+    return f, (f - f_star) / f_star
+
+
+@pytest.mark.slow
+def test_early_stopping_on_the_cluster_stops_as_near_the_optimum_as_in_memory(client):
+    """Early stopping judged on the rows the in-memory fit holds out: the cluster's model is
+    no further from F* (on its own landmarks) than the in-memory model is from its F*, its
+    objective close to the in-memory one, and a second run with the same seed on the same
+    cluster gives the same model and the same certified gap."""
+    X, y = make_classification(12_000, 8, n_informative=5, n_clusters_per_class=2,
+                               flip_y=0.05, random_state=0)
+    params = {"n_components": 40, "random_state": 0, "early_stopping": True}
+    in_memory = SnacksClassifier(**params).fit(X, y)
+    runs = []
+    with client.as_current():
+        for _ in range(2):
+            runs.append(SnacksClassifier(**params).fit(da.from_array(X, chunks=(3000, 8)),
+                                                       da.from_array(y, chunks=3000)))
+    assert in_memory.stop_reasons_ == runs[0].stop_reasons_ == ["early_stopping"]
+    f_memory, distance_memory = _relative_distance_from_optimum(in_memory, X, y)
+    f_cluster, distance_cluster = _relative_distance_from_optimum(runs[0], X, y)
+    assert distance_cluster <= distance_memory + 0.03, (distance_cluster, distance_memory)
+    assert f_cluster == pytest.approx(f_memory, rel=0.05)
+    np.testing.assert_array_equal(runs[0].coef_, runs[1].coef_)
+    gaps = [run.history_["gap"][-1] for run in runs]
+    assert np.isfinite(gaps[0]) and gaps[0] == gaps[1]

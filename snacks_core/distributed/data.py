@@ -126,7 +126,13 @@ def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
     keep = [X.to_delayed()[:, 0].tolist(), y.to_delayed().tolist()]
     if sample_weight is not None:
         keep.append(sample_weight.to_delayed().tolist())
-    futures = [client.compute(blocks) for blocks in keep]
+    # Contiguous runs of partitions on the workers in address order (a loose restriction: a
+    # partition lost with its worker is recomputed on another): the groups of the rounds,
+    # and so the model, are then the same for a fixed seed and number of workers.
+    workers = sorted(client.scheduler_info()["workers"])
+    futures = [[client.compute(block, workers=[workers[p * len(workers) // len(blocks)]]
+                               if workers else None, allow_other_workers=bool(workers))
+                for p, block in enumerate(blocks)] for blocks in keep]
     weights = futures[2] if sample_weight is not None else [None] * len(futures[0])
     summaries = gather_results(
         client, [client.submit(summarize_partition, x, labels, weight)

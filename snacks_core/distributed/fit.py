@@ -28,6 +28,7 @@ from snacks_core.distributed import current_client, is_dask_collection
 from snacks_core.distributed.assg import solve_assg
 from snacks_core.distributed.cocoa import CocoaOptions, EmbeddedPartitions, solve_cocoa
 from snacks_core.distributed.data import dask_rows, load_partitions, scale_gamma
+from snacks_core.distributed.holdout import held_out_positions, held_out_ranks
 from snacks_core.distributed.landmarks import draw_partition_rows, partition_quotas
 from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, gather_results, wait_for
 from snacks_core.kernels.functions import resolve_gamma
@@ -67,27 +68,34 @@ class Partition:
 
 
 class PartitionSetup(NamedTuple):
-    """How a worker embeds its partition: the classes and their weights (one per class),
-    the storage dtype, and how many rows of each class it holds out for early stopping."""
+    """How a worker embeds its partitions: the classes and their weights (one per class),
+    the storage dtype, and the rows it holds out for early stopping: whether the split is
+    stratified and each partition's held-out ranks
+    (:func:`~snacks_core.distributed.holdout.held_out_ranks`; None without early
+    stopping)."""
 
     classes: np.ndarray
     class_weights: np.ndarray
     storage_dtype: object
-    held_counts: np.ndarray
+    stratified: bool
+    held_ranks: list | None
 
 
-def embed_partition(X, y, sample_weight, embedding, setup, seed) -> Partition:
+def embed_partition(X, y, sample_weight, embedding, setup) -> Partition:
     """Run on a worker: the :class:`Partition` of the rows of the partitions X (a list, all
     held by this worker) with labels y (and weights ``sample_weight``, a list or None)."""
     X = X[0] if len(X) == 1 else np.concatenate(X)
-    y = np.concatenate(y)
-    kinds = np.searchsorted(setup.classes, y)
+    kinds = [np.searchsorted(setup.classes, part) for part in y]
+    held = np.zeros(0, np.int64)
+    if setup.held_ranks is not None:
+        offsets = np.cumsum([0] + [part.shape[0] for part in kinds[:-1]])
+        held = np.concatenate([offset + held_out_positions(part, setup.stratified, ranks)
+                               for offset, part, ranks in zip(offsets, kinds,
+                                                              setup.held_ranks, strict=True)])
+    y, kinds = np.concatenate(y), np.concatenate(kinds)
     weight = setup.class_weights[kinds]
     if sample_weight is not None:
         weight = weight * np.concatenate(sample_weight).astype(np.float64)
-    rng = np.random.default_rng(seed)
-    held = np.concatenate([rng.choice(np.flatnonzero(kinds == c), int(count), replace=False)
-                           for c, count in enumerate(setup.held_counts)]).astype(np.int64)
     train = np.setdiff1d(np.arange(y.shape[0]), held)
 
     def embed(rows):
@@ -167,21 +175,20 @@ def _fit(model, client, data, eval_set, progress):
     model.embedding_ = _fit_embedding(client, partitions, replace(kernel, gamma=gamma),
                                       model, seeds.embedding)
     evaluation = _embed_eval_set(model, eval_set)
-    held_counts = np.zeros_like(partitions.class_counts)
-    if spec.early_stopping_on(n):
-        held_counts = np.rint(spec.validation_fraction * partitions.class_counts)
+    # The rows the in-memory fit would hold out with this seed, whatever the partitioning.
+    held = (held_out_ranks(partitions.class_counts, spec.validation_fraction, seeds.solver)
+            if spec.early_stopping_on(n) else (False, None))
     embedded = _embed_partitions(client, partitions, model, resources,
-                                 (_class_weights(spec.class_weight, partitions), held_counts,
-                                  seeds.solver))
+                                 (_class_weights(spec.class_weight, partitions), held))
     model.embedding_time_ = time.perf_counter() - start
     if progress is not None:
         progress("embedding", n, n)
     options = CocoaOptions(
         max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.tol,
-        n_iter_no_change=spec.n_iter_no_change if held_counts.any() else None)
+        n_iter_no_change=spec.n_iter_no_change if embedded.held_rows else None)
     solve = solve_assg if model.solver == "snacks" else solve_cocoa
     start = time.perf_counter()
-    results = [solve(client, embedded, k, spec.lam, n - int(held_counts.sum()), options,
+    results = [solve(client, embedded, k, spec.lam, n - embedded.held_rows, options,
                      seed=seeds.solver, progress=progress,
                      validation=None if evaluation is None
                      else (evaluation[0], evaluation[1][k]))
@@ -264,7 +271,10 @@ def _embed_partitions(client, partitions, model, resources, setup):
     The partitions of one worker make one CoCoA+ subproblem: K is then the number of
     workers, which sets the rounds' damping σ' = K and the tasks per round.
     """
-    class_weights, held_counts, seed = setup
+    class_weights, (stratified, held_ranks) = setup
+    held_counts = np.zeros(len(partitions.X), np.int64)
+    if held_ranks is not None:
+        held_counts = np.array([sum(r.shape[0] for r in ranks) for ranks in held_ranks])
     k = model.embedding_.n_components_
     holders = client.who_has(partitions.X)
     groups = {}
@@ -276,9 +286,10 @@ def _embed_partitions(client, partitions, model, resources, setup):
     # every worker.
     shared = client.submit(_identity, model.embedding_, pure=False)
     client.replicate([shared])
-    seeds = np.random.SeedSequence([seed, len(groups)]).generate_state(len(groups))
     futures, kinds, trained = [], set(), []
-    for (address, members), group_seed in zip(sorted(groups.items()), seeds, strict=True):
+    # Groups in the order of their first partition, not of the workers' addresses (new ones
+    # at every start): the same placement gives the same streams of steps.
+    for address, members in sorted(groups.items(), key=lambda group: group[1][0]):
         limit = info.get(address, {}).get("memory_limit") or 0
         plan = plan_storage(int(partitions.rows[members].sum()), k, dtype=resources.dtype,
                             memory_budget=resources.memory_budget
@@ -296,7 +307,8 @@ def _embed_partitions(client, partitions, model, resources, setup):
             [partitions.y[p] for p in members],
             None if partitions.weight is None else [partitions.weight[p] for p in members],
             shared, PartitionSetup(partitions.classes, class_weights, plan.storage_dtype,
-                                   held_counts[members].sum(axis=0)), int(group_seed),
+                                   stratified, None if held_ranks is None
+                                   else [held_ranks[p] for p in members]),
             workers=[address], allow_other_workers=True, pure=False))
     model.storage_ = "compact" if "compact" in kinds else "memory"
     wait_for(client, futures, "embedding the partitions", DEFAULT_TIMEOUT_S)
