@@ -147,7 +147,7 @@ each kind):
 Issue 9 saw 2.5–4.3 s for these in the browser, where the fit takes 10 ms. Loading each
 solver's numba code on its first use in a server process costs that much (training every
 solver once on 60 rows takes 3.3 s in a fresh process here), so the app now does it once
-per server at start (`evaluation.warm_up`) and no interaction, and no time it shows, pays it.
+per server at start (`warm_up.warm_up`) and no interaction, and no time it shows, pays it.
 
 Target: warm interactions within 300 ms of server-side work — {verdict}.
 """

@@ -15,7 +15,7 @@ from sklearn.datasets import make_classification, make_moons
 
 from reference import optimal_objective
 
-# The app sets the BLAS threads of its server process once (snacks_core.app.serving); AppTest
+# The app sets the BLAS threads of its server process once (snacks_core.app.cpu_sharing); AppTest
 # runs the app inside this process, where later tests must keep theirs: 0 leaves them.
 os.environ.setdefault("SNACKS_BLAS_THREADS", "0")
 

@@ -14,7 +14,7 @@ from snacks_core.app import explorer
 from snacks_core.datasets import load_bundled, make_synthetic, split_dataset
 from snacks_core.kernels import spectra
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model import evaluation, metrics
+from snacks_core.model import evaluation, metrics, warm_up
 from snacks_core.model.estimator import SnacksClassifier, estimator_from_settings
 from snacks_core.persistence import model_from_npz, model_to_npz
 from snacks_core.solvers.objective import primal_objective
@@ -221,11 +221,11 @@ def test_snacks_core_and_the_cli_never_import_streamlit():
 
 def test_warm_up_trains_every_solver(monkeypatch):
     seen = []
-    original = evaluation.train
-    monkeypatch.setattr(evaluation, "train",
+    original = warm_up.train
+    monkeypatch.setattr(warm_up, "train",
                         lambda split, params, **kw: seen.append(params["solver"])
                         or original(split, params, **kw))
-    evaluation.warm_up()
+    warm_up.warm_up()
     from snacks_core.solvers import SOLVERS
     assert set(SOLVERS) <= set(seen)
 

@@ -2,8 +2,8 @@
 train the same model and report the same numbers for one setting.
 
 Oracle: the estimator's own fit.  Every other path builds the same specification and calls
-the same column trainer (``pipeline.train_columns``) and the same measures
-(``pipeline.score_sums`` / ``training_measures``, ``metrics.classification_scores``), so
+the same column trainer (``engine.train_columns``) and the same measures
+(``engine.score_sums`` / ``training_measures``, ``metrics.classification_scores``), so
 the models agree to rounding and the errors, F1 and objective agree.
 """
 

@@ -17,9 +17,9 @@ from snacks_core.kernels.functions import kernel_matrix
 from snacks_core.kernels.landmarks import select_landmarks
 from snacks_core.kernels.nystrom import EmbeddingPrefix, NystromEmbedding
 from snacks_core.model import sweeps
+from snacks_core.model.engine import Seeds, draw_seeds
 from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.model.metrics import error_rate
-from snacks_core.model.pipeline import Seeds, draw_seeds
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
     GRID_COLUMNS,

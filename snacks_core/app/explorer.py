@@ -22,8 +22,8 @@ from snacks_core.model.defaults import (
     grid_m_values,
     round_125,
 )
+from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.estimator import estimator_from_settings
-from snacks_core.model.pipeline import labels_from_scores
 from snacks_core.model.search import SnacksSearchCV
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, GridSchedule, robustness_grid

@@ -21,7 +21,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from snacks_core.app import cpu_sharing
 from snacks_core.core.cancellation import Cancelled, stop_when
-from snacks_core.model import evaluation
+from snacks_core.model import warm_up
 
 # Set once for the process: per run it would be a race between sessions (see
 # cpu_sharing.limit_blas_threads_once).  tests/conftest.py sets SNACKS_BLAS_THREADS=0: AppTest
@@ -38,7 +38,7 @@ def _warm_up():
     """The solvers' warm-up, said in the server's log when it is over (the log tells a
     teacher the server is ready before anyone visits)."""
     start = time.perf_counter()
-    evaluation.warm_up()
+    warm_up.warm_up()
     print(f"Snacks Explorer: the solvers are warm ({time.perf_counter() - start:.1f} s).",
           file=sys.stderr, flush=True)
 

@@ -18,7 +18,7 @@ def compile_ahead(sample_file=None) -> None:
     import tempfile
 
     from snacks_core.cli import main
-    from snacks_core.model.evaluation import warm_up
+    from snacks_core.model.warm_up import warm_up
 
     warm_up()
     with tempfile.TemporaryDirectory() as folder:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
-from snacks_core.model.pipeline import embedded_row_blocks
 
 # Above this many training rows `fit` measures the training error on a sample of them (an
 # embedding pass over every training row would cost as much as the fit's own).

@@ -25,7 +25,7 @@ from snacks_core.kernels.functions import KERNEL_PARAM_CONSTRAINTS
 from snacks_core.kernels.landmarks import SAMPLINGS
 from snacks_core.kernels.operators import build_operator
 from snacks_core.model.defaults import default_lam, default_m
-from snacks_core.model.pipeline import (
+from snacks_core.model.engine import (
     binary_targets,
     class_labels,
     cut_training_rows,
@@ -103,7 +103,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         :data:`~snacks_core.solvers.snacks.EARLY_STOPPING_PATIENCE_ROWS` (stop reason
         'early_stopping'); the checks come up to four times per epoch
         (:func:`snacks_core.solvers.snacks.rows_between_checks`).
-        'auto' turns it on from :data:`snacks_core.model.pipeline.EARLY_STOPPING_MIN_SAMPLES`
+        'auto' turns it on from :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES`
         training rows.  An ``eval_set`` is only recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
@@ -116,7 +116,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Precision in which the embedding is computed and stored; the solvers accumulate in
         float64 either way.  float32 changes test errors only by rounding.
     random_state : int, RandomState or None, default=None
-        Seeds the landmark selection and the solver (:func:`snacks_core.model.pipeline.draw_seeds`);
+        Seeds the landmark selection and the solver (:func:`snacks_core.model.engine.draw_seeds`);
         equal seeds give equal models.
     n_jobs : int or None, default=None
         Threads for the embedding, the checkpoint passes and the one-vs-rest subproblems;

@@ -17,18 +17,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from snacks_core.datasets import make_synthetic, split_dataset
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model.estimator import SnacksClassifier, estimator_from_settings
-from snacks_core.model.metrics import classification_scores, error_rate
-from snacks_core.model.pipeline import (
+from snacks_core.model.engine import (
     binary_targets,
     hinge_weights,
     labels_from_scores,
     score_sums,
     training_measures,
 )
-from snacks_core.solvers import EMBEDDED_SOLVERS, SOLVERS
+from snacks_core.model.estimator import SnacksClassifier, estimator_from_settings
+from snacks_core.model.metrics import classification_scores, error_rate
+from snacks_core.solvers import EMBEDDED_SOLVERS
 
 
 def solver_objective(model):
@@ -43,7 +42,7 @@ def solver_objective(model):
 def returned_objective(model, y, scores):
     """F(w) of the returned weights, averaged over the one-vs-rest problems, from the
     model's decision values ``scores`` on its training rows (labels ``y``), measured as a
-    fit measures its own (:func:`~snacks_core.model.pipeline.score_sums`).
+    fit measures its own (:func:`~snacks_core.model.engine.score_sums`).
 
     For a model on an embedding it is computed from ``coef_`` (a solver's last history row
     can be a later point than the best one it returns).  Models on the data or on a kernel
@@ -213,21 +212,3 @@ def _fit_and_measure(split, params, keep_checkpoints):
                                if issubclass(w.category, UserWarning)))
     return Run(model, evaluate(model, split), notes,
                [] if recorder is None else recorder.checkpoints, time.time())
-
-
-def warm_up() -> None:
-    """Train every solver once on a few rows, dense and sparse, so that numba's compiled
-    code is loaded before a user's first click (:func:`train` warms any other
-    configuration up itself before it measures a fit)."""
-    split = split_dataset(make_synthetic("moons", 60, noise=0.2, random_state=0),
-                          random_state=0)
-    sparse = replace(split, X_train=sp.csr_matrix(np.abs(split.X_train)),
-                     X_test=sp.csr_matrix(np.abs(split.X_test)))
-    params = {"kernel": "rbf", "gamma": "scale", "n_components": 10, "lam": 1e-3,
-              "sampling": "balanced", "max_epochs": 3, "class_weight": None, "random_state": 0}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        for solver in SOLVERS:
-            train(split, {**params, "solver": solver}, keep_checkpoints=True)
-        for solver in EMBEDDED_SOLVERS:
-            train(sparse, {**params, "solver": solver})

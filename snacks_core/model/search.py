@@ -43,8 +43,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from snacks_core.core.validation import check_classifier_data
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
-from snacks_core.model.pipeline import draw_seeds, labels_from_scores
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import GridGroup, GridSchedule, grid_problem, run_grid, with_labels
 from snacks_core.solvers import EMBEDDED_SOLVERS

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from snacks_core.kernels.functions import check_kernel_params, kernel_matrix, resolve_gamma
-from snacks_core.model.pipeline import early_stopping_enabled, validation_split
+from snacks_core.model.engine import early_stopping_enabled, validation_split
 from snacks_core.solvers import REGISTRY
 
 
@@ -78,7 +78,7 @@ class SolverSpec:
     early_stopping : bool or 'auto'
         Hold out ``validation_fraction`` of the rows and stop after ``n_iter_no_change``
         checks without improvement (solvers that support it; 'auto': from
-        :data:`snacks_core.model.pipeline.EARLY_STOPPING_MIN_SAMPLES` rows).
+        :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES` rows).
     class_weight : dict, 'balanced' or None
         Weights s_i of the hinge terms by class.
     options : Mapping

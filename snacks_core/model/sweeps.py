@@ -62,9 +62,7 @@ from snacks_core.core.threads import effective_n_threads
 from snacks_core.core.validation import check_data, check_lam
 from snacks_core.distributed import current_client
 from snacks_core.kernels.nystrom import EmbeddingPrefix, NystromEmbedding
-from snacks_core.model.estimator import CellFacts, SnacksClassifier, cell_model
-from snacks_core.model.metrics import TrainingLabels, classification_scores, error_rate
-from snacks_core.model.pipeline import (
+from snacks_core.model.engine import (
     Seeds,
     binary_targets,
     class_labels,
@@ -77,6 +75,8 @@ from snacks_core.model.pipeline import (
     train_columns,
     training_measures,
 )
+from snacks_core.model.estimator import CellFacts, SnacksClassifier, cell_model
+from snacks_core.model.metrics import TrainingLabels, classification_scores, error_rate
 from snacks_core.model.specs import Kernel, Resources, SolverSpec
 from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params
 
@@ -646,7 +646,7 @@ def _check_grid(m, lam, gamma, kernel, X_train, n_fit):
 
 
 def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
-    """The pipeline's embedding stage for a group (m_max landmarks) and its embeddings (or
+    """The engine's embedding stage for a group (m_max landmarks) and its embeddings (or
     kernel blocks), on ``n_jobs`` threads with one BLAS thread each (the result does not
     depend on ``n_jobs``).
 

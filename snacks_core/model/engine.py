@@ -1,10 +1,11 @@
-"""The stages of a Nyström SVM fit, shared by SnacksClassifier, the grids and the search.
+"""The fit engine: the stages of a Nyström SVM fit, the one-vs-rest training of its K
+columns and the measures of a fitted model, shared by SnacksClassifier, the grids, the
+search, the command line, the app and the cluster.
 
 A fit on the embedding runs these stages, each one function here, so that the estimator,
 :func:`~snacks_core.model.sweeps.robustness_grid` and
-:class:`~snacks_core.model.search.SnacksSearchCV`
-make the same choices from the same seeds (a grid cell with cold starts *is* the
-estimator's fit):
+:class:`~snacks_core.model.search.SnacksSearchCV` make the same choices from the same seeds
+(a grid cell with cold starts *is* the estimator's fit):
 
 1. :func:`draw_seeds`: the landmark and solver seeds a ``random_state`` gives;
 2. :func:`binary_targets`: the ±1 labels of the one-vs-rest subproblems (one for two
