@@ -468,3 +468,43 @@ def test_a_class_of_one_row_stays_in_training(capsys, tmp_path, row):
     assert status == 0, err
     assert "the class 7 has 1 row, which stays in the training part" in err
     assert "average" not in err and "F1 (macro average)" in out
+
+
+def test_fit_prints_the_landmarks_the_model_holds_and_the_scaling_auto_chose(capsys, tmp_path):
+    """Duplicate rows are dropped from the landmarks: the m printed is the saved model's (it
+    said the m asked for); the scaling 'auto' chose is printed."""
+    rng = np.random.default_rng(0)
+    X = np.repeat(rng.normal(size=(20, 3)), 10, axis=0)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    data = tmp_path / "repeated.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "label": y}).to_csv(data,
+                                                                                  index=False)
+    model = tmp_path / "model.npz"
+    status, out, err = run(capsys, "fit", data, "--m", "60", "--model", model, *FAST[2:])
+    assert status == 0, err
+    held = load_model(model.read_bytes()).pipeline[-1].embedding_.landmarks_.shape[0]
+    assert held < 60 and f"m = {held} (60 asked)" in out
+    assert "scaling standard (chosen by auto)" in out
+
+
+def test_a_binary_model_saved_from_python_reports_a_class_f1_as_fit_does(capsys, tmp_path):
+    """Without a saved F1 class, predict applies fit's rule (the minority class) instead of
+    switching to the macro average."""
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(120, 3)), np.repeat([0, 1], [80, 40])
+    X[y == 1, 0] += 2
+    model = tmp_path / "python.npz"
+    model.write_bytes(model_to_npz(SnacksClassifier(n_components=20, random_state=0).fit(X, y)))
+    data = tmp_path / "rows.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "label": y}).to_csv(data,
+                                                                                  index=False)
+    status, _, err = run(capsys, "predict", model, data)
+    assert status == 0 and "F1 (class 1)" in err and "macro" not in err, err
+
+
+def test_progress_names_every_file_it_reads(capsys, tmp_path, pair):
+    train, test, _, _ = pair
+    status, _, err = run(capsys, "fit", train, "--test", test, "--m", "40", "--max-epochs",
+                         "10", "--progress", "always")
+    assert status == 0, err
+    assert "reading train.txt and test.txt" in err

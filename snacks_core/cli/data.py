@@ -52,7 +52,10 @@ def read_files(paths, label_column, progress=None, **options):
     """Data files read as one run (:func:`snacks_core.datasets.load_files`: one index base,
     one width); for a CSV, errors about its columns say how to choose the label."""
     label_column = label_column_value(label_column)
-    reading = None if progress is None else progress.reader(Path(paths[0]).name)
+    # Files read as one run report as one: name them all (the rows of a test file are not
+    # the training file's).
+    reading = None if progress is None else progress.reader(
+        " and ".join(Path(path).name for path in paths))
     try:
         return datasets.load_files(paths, label_column=label_column, progress=reading,
                                    **options)

@@ -6,6 +6,7 @@ from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import f1_name, fit_and_measure, resolve_regularisation
 from snacks_core.cli.output import check_writable, write_bytes_when_complete
 from snacks_core.cli.progress import Progress
+from snacks_core.datasets.scaling import resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.persistence import model_to_npz
 from snacks_core.solvers.objective import lam_to_C
@@ -31,12 +32,15 @@ def run(args) -> int:
     n_train = split.X_train.shape[0]
     resolve_regularisation(args, n_train, split.n_features)
     model, table, metrics = fit_and_measure(args, args.solver, split, progress)
+    scaling = resolve_scaling(args.scaling, dataset.X)
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
-          f"{split.n_features} features")
+          f"{split.n_features} features, scaling {scaling}"
+          + (" (chosen by auto)" if args.scaling == "auto" else ""))
     # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
     gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
                                                                       split.X_train)
-    print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {args.m}, "
+    m = landmarks_held(model, args.m)
+    print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
     for name, value in table.items():
         if name == "F1 of":
@@ -45,10 +49,18 @@ def run(args) -> int:
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
     print(f"  (objective: F of the returned model on "
-          f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {args.m})')})")
+          f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {m})')})")
     if args.model:
         write_bytes_when_complete(args.model, model_to_npz(
             model, split.preprocessing, index_base=dataset.index_base,
             f1_label=metrics["f1_label"]))
         print(f"model: {args.model}")
     return 0
+
+
+def landmarks_held(model, asked):
+    """The landmarks the model holds (what its file saves), with the m asked for when they
+    differ (m is clipped to the training rows; duplicate rows are dropped)."""
+    landmarks = getattr(getattr(model, "embedding_", None), "landmarks_", None)
+    held = asked if landmarks is None else landmarks.shape[0]
+    return f"{held}" if held == asked else f"{held} ({asked} asked)"

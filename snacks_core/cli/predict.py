@@ -23,8 +23,8 @@ from snacks_core.cli.progress import Progress
 from snacks_core.core.memory import check_fits_in_memory
 from snacks_core.datasets import streams
 from snacks_core.datasets.streams import TextStream, check_regular_file
-from snacks_core.model.metrics import error_rate, f1
-from snacks_core.model.pipeline import labels_from_scores
+from snacks_core.model.engine import labels_from_scores
+from snacks_core.model.metrics import error_rate, f1, minority_class
 from snacks_core.persistence import load_model
 
 
@@ -197,6 +197,10 @@ class _Score:
             return (f"{rows}; no error or F1: its labels {unseen} are not among the model's "
                     f"classes ({known}): placeholder labels, or classes the model never saw")
         true, predicted = np.concatenate(self.true), np.concatenate(self.predicted)
-        label = f1_label if len(self.classes) == 2 else None
+        label = None
+        if len(self.classes) == 2:
+            # A model saved without its F1 class (from Python): fit's rule, the minority
+            # class, applied to these rows.
+            label = f1_label if f1_label is not None else minority_class(true)
         return (f"{rows}; error {error_rate(true, predicted):.6g}, "
                 f"{f1_name(label)} {f1(true, predicted, label, self.classes):.6g}")
