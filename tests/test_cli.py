@@ -404,21 +404,23 @@ def test_help_states_the_defaults_the_library_applies():
     """The parser leaves the estimator's and the search's parameters unset (each command
     then keeps the library's default, written once in its signature); the help text that
     quotes them must say what the library applies."""
+    from snacks_core.model.defaults import DEFAULT_TEST_SIZE
     from snacks_core.model.estimator import SnacksClassifier
     from snacks_core.model.search import SnacksSearchCV
 
     library = {**SnacksClassifier().get_params(),
-               "cv": SnacksSearchCV(SnacksClassifier(), {}).cv}
+               "cv": SnacksSearchCV(SnacksClassifier(), {}).cv, "test_size": DEFAULT_TEST_SIZE}
     subparsers = next(action for action in cli_parser.build_parser()._actions
                       if action.choices and "fit" in action.choices).choices
     checked = 0
     for command in ("fit", "compare", "heatmap", "search"):
         for action in subparsers[command]._actions:
             name = action.dest
-            if name not in ("degree", "max_epochs", "tol", "cv") or action.help is None:
+            if (name not in ("degree", "max_epochs", "tol", "cv", "test_size")
+                    or action.help is None):
                 continue
             assert action.default is None, f"{command} --{name} writes a default again"
             stated = re.search(r"default ([0-9.e-]+)", action.help)
             assert stated and float(stated.group(1)) == library[name], (command, name)
             checked += 1
-    assert checked >= 10
+    assert checked >= 14

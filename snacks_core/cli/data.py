@@ -105,7 +105,9 @@ def training_data(args, progress=None) -> datasets.Dataset:
 def training_split(args, dataset, scaling=None) -> datasets.Split:
     """The split a command trains and tests on, scaled by ``scaling`` (default
     ``args.scaling``)."""
-    return datasets.split_dataset(dataset, test_size=args.test_size,
+    # Without --test-size, the library's own test share.
+    share = {} if args.test_size is None else {"test_size": args.test_size}
+    return datasets.split_dataset(dataset, **share,
                                   scaling=args.scaling if scaling is None else scaling,
                                   random_state=getattr(args, "seed", 0))
 

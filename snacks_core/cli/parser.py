@@ -165,7 +165,7 @@ def _add_data_arguments(parser, *, scalings=False):
         "dataset's own test part)"))
     parser.add_argument("--label-column", metavar="NAME_OR_INDEX", help=(
         "label column of a CSV file (name or 0-based index; default: the last column)"))
-    parser.add_argument("--test-size", type=float, default=0.3, metavar="FRACTION",
+    parser.add_argument("--test-size", type=float, metavar="FRACTION",
                         help="held-out fraction when DATA has no test part (default 0.3)")
     _add_index_base(parser)
     if scalings:

@@ -19,6 +19,7 @@ import re
 import numpy as np
 
 from snacks_core.datasets.dataset import Dataset, make_dataset
+from snacks_core.model.defaults import DEFAULT_TEST_SIZE
 
 CLASSES = ("A", "B")
 PLANE = (-1.0, 1.0)
@@ -146,7 +147,7 @@ def missing_points(points, test_size) -> dict:
     return {label: period - count for label, count in counts.items() if count < period}
 
 
-def drawn_dataset(text, test_size=0.3) -> Dataset:
+def drawn_dataset(text, test_size=DEFAULT_TEST_SIZE) -> Dataset:
     """The dataset of a drawing in its text form, its test part fixed by
     :func:`held_out_mask`; ValueError (saying how many points are missing) when a class has
     too few points.

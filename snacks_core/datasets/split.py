@@ -10,10 +10,12 @@ import scipy.sparse as sp
 
 from snacks_core.datasets.dataset import Dataset, Split
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
+from snacks_core.model.defaults import DEFAULT_TEST_SIZE
 
 
-def split_dataset(dataset: Dataset, *, test_size: float = 0.3, scaling: str = "standard",
-                  random_state: int | None = 0, project_2d: bool = False) -> Split:
+def split_dataset(dataset: Dataset, *, test_size: float = DEFAULT_TEST_SIZE,
+                  scaling: str = "standard", random_state: int | None = 0,
+                  project_2d: bool = False) -> Split:
     """Train/test split (stratified; the dataset's own test part when it has one), scaling fit
     on the training rows, and optionally a 2-D PCA projection (for pictures).
 

@@ -38,6 +38,10 @@ DEFAULT_M_RANGE = (50, 500)
 DEFAULT_M_MAX_2D = 100
 # The C = 1/(2nλ) that grids centre on: the default C = 25 on the sliders' 1-2-5 steps.
 DEFAULT_C_ON_STEPS = 20.0
+# The share of the rows held out for testing when a dataset has no test part: the
+# library's splits (split_dataset, drawn points), the command line's --test-size, the app's
+# slider and a robustness grid without a test set.
+DEFAULT_TEST_SIZE = 0.3
 # The range of γ a grid may reach (the app's γ slider spans it too).
 GAMMA_RANGE = (1e-5, 1e3)
 # A robustness grid's m axis runs from the default m / GRID_M_SPAN[0] to GRID_M_SPAN[1] × it:

@@ -62,6 +62,7 @@ from snacks_core.core.threads import effective_n_threads
 from snacks_core.core.validation import check_data, check_lam
 from snacks_core.distributed import current_client
 from snacks_core.kernels.nystrom import EmbeddingPrefix, NystromEmbedding
+from snacks_core.model.defaults import DEFAULT_TEST_SIZE
 from snacks_core.model.engine import (
     Seeds,
     binary_targets,
@@ -273,7 +274,7 @@ class GridSchedule:
     """
 
     warm_start: bool = True
-    test_size: float = 0.25
+    test_size: float = DEFAULT_TEST_SIZE
     keep_test_scores: bool = False
     keep_models: bool | Callable = False
 
