@@ -15,7 +15,7 @@ from sklearn.datasets import make_classification
 
 from reference import objective, optimal_objective
 from snacks_core import SnacksClassifier
-from snacks_core.model.pipeline import binary_targets
+from snacks_core.model.engine import binary_targets
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -387,7 +387,7 @@ def test_held_out_rows_are_those_the_in_memory_fit_holds_out():
     gets validation_split's rows (stratified, or plain when a class is too small) for the
     same seed, whatever the partitioning."""
     from snacks_core.distributed.holdout import held_out_positions, held_out_ranks
-    from snacks_core.model.pipeline import validation_split
+    from snacks_core.model.engine import validation_split
 
     rng = np.random.default_rng(0)
     for trial in range(60):
@@ -441,3 +441,52 @@ def test_early_stopping_on_the_cluster_stops_as_near_the_optimum_as_in_memory(cl
     np.testing.assert_array_equal(runs[0].coef_, runs[1].coef_)
     gaps = [run.history_["gap"][-1] for run in runs]
     assert np.isfinite(gaps[0]) and gaps[0] == gaps[1]
+
+
+def _python_blocks(markdown):
+    import re
+
+    return re.findall(r"```python\n(.*?)```", markdown, flags=re.S)
+
+
+def test_the_guides_python_example_runs_and_its_blocks_have_known_sizes(client, tmp_path):
+    """docs/distributed.md's Python block, run as written on Parquet parts (the scheduler's
+    address and the files' folder put in): predict's blocks have known sizes, so the error
+    line computes."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    X, y = _data(n=900, seed=8)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(8)]).assign(label=y)
+    (tmp_path / "data").mkdir()
+    for part in range(3):
+        frame.iloc[300 * part:300 * (part + 1)].to_parquet(
+            tmp_path / "data" / f"part-{part}.parquet")
+    guide = (Path(__file__).parent.parent / "docs" / "distributed.md").read_text()
+    blocks = _python_blocks(guide)
+    assert blocks
+    for block in blocks:
+        code = (block.replace("tcp://HOST:8786", client.scheduler.address)
+                .replace('"data/', f'"{tmp_path}/data/'))
+        scope = {}
+        try:
+            exec(compile(code, "docs/distributed.md", "exec"), scope)
+            labels = scope["labels"]
+            assert not any(np.isnan(size) for size in labels.chunks[0])
+            assert 0 <= scope["error"] <= 0.2
+            scores = scope["model"].decision_function(scope["X"])
+            assert scores.chunks[0] == labels.chunks[0]
+            # Unpersisted, Dask fuses the label column's Parquet partitions: the fit and
+            # the predictions still line up with X's rows.
+            frame = pd.read_parquet(tmp_path / "data")
+            lazy = scope["dd"].read_parquet(f"{tmp_path}/data/part-*.parquet")
+            with scope["client"].as_current():
+                model = scope["SnacksClassifier"](random_state=0).fit(
+                    lazy.drop(columns="label"), lazy["label"])
+                np.testing.assert_array_equal(
+                    model.predict(lazy.drop(columns="label")).compute(),
+                    model.predict(frame.drop(columns="label").to_numpy()))
+        finally:
+            if "client" in scope:
+                scope["client"].close()

@@ -19,8 +19,10 @@ def _as_dask_array(data, name):
     import dask.dataframe as dd
 
     if isinstance(data, (dd.DataFrame, dd.Series)):
-        # The partitions' lengths: one pass that returns one integer per partition.
-        data = data.to_dask_array(lengths=True)
+        # The blocks' lengths: one pass that returns one integer per block.  (Not
+        # to_dask_array(lengths=True): Dask may fuse the partitions of a column read from
+        # Parquet, which then no longer match the lengths it counts.)
+        data = data.to_dask_array().compute_chunk_sizes()
     if not hasattr(data, "chunks"):
         raise ValueError(f"{name} must be a dask.array or dask.dataframe collection, got "
                          f"{type(data).__name__}.")
@@ -60,7 +62,12 @@ def dask_rows(X, y, sample_weight=None):
                 raise ValueError(f"{name} has {values.shape[0] if values.ndim else 0} rows "
                                  f"and X {X.shape[0]}: give one value per row.")
             values = da.from_array(values, chunks=(X.chunks[0],) + values.shape[1:])
+        frame = not hasattr(values, "chunks")
         values = _as_dask_array(values, name)
+        if frame and values.chunks[0] != X.chunks[0] and values.shape[:1] == X.shape[:1]:
+            # A column of the same dataframe whose partitions Dask fused: the labels (1/d
+            # of X) move to X's blocks.
+            values = values.rechunk((X.chunks[0],) + values.chunks[1:])
         if values.ndim != 1:
             raise ValueError(f"{name} must be 1-D (one value per row), got shape "
                              f"{values.shape}.")

@@ -1,6 +1,6 @@
 """SnacksClassifier.fit on Dask collections: the engine behind the estimator on a cluster.
 
-The stages are those of an in-memory fit (:mod:`snacks_core.model.pipeline`), each run where
+The stages are those of an in-memory fit (:mod:`snacks_core.model.engine`), each run where
 the rows are: summaries and landmark draws on the workers, the m × m factor on the client
 (broadcast once), the embedding of each partition on the worker that holds it (kept there,
 in memory or compact as that worker's memory allows), then the rounds: the averaged
@@ -34,7 +34,7 @@ from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, gather_results, w
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.landmarks import class_balanced_order
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model.pipeline import (
+from snacks_core.model.engine import (
     binary_targets,
     draw_seeds,
     score_embedded_rows,
@@ -113,7 +113,7 @@ def embed_partition(X, y, sample_weight, embedding, setup) -> Partition:
 
 
 def score_partition(partition, coef):
-    """Run on a worker: :func:`~snacks_core.model.pipeline.score_embedded_rows` over the
+    """Run on a worker: :func:`~snacks_core.model.engine.score_embedded_rows` over the
     partition's rows, those held out included: ``(misclassified, hinge sums)``."""
     wrong, hinge = score_embedded_rows(partition.Z, coef, partition.targets, partition.weight)
     if partition.Z_held is not None:

@@ -1,6 +1,6 @@
 """The rows a cluster fit holds out for early stopping: those the in-memory fit would hold out.
 
-In memory the held-out rows are :func:`snacks_core.model.pipeline.validation_split` of the
+In memory the held-out rows are :func:`snacks_core.model.engine.validation_split` of the
 rows' classes with the solver's seed: scikit-learn's ``train_test_split``, stratified when
 every class can be.  Its draw needs only the classes' counts, not the labels: the rows it
 holds out of class c are those of within-class ranks ``permutation(N_c)[n_c : n_c + t_c]``

@@ -11,11 +11,15 @@ import numpy as np
 
 
 def _row_array(X):
-    """X as a Dask array of rows with its columns in one chunk."""
+    """X as a Dask array of rows with its columns in one chunk and its row blocks of known
+    size (counted in one pass on the workers when unknown, as a dataframe's are), so that
+    the answers can be compared with other Dask arrays of known sizes."""
     import dask.dataframe as dd
 
     if isinstance(X, (dd.DataFrame, dd.Series)):
         X = X.to_dask_array()
+    if any(np.isnan(size) for size in X.chunks[0]):
+        X = X.compute_chunk_sizes()
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (rows × features), got {X.ndim} dimension(s).")
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
