@@ -490,3 +490,69 @@ def test_the_guides_python_example_runs_and_its_blocks_have_known_sizes(client, 
         finally:
             if "client" in scope:
                 scope["client"].close()
+
+
+def _write_parts(folder, X, y, parts, kind, zero_based=False):
+    from sklearn.datasets import dump_svmlight_file
+
+    folder.mkdir(exist_ok=True)
+    for part, rows in enumerate(np.array_split(np.arange(len(y)), parts)):
+        if kind == "svm":
+            dump_svmlight_file(X[rows], y[rows], str(folder / f"part-{part}.svm"),
+                               zero_based=zero_based)
+            continue
+        np.savetxt(folder / f"part-{part}.csv", np.column_stack([X[rows], y[rows]]),
+                   delimiter=",", header=",".join([f"x{j}" for j in range(X.shape[1])]
+                                                  + ["label"]), comments="")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_command_line_fit_scores_a_test_file_on_the_cluster(client, tmp_path, capsys,
+                                                            classes):
+    """``snacks fit 'train-*' --test 'test-*' --scheduler ADDRESS``: the test files are
+    scored on the workers, and the printed test error, majority error and F1 are those of
+    the saved model's predictions in memory (F1 of the minority class of two, the macro
+    average of three)."""
+    from snacks_core import cli
+    from snacks_core.model.metrics import classification_scores
+    from snacks_core.persistence import load_model
+
+    X, y = _data(n=1200, classes=classes, seed=9)
+    _write_parts(tmp_path / "train", X[:900], y[:900], 3, "csv")
+    _write_parts(tmp_path / "test", X[900:], y[900:], 2, "csv")
+    model_path = tmp_path / "m.npz"
+    assert cli.main(["fit", str(tmp_path / "train" / "part-*.csv"), "--test",
+                     str(tmp_path / "test" / "part-*.csv"), "--scheduler",
+                     client.scheduler.address, "--model", str(model_path), "--m", "30",
+                     "--solver", "liblinear", "--progress", "never"]) == 0
+    printed = capsys.readouterr().out
+    saved = load_model(model_path.read_bytes())
+    expected = classification_scores(y[:900], y[900:], saved.pipeline.predict(X[900:]),
+                                     saved.pipeline.classes_)
+    assert "900 training rows in 3 files, 300 test rows" in printed
+    lines = dict(line.strip().rsplit(None, 1) for line in printed.splitlines()
+                 if line.startswith("  "))
+    assert float(lines["test error"]) == pytest.approx(expected["test_error"], abs=1e-6)
+    assert float(lines["majority error"]) == pytest.approx(expected["majority_error"],
+                                                           abs=1e-6)
+    name = ("F1 (macro average)" if expected["f1_label"] is None
+            else f"F1 (class {expected['f1_label']:g})")
+    assert float(lines[name]) == pytest.approx(expected["f1"], abs=1e-6)
+    assert 0 <= float(lines["certified gap"]) < float(lines["objective"])
+
+
+def test_a_gap_that_bounds_nothing_is_printed_as_no_certificate():
+    """F − D of F or more says nothing of F − F* (F* ≥ 0): the command line says so
+    instead of printing it as a certified gap."""
+    from types import SimpleNamespace
+
+    from snacks_core.cli.cluster import _certified_gap
+
+    def fit(gap):
+        return SimpleNamespace(history_={"gap": np.array([gap]), "objective": np.array([0.5])},
+                               stop_reasons_=["early_stopping"])
+
+    assert _certified_gap(fit(0.01)) == 0.01
+    for gap in (0.5, 12.4, np.nan):
+        assert _certified_gap(fit(gap)).startswith("none (F − D = ")
+        assert "early_stopping" in _certified_gap(fit(gap))

@@ -15,13 +15,16 @@ from pathlib import Path
 import numpy as np
 
 from snacks_core.cli.data import label_column_value
-from snacks_core.cli.model import make_estimator, resolve_regularisation
+from snacks_core.cli.model import f1_name, make_estimator, resolve_regularisation
 from snacks_core.cli.output import check_writable, label_texts
 from snacks_core.cli.progress import Progress
 from snacks_core.distributed import current_client
 from snacks_core.distributed.files import (
+    cluster_scores,
     fit_scaling,
     label_classes,
+    label_counts,
+    majority_and_minority,
     predicted_blocks,
     read_on_cluster,
     scaled_rows,
@@ -30,12 +33,9 @@ from snacks_core.persistence import load_model, model_to_npz
 
 
 def run_fit(args) -> int:
-    """``snacks fit DATA --scheduler ADDRESS``: train on the cluster, print the model's
-    training numbers and write ``--model``."""
-    if args.test:
-        raise ValueError("With --scheduler the model trains on every row of DATA: score a "
-                         "test file with 'snacks predict MODEL TEST --scheduler ...' "
-                         "afterwards.")
+    """``snacks fit DATA --scheduler ADDRESS``: train on the cluster on every row of DATA,
+    score ``--test`` (files read by the workers too) there, print the numbers a local fit
+    prints and write ``--model``."""
     if args.model:
         check_writable(args.model)
     progress = Progress.for_args(args)
@@ -57,25 +57,53 @@ def run_fit(args) -> int:
         train_error = model.train_error_
         if train_error is None:  # a compact embedding: the rows are scored once more
             train_error = float((model.predict(X) != y).mean().compute())
-    print(f"{args.data}: {n:,} training rows in {len(data.paths)} files, {d} features, on "
-          f"{args.scheduler}")
+        training_counts = label_counts(y)
+        scores = None
+        if args.test:
+            test = read_on_cluster(client, args.test, label_column_value(args.label_column),
+                                   data.index_base, n_features=d)
+            scores = cluster_scores(model, scaling, test, training_counts)
+    tested = "" if scores is None else f", {scores['rows']:,} test rows"
+    print(f"{args.data}: {n:,} training rows in {len(data.paths)} files{tested}, {d} "
+          f"features, on {args.scheduler}")
     method = ("Snacks steps averaged across the workers" if args.solver == "snacks"
               else "CoCoA+ rounds")
     print(f"{args.solver} ({method} on the cluster), {args.kernel} kernel (γ = "
           f"{model.embedding_.gamma_:.4g}), m = {model.embedding_.n_components_}, λ = "
           f"{model.lam_:g} (C = {model.C_:.4g})")
-    for name, value in (("train error", train_error),
+    measured = [("train error", train_error)]
+    if scores is not None:
+        measured += [("test error", scores["test_error"]),
+                     ("majority error", scores["majority_error"]),
+                     (f1_name(scores["f1_label"]), scores["f1"])]
+    for name, value in (*measured,
                         ("objective", float(model.history_["objective"][-1])),
-                        ("certified gap", float(model.history_["gap"][-1])),
+                        ("certified gap", _certified_gap(model)),
                         ("embedding time (s)", model.embedding_time_),
                         ("training time (s)", model.training_time_),
                         ("rounds", model.n_iter_), ("stopped by", model.stop_reasons_[0])):
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
     if args.model:
-        Path(args.model).write_bytes(model_to_npz(model, scaling, index_base=data.index_base))
+        # The F1 class a local fit records: the minority training class of two.
+        minority = majority_and_minority(training_counts)[1]
+        Path(args.model).write_bytes(model_to_npz(
+            model, scaling, index_base=data.index_base,
+            f1_label=minority if len(model.classes_) == 2 else None))
         print(f"model: {args.model}")
     return 0
+
+
+def _certified_gap(model):
+    """The last certified gap F − D (a bound on F − F*), or why there is none: a bound of
+    F or more says nothing (F* ≥ 0), as when early stopping stops before the dual catches
+    up."""
+    gap = float(model.history_["gap"][-1])
+    objective = float(model.history_["objective"][-1])
+    if np.isfinite(gap) and gap < objective:
+        return gap
+    return (f"none (F − D = {gap:.4g} is not below F = {objective:.4g}: the fit stopped "
+            f"({model.stop_reasons_[0]}) before its dual bound said anything)")
 
 
 def run_predict(args) -> int:

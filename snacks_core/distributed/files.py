@@ -184,3 +184,69 @@ def predicted_blocks(client, pipeline, data: ClusterData):
                              in zip(predicted.to_delayed(), data.y.to_delayed(), strict=True)])
     for block in blocks:
         yield block.result()
+
+
+def label_counts(y):
+    """``(labels, counts)`` of the Dask labels ``y`` (one pass over them on the workers)."""
+    import dask
+
+    parts = dask.compute(*[dask.delayed(np.unique)(block, return_counts=True)
+                           for block in y.to_delayed()])
+    labels = np.unique(np.concatenate([part[0] for part in parts]))
+    counts = np.zeros(labels.shape[0], np.int64)
+    for part_labels, part_counts in parts:
+        counts[np.searchsorted(labels, part_labels)] += part_counts
+    return labels, counts
+
+
+def majority_and_minority(training_counts):
+    """The most and the least frequent label (the larger on a tie) of ``(labels, counts)``,
+    as :class:`snacks_core.model.metrics.TrainingLabels` finds them in the labels."""
+    labels, counts = training_counts
+    return (labels[int(np.argmax(counts))],
+            labels[len(counts) - 1 - int(np.argmin(counts[::-1]))])
+
+
+def _confusion(predicted, truth, classes):
+    """Run on a worker: rows of a block by (true class, predicted class), a last row for
+    true labels that are none of ``classes``."""
+    size = classes.shape[0]
+    known = np.isin(truth, classes)
+    true_kind = np.where(known, np.searchsorted(classes, np.where(known, truth, classes[0])),
+                         size)
+    return np.bincount(true_kind * size + np.searchsorted(classes, predicted),
+                       minlength=(size + 1) * size).reshape(size + 1, size)
+
+
+def cluster_scores(model, steps, data: ClusterData, training_counts) -> dict:
+    """The test numbers of :func:`snacks_core.model.metrics.classification_scores` for the
+    fitted ``model`` (after the preprocessing ``steps``) on the rows of ``data``, computed
+    on the workers from each block's counts of (true, predicted) classes: ``test_error``,
+    ``majority_error``, ``f1`` and ``f1_label`` (the minority training class of two, None
+    for the macro average), with ``training_counts`` (``label_counts`` of the training
+    labels) deciding the majority and minority classes as the training labels do."""
+    import dask
+
+    classes = model.classes_
+    predicted = model.predict(scaled_rows(data.X, steps))
+    confusion = sum(dask.compute(*[
+        dask.delayed(_confusion)(labels, truth, classes)
+        for labels, truth in zip(predicted.to_delayed(), data.y.to_delayed(), strict=True)]))
+    rows = int(confusion.sum())
+    majority, minority = majority_and_minority(training_counts)
+    label = minority if classes.shape[0] == 2 else None
+    hits = np.diag(confusion[:-1])
+    # F1 of a class: 2 TP / (2 TP + FP + FN), 0 where it has no true nor predicted row.
+    denominators = confusion.sum(axis=0) + confusion[:-1].sum(axis=1)
+    per_class = np.divide(2.0 * hits, denominators, out=np.zeros(hits.shape[0]),
+                          where=denominators > 0)
+    majority_rows = (confusion[int(np.searchsorted(classes, majority))].sum()
+                     if majority in classes else 0)
+    return {
+        "test_error": 1.0 - hits.sum() / max(rows, 1),
+        "majority_error": 1.0 - majority_rows / max(rows, 1),
+        "f1": float(per_class[int(np.searchsorted(classes, label))] if label is not None
+                    else per_class.mean()),
+        "f1_label": label,
+        "rows": rows,
+    }
