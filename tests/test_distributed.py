@@ -264,9 +264,13 @@ def test_a_worker_lost_mid_fit_is_recomputed(solver):
                 c.sync(cluster.workers[victim].kill)
 
         model = _model(solver=solver)
-        model.fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500),
-                  progress=kill_one_worker)
+        with pytest.warns(UserWarning, match="left the cluster") as caught:
+            model.fit(da.from_array(X, chunks=(500, 8)), da.from_array(y, chunks=500),
+                      progress=kill_one_worker)
     assert killed
+    # One line on the client names the worker lost.
+    lost = [str(w.message) for w in caught if "left the cluster" in str(w.message)]
+    assert len(lost) == 1 and killed[0] in lost[0], lost
     _check_against_oracle(model, X, y)
 
 
@@ -556,3 +560,58 @@ def test_a_gap_that_bounds_nothing_is_printed_as_no_certificate():
     for gap in (0.5, 12.4, np.nan):
         assert _certified_gap(fit(gap)).startswith("none (F − D = ")
         assert "early_stopping" in _certified_gap(fit(gap))
+
+
+def test_a_relative_glob_is_resolved_on_this_machine(client, tmp_path, monkeypatch, capsys):
+    """A relative DATA glob names the client's files: the workers (started in another folder)
+    are sent absolute paths."""
+    from pathlib import Path
+
+    from snacks_core import cli
+
+    X, y = _data(n=600, seed=10)
+    _write_parts(tmp_path / "train", X, y, 2, "csv")
+    workers_folder = client.run(lambda: str(Path.cwd()))
+    assert str(tmp_path) not in set(workers_folder.values())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["fit", "train/part-*.csv", "--scheduler", client.scheduler.address,
+                     "--m", "20", "--solver", "liblinear", "--progress", "never"]) == 0
+    assert "600 training rows in 2 files" in capsys.readouterr().out
+
+
+def test_an_address_where_no_scheduler_answers_gets_one_line(tmp_path, capsys):
+    """A server of another protocol on the scheduler's address (its bytes read as a Dask
+    message's length would ask for exabytes): one line that says what to give, no
+    traceback."""
+    import socket
+    import threading
+
+    from snacks_core import cli
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def answer_garbage():
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" * 20)
+
+    thread = threading.Thread(target=answer_garbage, daemon=True)
+    thread.start()
+    try:
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        assert cli.main(["fit", str(tmp_path / "part-*.csv"), "--scheduler", address]) == 1
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert f"no Dask scheduler answered at {address}" in lines[0]
+    assert "does not speak Dask's protocol" in lines[0]

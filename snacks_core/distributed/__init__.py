@@ -37,6 +37,21 @@ def is_dask_collection(data) -> bool:
     return type(data).__module__.partition(".")[0] == "dask"
 
 
+def _connect(distributed, address, what):
+    """A Client of the scheduler at ``address``; a ValueError of one line when none answers
+    there (nothing listening, or a server that speaks another protocol: its bytes read as a
+    Dask message's length ask for exabytes)."""
+    try:
+        return distributed.Client(address)
+    except (OSError, TimeoutError) as exc:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    except (MemoryError, ValueError, TypeError, KeyError):
+        reason = "something answered that does not speak Dask's protocol"
+    raise ValueError(f"{what}: no Dask scheduler answered at {address} ({reason}): give the "
+                     "address 'dask scheduler' prints, e.g. tcp://HOST:8786, and check that "
+                     "the scheduler is running and reachable from this machine.")
+
+
 def current_client(client=None, what="A fit on Dask collections"):
     """``(client, owned)``: the ``distributed.Client`` to run on (``client`` itself, a new
     one for a scheduler address, else the current one) and whether the caller closes it;
@@ -47,7 +62,7 @@ def current_client(client=None, what="A fit on Dask collections"):
         raise ValueError(f"{what} needs dask.distributed: pip install "
                          "'snacks-explorer[distributed]'.") from None
     if isinstance(client, str):
-        return distributed.Client(client), True
+        return _connect(distributed, client, what), True
     if client is not None:
         return client, False
     try:

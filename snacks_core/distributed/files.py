@@ -14,6 +14,7 @@ per-partition sums.  The rows never come to the client.
 from __future__ import annotations
 
 import glob
+import os
 from functools import reduce
 from typing import NamedTuple
 
@@ -54,9 +55,18 @@ class _Scan(NamedTuple):
 
 def _read_file(path, label_column, index_base):
     """Run on a worker: ``(X, y)`` of one file; LIBSVM with ``index_base`` (0 when it is to be
-    decided: the column of index 0 is then kept)."""
-    data = datasets.load_file(path, label_column=label_column, purpose="predict",
-                              index_base=0 if index_base is None else index_base)
+    decided: the column of index 0 is then kept).  A file the worker cannot open is named
+    with the worker."""
+    try:
+        data = datasets.load_file(path, label_column=label_column, purpose="predict",
+                                  index_base=0 if index_base is None else index_base)
+    except OSError as exc:
+        from distributed import get_worker
+
+        raise ValueError(f"{path}: the worker {get_worker().address} cannot read it "
+                         f"({type(exc).__name__}: {exc.strerror or exc}); with --scheduler "
+                         "every worker reads DATA at the same absolute path (a shared or "
+                         "copied file system).") from None
     return data.X, data.y
 
 
@@ -88,8 +98,10 @@ def _labels(part):
 
 
 def _matching_paths(pattern):
-    """The files of the glob ``pattern`` and whether they are LIBSVM files (one format)."""
-    paths = sorted(glob.glob(pattern))
+    """The files of the glob ``pattern`` (absolute paths: a relative glob is resolved in
+    this process's folder, not in each worker's) and whether they are LIBSVM files (one
+    format)."""
+    paths = sorted(glob.glob(os.path.abspath(os.path.expanduser(pattern))))
     if not paths:
         raise ValueError(f"DATA {pattern!r} matches no file on this machine; with --scheduler, "
                          "DATA is a glob of files the workers read at the same paths, e.g. "

@@ -30,7 +30,12 @@ from snacks_core.distributed.cocoa import CocoaOptions, EmbeddedPartitions, solv
 from snacks_core.distributed.data import dask_rows, load_partitions, scale_gamma
 from snacks_core.distributed.holdout import held_out_positions, held_out_ranks
 from snacks_core.distributed.landmarks import draw_partition_rows, partition_quotas
-from snacks_core.distributed.waiting import DEFAULT_TIMEOUT_S, gather_results, wait_for
+from snacks_core.distributed.waiting import (
+    DEFAULT_TIMEOUT_S,
+    gather_results,
+    wait_for,
+    watch_workers,
+)
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.landmarks import class_balanced_order
 from snacks_core.kernels.nystrom import NystromEmbedding
@@ -164,6 +169,7 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
 def _fit(model, client, data, eval_set, progress):
     """:func:`fit_cluster` on ``client`` with the checked Dask arrays ``data``."""
     start = time.perf_counter()
+    watch_workers(client)
     partitions, summaries = load_partitions(client, *data)
     n, d = int(partitions.rows.sum()), partitions.n_features
     model.classes_, model.n_features_in_ = partitions.classes, d

@@ -1,7 +1,33 @@
 """Waiting for work on the cluster: every stage waits with a time limit and names the
-partitions that failed, were lost or are still pending, never hanging."""
+partitions that failed, were lost or are still pending, never hanging; a worker that leaves
+the cluster during a fit is reported on the client as it is noticed."""
 
 from __future__ import annotations
+
+import warnings
+import weakref
+
+# The workers each client saw at its last wait (watch_workers starts a fit's watch).
+_seen = weakref.WeakKeyDictionary()
+
+
+def watch_workers(client):
+    """Start noticing the workers that leave ``client``'s cluster (at each wait)."""
+    _seen[client] = set(client.scheduler_info()["workers"])
+
+
+def _report_lost_workers(client, what):
+    """Warn once for each watched worker gone since the last wait: Dask recomputes its
+    partitions (rows, embedding) on the workers left, which costs time, not the fit."""
+    if client not in _seen:
+        return
+    now = set(client.scheduler_info()["workers"])
+    gone = sorted(_seen[client] - now)
+    _seen[client] = now
+    if gone:
+        warnings.warn(f"{what}: worker(s) {', '.join(gone)} left the cluster; Dask recomputes "
+                      f"their partitions on the {len(now)} worker(s) left and the fit goes "
+                      "on.", UserWarning, stacklevel=3)
 
 # Seconds a stage of work on the cluster (a round, the embedding) may take before the fit
 # reports what it is still waiting for, rather than waiting for ever.
@@ -31,6 +57,7 @@ def wait_for(client, futures, what, timeout, *, lost_ok=False):
                            "stopped rather than left waiting.") from None
     except FuturesCancelledError:
         pass
+    _report_lost_workers(client, what)
     lost = [p for p, f in enumerate(futures) if f.status == "cancelled"]
     failed = [p for p, f in enumerate(futures) if f.status == "error"]
     if failed:
