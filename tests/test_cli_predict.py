@@ -508,3 +508,71 @@ def test_progress_names_every_file_it_reads(capsys, tmp_path, pair):
                          "10", "--progress", "always")
     assert status == 0, err
     assert "reading train.txt and test.txt" in err
+
+
+# --------------------------------------------------------------- the first run: compiling
+
+
+def test_compile_watch_says_once_that_it_compiles_and_counts_the_time():
+    import io
+
+    import numba
+
+    from snacks_core.cli.progress import CompileWatch
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    stream = io.StringIO()
+    with CompileWatch(stream) as watch:
+        twice(1)
+        twice(1.5)
+    assert stream.getvalue() == "snacks: compiling (once after installing)…\n"
+    assert watch.compiled and watch.seconds > 0
+    again = io.StringIO()
+    with CompileWatch(again) as watch:
+        twice(2)
+    assert again.getvalue() == "" and watch.seconds == 0 and not watch.compiled
+
+
+def test_a_warm_fit_says_nothing_of_compiling_and_warms_up_before_it_is_timed(
+        capsys, monkeypatch, pair):
+    from snacks_core.cli import first_run
+
+    order = []
+    real_warm_up, real_fit = first_run.warm_up, fit_command.fit_and_measure
+    monkeypatch.setattr(fit_command, "warm_up",
+                        lambda *a: (order.append("warm up"), real_warm_up(*a))[1])
+    monkeypatch.setattr(fit_command, "fit_and_measure",
+                        lambda *a: (order.append("fit"), real_fit(*a))[1])
+    train = pair[0]
+    assert run(capsys, "fit", train, *FAST)[0] == 0
+    status, _, err = run(capsys, "fit", train, *FAST)
+    assert status == 0 and "compiling" not in err
+    assert order == ["warm up", "fit"] * 2
+
+
+@pytest.mark.slow
+def test_a_never_compiled_fit_says_it_compiles_and_times_only_the_fit(tmp_path, pair):
+    """A copy of the package with no compiled code anywhere, as after a plain pip install:
+    the fit says it compiles, and its embedding and training times leave the compiling out
+    (they were seconds of numba's compile time)."""
+    import shutil
+    from pathlib import Path
+
+    import snacks_core
+
+    source = Path(snacks_core.__file__).parent
+    shutil.copytree(source, tmp_path / "copy" / "snacks_core",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "copy"),
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba_cache")}
+    done = subprocess.run([sys.executable, "-m", "snacks_core.cli", "fit", str(pair[0]),
+                           "--m", "40", "--progress", "never"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("snacks: compiling (once after installing)…\n")
+    times = {line.split("(s)")[0].strip(): float(line.split()[-1])
+             for line in done.stdout.splitlines() if "time (s)" in line}
+    assert times["embedding time"] + times["training time"] < 1.0, done.stdout

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 from snacks_core.cli.data import training_data, training_split
+from snacks_core.cli.first_run import warm_up
 from snacks_core.cli.model import f1_name, fit_and_measure, resolve_regularisation
 from snacks_core.cli.output import check_writable, write_bytes_when_complete
-from snacks_core.cli.progress import Progress
+from snacks_core.cli.progress import CompileWatch, Progress
 from snacks_core.datasets.scaling import resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.persistence import model_to_npz
@@ -31,7 +34,13 @@ def run(args) -> int:
     split = training_split(args, dataset)
     n_train = split.X_train.shape[0]
     resolve_regularisation(args, n_train, split.n_features)
-    model, table, metrics = fit_and_measure(args, args.solver, split, progress)
+    with CompileWatch(sys.stderr) as compiling:
+        # On a few rows first: the times below are the fit's, not numba's loading or
+        # compiling (once after installing).
+        warm_up(args, split)
+        before = compiling.seconds
+        model, table, metrics = fit_and_measure(args, args.solver, split, progress)
+        compiled_in_fit = compiling.seconds - before
     scaling = resolve_scaling(args.scaling, dataset.X)
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features, scaling {scaling}"
@@ -48,6 +57,10 @@ def run(args) -> int:
         name = f1_name(metrics["f1_label"]) if name == "F1" else name
         print(f"  {name:<20} {value:.6g}" if isinstance(value, float) else
               f"  {name:<20} {value}")
+    if compiled_in_fit >= 0.05:
+        # Code only a larger fit runs (parallel passes, early stopping) compiled in it.
+        print(f"  (the times above include {compiled_in_fit:.1f} s of compiling, once after "
+              "installing)")
     print(f"  (objective: F of the returned model on "
           f"{OBJECTIVE_KERNEL.get(args.solver, f'the Nyström embedding (m = {m})')})")
     if args.model:

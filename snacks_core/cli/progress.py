@@ -90,3 +90,47 @@ class ProgressBar:
         if done == total:
             self.stream.write("\n")
         self.stream.flush()
+
+
+class CompileWatch:
+    """numba's compiling, watched while a command runs (a context manager): the first time
+    a function of the package is compiled rather than loaded from the cache, one line says so
+    on ``stream``; :attr:`seconds` adds up the time spent compiling.  Loading compiled code
+    from the cache is not compiling: a warm run prints nothing."""
+
+    MESSAGE = "snacks: compiling (once after installing)…"
+
+    def __init__(self, stream):
+        self.stream, self.seconds, self.compiled = stream, 0.0, False
+        self._depth, self._started, self._listener = 0, 0.0, None
+
+    def __enter__(self):
+        from numba.core import event
+
+        watch = self
+
+        class Listener(event.Listener):
+            # Compiling a function compiles the ones it calls inside its own event.
+            def on_start(self, event):
+                watch._depth += 1
+                if watch._depth == 1:
+                    watch._started = time.perf_counter()
+                    if not watch.compiled:
+                        watch.compiled = True
+                        watch.stream.write(watch.MESSAGE + "\n")
+                        watch.stream.flush()
+
+            def on_end(self, event):
+                watch._depth -= 1
+                if watch._depth == 0:
+                    watch.seconds += time.perf_counter() - watch._started
+
+        self._listener = Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        return False
