@@ -125,8 +125,10 @@ def main():
                          ("after-install", compiled_after_install)):
         lines = sorted(line.split(maxsplit=2)[1:] for line in output.splitlines()
                        if line.startswith("compiled "))
+        said = "snacks: compiling (once after installing)" in output
         print(f"\nCompiled in the {name} run: {len(lines)} functions, "
-              f"{sum(int(count) for _, count in lines)} specialisations")
+              f"{sum(int(count) for _, count in lines)} specialisations; "
+              f"{'said' if said else 'did not say'} that it compiles")
         for function, count in lines:
             print(f"- {function}: {count}")
 

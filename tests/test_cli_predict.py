@@ -576,3 +576,21 @@ def test_a_never_compiled_fit_says_it_compiles_and_times_only_the_fit(tmp_path, 
     times = {line.split("(s)")[0].strip(): float(line.split()[-1])
              for line in done.stdout.splitlines() if "time (s)" in line}
     assert times["embedding time"] + times["training time"] < 1.0, done.stdout
+
+
+def test_predict_out_to_a_stream_writes_it_directly(capsys, tmp_path, fitted):
+    """--out /dev/stdout or a FIFO: written as it is (a rename would replace its name)."""
+    import threading
+
+    model, _, test = fitted
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    status, _, err = run(capsys, "predict", model, test, "--out", fifo)
+    reader.join(timeout=30)
+    assert status == 0, err
+    assert len(received[0].split()) == 150 and fifo.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model.npz", "train.txt", "test.txt", "out.fifo"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -54,8 +55,14 @@ def replaced_when_complete(path, mode="w"):
     """A file object that becomes ``path`` only when the block ends without an error: it is
     written as a temporary file in the same folder (a rename there is atomic), then renamed
     over ``path``; on an error or Ctrl-C the temporary file is removed and ``path`` keeps its
-    old content."""
+    old content.  A stream (``/dev/stdout``, a FIFO) is written directly."""
     target = Path(path)
+    if target.exists() and not stat.S_ISREG(os.stat(target).st_mode):
+        # A stream (/dev/stdout, a FIFO, a terminal) is written as it is: it has no old
+        # content to keep, and a rename would replace the device's name.
+        with open(target, mode) as out:
+            yield out
+        return
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial",
                                          dir=target.parent)
     try:
