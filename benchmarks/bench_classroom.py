@@ -474,7 +474,12 @@ def _one_search(split, params):
     training row."""
     from snacks_core.app import explorer
     from snacks_core.kernels.functions import resolve_gamma
-    from snacks_core.model.defaults import C_values_around_default, gamma_values_around, round_125
+    from snacks_core.model.defaults import (
+        SEARCH_GAMMA_FACTORS,
+        C_values_around_default,
+        gamma_values_around,
+        round_125,
+    )
     from snacks_core.model.estimator import estimator_from_settings
     from snacks_core.model.search import SnacksSearchCV
     from snacks_core.solvers.objective import C_to_lam
@@ -482,7 +487,7 @@ def _one_search(split, params):
     m = params["n_components"]
     grid = {"C": list(C_values_around_default(3)), "n_components": [m, min(4 * m, 2000)],
             "gamma": gamma_values_around(resolve_gamma("scale", split.X_train),
-                                         explorer.AUTO_TUNE_GAMMA_FACTORS)}
+                                         SEARCH_GAMMA_FACTORS)}
     search = SnacksSearchCV(estimator_from_settings(params), grid, cv=explorer.AUTO_TUNE_FOLDS,
                             halving=True, refit=False, random_state=0)
     search.fit(split.X_train, split.y_train)

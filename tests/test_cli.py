@@ -367,8 +367,11 @@ def test_search_chooses_by_cv_and_tests_the_chosen_model_once(capsys, tmp_path):
     pd.testing.assert_frame_equal(results.drop(columns=[c for c in results if "time" in c]),
                                   shuffled_results.drop(columns=[c for c in results
                                                                  if "time" in c]))
-    chosen = results.loc[results["rank_test_score"].idxmin(), "params"]
-    assert f"chosen by CV: {chosen}" in out and f"chosen by CV: {chosen}" in shuffled_out
+    best = results.loc[results["rank_test_score"].idxmin()]
+    chosen = (f"γ = {best['param_gamma']:.4g}, λ = {best['param_lam']:g}, "
+              f"m = {best['param_n_components']}")
+    assert f"chosen by CV: {chosen};" in out and f"chosen by CV: {chosen};" in shuffled_out
+    assert "12 settings, 36 fits" in out
     scaled = (X_test - X.mean(axis=0)) / X.std(axis=0)
     error = np.mean(model.predict(scaled) != y_test)
     assert f"test error of the chosen model {error:.4f}" in out
@@ -404,12 +407,11 @@ def test_help_states_the_defaults_the_library_applies():
     """The parser leaves the estimator's and the search's parameters unset (each command
     then keeps the library's default, written once in its signature); the help text that
     quotes them must say what the library applies."""
-    from snacks_core.model.defaults import DEFAULT_TEST_SIZE
+    from snacks_core.model.defaults import DEFAULT_TEST_SIZE, SEARCH_FOLDS
     from snacks_core.model.estimator import SnacksClassifier
-    from snacks_core.model.search import SnacksSearchCV
 
-    library = {**SnacksClassifier().get_params(),
-               "cv": SnacksSearchCV(SnacksClassifier(), {}).cv, "test_size": DEFAULT_TEST_SIZE}
+    library = {**SnacksClassifier().get_params(), "cv": SEARCH_FOLDS,
+               "test_size": DEFAULT_TEST_SIZE}
     subparsers = next(action for action in cli_parser.build_parser()._actions
                       if action.choices and "fit" in action.choices).choices
     checked = 0
@@ -424,3 +426,26 @@ def test_help_states_the_defaults_the_library_applies():
             assert stated and float(stated.group(1)) == library[name], (command, name)
             checked += 1
     assert checked >= 14
+
+
+def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(capsys,
+                                                                               tmp_path):
+    """Without --gamma, --m, --lam and --C: γ × C around the defaults then m and 4m (the
+    library's search_around_defaults, the app's Auto-tune); the summary counts the settings
+    it lists from, and the choice is printed with γ as a number."""
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    train = tmp_path / "train.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(train, index=False)
+    table = tmp_path / "settings.csv"
+    status, out, err = run(capsys, "search", str(train), "--out", str(table))
+    assert status == 0, err
+    scored = pd.read_csv(table)
+    assert scored["gamma"].nunique() == 5 and scored["C"].nunique() == 5
+    assert scored["m"].nunique() == 2
+    settings = re.search(r"(\d+) settings, (\d+) fits", out)
+    shown = re.search(r"the best (\d+) of (\d+) by CV accuracy", out)
+    assert shown and shown.group(2) == settings.group(1)
+    assert int(shown.group(1)) == len(re.findall(r"^  \d\.\d{4} ± \d\.\d{4}  γ = ", out,
+                                                 flags=re.MULTILINE))
+    chosen = re.search(r"chosen by CV: γ = ([0-9.e+-]+), C = ([0-9.e+-]+), m = (\d+);", out)
+    assert chosen and float(chosen.group(1)) > 0

@@ -57,6 +57,9 @@ def test_cold_search_equals_grid_search_cv(moons, scoring):
     assert ours.score(X, y) == pytest.approx(oracle.score(X, y))
 
 
+# GridSearchCV's folds for cv=3 (unshuffled): SnacksSearchCV's integer cv shuffles.
+UNSHUFFLED = StratifiedKFold(3)
+
 def test_warm_starts_stay_within_the_solver_tolerance_of_cold_scores(moons):
     X, y = moons
     cv = StratifiedKFold(3, shuffle=True, random_state=1)
@@ -86,7 +89,8 @@ def test_exact_solver_and_class_weights_equal_grid_search_cv(moons):
     grid = [{"solver": ["libsvm"], "lam": [1e-2, 1e-3]},
             {"class_weight": ["balanced"], "n_components": [10, 20]},
             {"gamma": [1.0], "lam": [1e-3]}]
-    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=3, warm_start=False)
+    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=UNSHUFFLED,
+                          warm_start=False)
     oracle = GridSearchCV(SnacksClassifier(random_state=0), grid, cv=3)
     np.testing.assert_allclose(ours.fit(X, y).cv_results_["mean_test_score"],
                                oracle.fit(X, y).cv_results_["mean_test_score"], atol=1e-12)
@@ -96,7 +100,7 @@ def test_exact_solver_and_class_weights_equal_grid_search_cv(moons):
 def test_multiclass_search():
     X, y = make_blobs(300, centers=3, cluster_std=2.0, random_state=2)
     grid = {"lam": [1e-2, 1e-3], "n_components": [10, 20]}
-    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=3,
+    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=UNSHUFFLED,
                           warm_start=False).fit(X, y)
     oracle = GridSearchCV(SnacksClassifier(random_state=0), grid, cv=3).fit(X, y)
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
@@ -237,3 +241,40 @@ def test_selection_optimism_against_a_brute_force_oracle():
         gaps.append(wrong[best, other].mean() - wrong[best, half].mean())
     assert result["gap"] == pytest.approx(np.mean(gaps))
     assert result["gap"] > 0.03 and result["n_cells"] == 30
+
+
+def test_an_integer_cv_is_shuffled_stratified_folds_seeded_as_the_candidates():
+    """Oracle: StratifiedKFold(shuffle=True) with the search's seed; a file sorted by label
+    gives folds of every class."""
+    X, y = make_classification(300, 5, random_state=3)
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    grid = {"lam": [1e-2, 1e-3]}
+    ours = SnacksSearchCV(SnacksClassifier(random_state=5, n_components=20), grid, cv=3,
+                          warm_start=False).fit(X, y)
+    folds = StratifiedKFold(3, shuffle=True, random_state=5)
+    oracle = GridSearchCV(SnacksClassifier(random_state=5, n_components=20), grid,
+                          cv=folds).fit(X, y)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               oracle.cv_results_["mean_test_score"], atol=1e-12)
+
+
+def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
+    """Stage 1: 5 γ × 5 C with halving at m (at most SEARCH_M); stage 2: m and 4m at the
+    chosen γ and C.  The results hold each setting once per round, the fits are the
+    settings × folds scored, and the choice is the best CV setting on all the rows."""
+    from snacks_core.model.defaults import SEARCH_FOLDS
+    from snacks_core.model.search import search_around_defaults
+
+    X, y = make_classification(600, 6, n_informative=4, random_state=0)
+    found = search_around_defaults(SnacksClassifier(n_components=20, random_state=0), X, y)
+    results = found.results
+    assert found.n_rows == 600
+    assert results["gamma"].nunique() == 5 and results["C"].nunique() == 5
+    assert sorted(results["m"].unique().tolist()) == [20, 80]
+    last = results[results["rows"] == 600]
+    assert found.fits == SEARCH_FOLDS * (len(results) + 1)  # stage 2 scores the choice again
+    best = last.loc[last["cv_error"].idxmin()]
+    assert found.cv_error == pytest.approx(best["cv_error"])
+    assert found.params["n_components"] in (20, 80)
+    assert isinstance(found.params["gamma"], float)

@@ -11,12 +11,10 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import train_test_split
 
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
-    C_values_around_default,
-    gamma_values_around,
+    SEARCH_FOLDS,
     grid_gamma_values,
     grid_lam_values,
     grid_m_values,
@@ -24,7 +22,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.estimator import estimator_from_settings
-from snacks_core.model.search import SnacksSearchCV
+from snacks_core.model.search import search_around_defaults
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, GridSchedule, robustness_grid
 from snacks_core.solvers import EMBEDDED_SOLVERS
@@ -139,119 +137,40 @@ def selection_optimism(table, y_train, y_test, *, n_halvings=200, seed=0) -> dic
             "n_test": y_test.shape[0], "n_halvings": n_halvings}
 
 
-# What Auto-tune tries: γ around the 'scale' rule and C in decades around the default C ≈ 25
-# (λ ≈ 0.02/n, so that the grid moves with n as the default does), then m as set and 4×.
-AUTO_TUNE_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
-
-
-AUTO_TUNE_CS = C_values_around_default(2)
-
-
-AUTO_TUNE_FOLDS = 3
-
-
-# Auto-tune searches a stratified subsample of at most this many training rows, so that it
-# answers in seconds whatever n (BENCHMARKS.md, 'Auto-tune'); C = 1/(2nλ), not λ, carries
-# its choice over to every training row, as the default C ≈ 25 does.
-AUTO_TUNE_MAX_ROWS = 40_000
-
-
-# The γ × C search's m: the sidebar's, at most this many (successive halving needs about
-# 6m rows in its first round); the sidebar's m and 4× it, at most AUTO_TUNE_MAX_M, are
-# compared after, at the chosen γ and C.
-AUTO_TUNE_SEARCH_M = 300
-
-
-AUTO_TUNE_MAX_M = 1500
+# Auto-tune is the library's default search (model.search.search_around_defaults): its
+# folds, for the page's captions.
+AUTO_TUNE_FOLDS = SEARCH_FOLDS
 
 
 def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
-    """A quick cross-validated search on the training part for the explorer's sidebar.
-
-    On a stratified subsample of at most :data:`AUTO_TUNE_MAX_ROWS` training rows, by
-    :data:`AUTO_TUNE_FOLDS`-fold CV (the test part is not used):
-
-    1. γ at :data:`AUTO_TUNE_GAMMA_FACTORS` × the 'scale' value (rounded to 1, 2 or 5 times
-       a power of ten, within :data:`snacks_core.model.defaults.GAMMA_RANGE`) against C in
-       :data:`AUTO_TUNE_CS`, at m = the sidebar's (at most :data:`AUTO_TUNE_SEARCH_M`), with
-       successive halving;
-    2. at the chosen γ and C: m as set and four times that (at most
-       :data:`AUTO_TUNE_MAX_M` and the rows a fold trains on), when that is another m.
+    """The library's default search (:func:`snacks_core.model.search.search_around_defaults`:
+    γ × C around the defaults, then m and 4m, by shuffled stratified cross-validation on
+    the training part; the test part is not used) for the explorer's sidebar.
 
     The chosen C becomes λ = 1/(2nC) with n every training row (rounded to 1, 2 or 5 times
     a power of ten unless ``by_C``, for a sidebar that sets λ).  ``progress(fits, rows)`` is
-    called after each fold's score (``rows``: the rows of that round).  Returns ``params``
-    (the chosen ``gamma``, ``lam`` and ``n_components``), ``C``, ``cv_error`` (its mean CV
-    error), ``results`` (one row per setting and round: ``gamma``, ``C``, ``lam`` for every
-    training row, ``m``, ``rows``, ``cv_error``, ``chosen``), ``n_rows`` (the rows
-    searched), ``fits`` and ``seconds``.
+    called after each fold's score.  Returns ``params`` (the chosen ``gamma``, ``lam`` and
+    ``n_components``), ``C``, ``cv_error`` (its mean CV error), ``results`` (one row per
+    setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
+    ``cv_error``, ``chosen``), ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
     n_train = split.X_train.shape[0]
-    X, y = _auto_tune_rows(split, params.get("random_state"))
-    fold_rows = fold_training_rows(X.shape[0], AUTO_TUNE_FOLDS)
-    m = min(int(params["n_components"]), fold_rows)
-    fits = []
-
-    def scored(model, X_fold, y_fold):
-        # A scorer that counts: the search calls it once per setting and fold.
-        fits.append(X_fold.shape[0])
-        if progress is not None:
-            progress(len(fits), AUTO_TUNE_FOLDS * X_fold.shape[0])
-        return model.score(X_fold, y_fold)
-
-    def search(grid, n_components, halving):
-        base = estimator_from_settings({**params, "solver": grid_solver(params),
-                                        "n_components": n_components})
-        found = SnacksSearchCV(base, grid, scoring=scored, cv=AUTO_TUNE_FOLDS, refit=False,
-                               halving=halving, n_jobs=n_jobs,
-                               random_state=params.get("random_state"))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            found.fit(X, y)
-        table = pd.DataFrame(found.cv_results_)
-        return found, table.assign(m=table.get("param_n_components", n_components))
-
-    grid = {"C": list(AUTO_TUNE_CS)}
-    if params["kernel"] != "linear":
-        grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), AUTO_TUNE_GAMMA_FACTORS)
-    best, results = search(grid, min(m, AUTO_TUNE_SEARCH_M), halving=True)
-    chosen = dict(best.best_params_, n_components=min(m, AUTO_TUNE_SEARCH_M))
-    ms = sorted({m, min(4 * m, AUTO_TUNE_MAX_M, fold_rows)})
-    if ms != [chosen["n_components"]]:
-        at_best = {name: [value] for name, value in best.best_params_.items()}
-        best, compared = search({**at_best, "n_components": ms}, m, halving=False)
-        results = pd.concat([results, compared], ignore_index=True)
-        chosen = dict(best.best_params_)
+    base = estimator_from_settings({**params, "solver": grid_solver(params)})
+    found = search_around_defaults(base, split.X_train, split.y_train, n_jobs=n_jobs,
+                                   random_state=params.get("random_state"), progress=progress)
+    chosen = dict(found.params)
     # λ for every training row, as the sidebar gets it (on its 1-2-5 steps unless by_C).
     as_set = (lambda C: C_to_lam(C, n_train)) if by_C else (
         lambda C: round_125(C_to_lam(C, n_train)))
-    table = pd.DataFrame({
-        "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
-        "lam": [as_set(C) for C in results["param_C"]],
-        "m": results["m"].astype(int), "rows": results["n_resources"],
-        "cv_error": 1.0 - results["mean_test_score"].astype(float)})
-    # Stage 2 scores the stage-1 choice again beside 4m: one row for it.
-    table = table.drop_duplicates(["gamma", "C", "m", "rows"], keep="last")
+    table = found.results.assign(lam=[as_set(C) for C in found.results["C"]])
     table["chosen"] = ((table["C"] == chosen["C"]) & (table["m"] == chosen["n_components"])
-                       & (table["rows"] == X.shape[0])
+                       & (table["rows"] == found.n_rows)
                        & ((table["gamma"] == chosen["gamma"]) if "gamma" in chosen else True))
     lam = as_set(chosen.pop("C"))
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
-            "cv_error": 1.0 - best.best_score_,
-            "results": table, "n_rows": X.shape[0], "fits": len(fits),
-            "seconds": time.perf_counter() - start}
-
-
-def _auto_tune_rows(split, random_state):
-    """The training rows Auto-tune searches: all, or a stratified subsample of
-    :data:`AUTO_TUNE_MAX_ROWS`."""
-    if split.X_train.shape[0] <= AUTO_TUNE_MAX_ROWS:
-        return split.X_train, split.y_train
-    rows, _ = train_test_split(np.arange(split.X_train.shape[0]), train_size=AUTO_TUNE_MAX_ROWS,
-                               stratify=split.y_train, random_state=random_state)
-    rows.sort()
-    return split.X_train[rows], split.y_train[rows]
+            "cv_error": found.cv_error, "results": table, "n_rows": found.n_rows,
+            "fits": found.fits, "seconds": time.perf_counter() - start}
 
 
 def progress_text(done, total, axis, row) -> str:

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from snacks_core.app.explorer import AUTO_TUNE_CS, AUTO_TUNE_FOLDS, AUTO_TUNE_MAX_ROWS
-from snacks_core.model.defaults import DEFAULT_LAM_TIMES_N, GRID_GAMMA_SPAN, GRID_M_MAX, GRID_M_SPAN
+from snacks_core.model.defaults import (
+    DEFAULT_LAM_TIMES_N,
+    GRID_GAMMA_SPAN,
+    GRID_M_MAX,
+    GRID_M_SPAN,
+    SEARCH_C_DECADES,
+    SEARCH_FOLDS,
+    SEARCH_MAX_M,
+    SEARCH_MAX_ROWS,
+    C_values_around_default,
+)
 
 HELP = {
     "dataset": "Which data to learn from. Synthetic 2-D sets show the decision boundary; "
@@ -78,12 +87,14 @@ HELP = {
                   "rows and chooses without the test rows, which then measure the chosen "
                   "model once. Test error scores each cell on the test rows: choosing the "
                   "lowest one flatters it (the page measures by how much).",
-    "auto_tune": f"A quick {AUTO_TUNE_FOLDS}-fold cross-validated search on the training "
-                 f"rows (at most {AUTO_TUNE_MAX_ROWS:,} of them): γ around the 'scale' rule "
-                 f"against C from {min(AUTO_TUNE_CS):g} to {max(AUTO_TUNE_CS):,g} "
-                 "(successive halving), then m as set and 4×. The best setting goes into the "
-                 "sidebar and is trained at once on every training row. The test rows are "
-                 "not used.",
+    "auto_tune": f"The library's default search, as `snacks search` runs it: "
+                 f"{SEARCH_FOLDS}-fold shuffled stratified cross-validation on the training "
+                 f"rows (at most {SEARCH_MAX_ROWS:,} of them), γ around the 'scale' rule "
+                 f"against C from {min(C_values_around_default(SEARCH_C_DECADES)):g} to "
+                 f"{max(C_values_around_default(SEARCH_C_DECADES)):,g} (successive halving), "
+                 f"then m as set and 4× (at most {SEARCH_MAX_M:,}). The best setting goes "
+                 "into the sidebar and is trained at once on every training row. The test "
+                 "rows are not used.",
     "watch_learning": "Replay the training: the decision boundary at each checkpoint the "
                       "solver recorded, with the test error beside it.",
     "paper_table": "Which of the paper's Tables III–VII to show; each is one dataset.",

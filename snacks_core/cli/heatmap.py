@@ -25,7 +25,7 @@ DEFAULT_GRID_SIZE = 5
 def run(args) -> int:
     """Fill the grid, write its table (and plot), print the best cell."""
     m_values = flatten(args.m) if args.m else None
-    gammas, seeds = flatten(args.gamma), flatten(args.seeds)
+    gammas, seeds = flatten(args.gamma or [["scale"]]), flatten(args.seeds)
     if args.plot and len(set(m_values or (0, 1))) > 1 and len(set(gammas)) > 1:
         raise ValueError("--plot draws an (m, λ) or a (γ, λ) heatmap: give a single m or a "
                          "single γ (the CSV can hold any grid).")

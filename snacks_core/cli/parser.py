@@ -187,11 +187,9 @@ def _add_data_arguments(parser, *, scalings=False):
 def _add_model_arguments(parser, *, grid):
     parser.add_argument("--kernel", choices=KERNELS, default="rbf", help="kernel (default rbf)")
     if grid:
-        parser.add_argument("--gamma", type=_gamma_list, nargs="+", default=[["scale"]],
-                            metavar="GAMMA", help=(
-                                "γ value(s), comma separated, or 'scale'/'auto' "
-                                "(default scale = 1/(d·Var X)); several values give a "
-                                "(γ, λ) grid"))
+        parser.add_argument("--gamma", type=_gamma_list, nargs="+", metavar="GAMMA", help=(
+            "γ value(s), comma separated, or 'scale'/'auto' (default scale = 1/(d·Var X)); "
+            "several values give a (γ, λ) grid"))
     else:
         parser.add_argument("--gamma", type=_gamma_value, default="scale", metavar="GAMMA",
                             help="γ > 0, or 'scale'/'auto' (default scale = 1/(d·Var X))")
@@ -407,14 +405,20 @@ def _add_search_parser(commands):
     search = commands.add_parser(
         "search", help="choose γ, λ (or C), m and the scaling by cross-validation; test the "
                        "chosen model once",
-        description="Cross-validated search (snacks_core.model.search.SnacksSearchCV) over the "
-                    "grid of γ × λ × m on the training part only, for each --scaling: each "
+        description="Cross-validated search on the training part only, for each --scaling, "
+                    "by shuffled stratified folds.  Without --gamma, --m, --lam and --C: the "
+                    "library's default search (snacks_core.model.search."
+                    "search_around_defaults, the app's Auto-tune): γ around the 'scale' rule "
+                    "against C a decade apart around the default C, with successive halving "
+                    "(on a stratified subsample of a large training part), then m and 4m at "
+                    "the chosen γ and C.  With any "
+                    "of them: the grid of γ × λ (or C) × m they give (SnacksSearchCV; each "
                     "fold's grid shares landmarks and embeddings across m and warm starts "
-                    "along λ.  Prints the best cells by CV score, refits the chosen one on "
-                    "the whole training part and prints its test error and F1 once, on the "
-                    "test part the search never saw.  Without --lam or --C, C takes values a "
-                    "decade apart around the default C; without --m, m is the default for "
-                    "the training rows.")
+                    "along λ; without --lam or --C, C a decade apart around the default C; "
+                    "without --m, the default m).  Prints how many settings and fits it "
+                    "scored, the best settings by CV score (γ as a number), refits the "
+                    "chosen one on the whole training part and prints its test error and F1 "
+                    "once, on the test part the search never saw.")
     _add_data_arguments(search, scalings=True)
     _add_model_arguments(search, grid=True)
     search.add_argument("--m", type=_number_list(int, "--m"), nargs="+", metavar="M",
@@ -425,19 +429,21 @@ def _add_search_parser(commands):
                         C_help="LIBSVM's C = 1/(2nλ) values, comma separated (default: "
                                "0.02 to 20,000, a decade apart)")
     search.add_argument("--cv", type=_positive_int,
-                        help="stratified folds (default 5)")
+                        help="shuffled stratified folds (default 3)")
     search.add_argument("--scoring", default=None, metavar="SCORER", help=(
         "a scikit-learn scorer name, e.g. f1, balanced_accuracy, roc_auc (default accuracy)"))
     search.add_argument("--halving", action="store_true", help=(
-        "successive halving: score every cell on a subsample, keep the best third on three "
-        "times the rows, until all rows"))
+        "with a grid given by --gamma, --m, --lam or --C: successive halving (score every "
+        "cell on a subsample, keep the best third on three times the rows, until all rows)"))
     search.add_argument("--refine", type=int, default=0, metavar="ROUNDS", help=(
-        "rounds of coarse-to-fine refinement of γ and λ around the best cell (default 0)"))
+        "with a grid given: rounds of coarse-to-fine refinement of γ and λ around the best "
+        "cell (default 0)"))
     search.add_argument("--solver", choices=EMBEDDED_SOLVERS, default="snacks",
                         help="embedded solver (default snacks)")
     search.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     search.add_argument("--n-jobs", type=int, default=-1,
                         help="grid columns solved at once (default -1: every core)")
-    search.add_argument("--out", metavar="CSV", help="write cv_results_ as CSV")
+    search.add_argument("--out", metavar="CSV", help=(
+        "write every setting scored as CSV (with a grid given: cv_results_)"))
     search.add_argument("--model", metavar="NPZ", help=(
         "save the chosen model, refitted on the training part, with its scaling (.npz)"))

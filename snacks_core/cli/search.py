@@ -1,27 +1,62 @@
 """``snacks search``: choose γ, λ (or C), m and the scaling by cross-validation, then test
-the chosen model once."""
+the chosen model once.
+
+Without --gamma, --m, --lam or --C it runs the library's default search
+(:func:`snacks_core.model.search.search_around_defaults`, the app's Auto-tune): γ × C around
+the defaults, then m and 4m.  With any of them, the grid they give
+(:class:`~snacks_core.model.search.SnacksSearchCV`).
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import f1_name, model_settings
 from snacks_core.cli.output import check_writable
 from snacks_core.cli.parser import flatten
-from snacks_core.model.defaults import C_values_around_default, default_m, resolve_scaling
+from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import (
+    SEARCH_FOLDS,
+    C_values_around_default,
+    default_m,
+    resolve_scaling,
+)
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.metrics import classification_scores
-from snacks_core.model.search import SnacksSearchCV
+from snacks_core.model.search import SnacksSearchCV, search_around_defaults
 from snacks_core.persistence import model_to_npz
+
+# The settings printed for each scaling: the best few by CV score.
+SHOWN = 5
+
+
+class Found(NamedTuple):
+    """One scaling's search: its split, the chosen model refitted on the training part (and
+    its setting as printed), its CV score, every setting scored on all the searched rows
+    (``table``: one row each, with ``score``, ``spread`` and the setting), what --out
+    writes (``scored``: every setting and round), and what it cost."""
+
+    scaling: str
+    split: object
+    model: object
+    chosen: str
+    score: float
+    table: pd.DataFrame
+    scored: pd.DataFrame
+    n_rows: int
+    fits: int
+    refit_seconds: float
 
 
 def run(args) -> int:
-    """Search each scaling's grid, keep the best by CV score, test it once."""
+    """Search each scaling, keep the best by CV score, test it once."""
     for path in (args.out, args.model):
         if path:
             check_writable(path)
@@ -29,60 +64,111 @@ def run(args) -> int:
     dataset = training_data(args)
     # 'auto' is searched as the scaling it stands for, once.
     scalings = dict.fromkeys(resolve_scaling(scaling, dataset.X) for scaling in args.scaling)
-    searches = [_search(args, dataset, scaling) for scaling in scalings]
-    scaling, split, search = max(searches, key=lambda found: found[2].best_score_)[:3]
-    table = pd.concat([found[3] for found in searches], ignore_index=True)
-    refits = sum(found[2].refit_time_ for found in searches)
-    print(f"{split.name}: {split.X_train.shape[0]} training rows searched by {search.cv}-fold "
-          f"CV, {len(table)} cells in {time.perf_counter() - started:.1f} s "
-          f"(refit {refits:.2f} s)")
-    scoring = args.scoring or "accuracy"
-    best = table[table["n_resources"] == table["n_resources"].max()].nlargest(
-        5, "mean_test_score")
+    search = _search if _grid_given(args) else _search_around_defaults
+    searches = [search(args, dataset, scaling) for scaling in scalings]
+    best = max(searches, key=lambda found: found.score)
+    table = pd.concat([found.table for found in searches], ignore_index=True)
+    split, folds = best.split, args.cv or SEARCH_FOLDS
+    rows = (f"{split.X_train.shape[0]:,} training rows" if best.n_rows >= split.X_train.shape[0]
+            else f"a stratified {best.n_rows:,} of the {split.X_train.shape[0]:,} training rows")
+    print(f"{split.name}: {rows} searched by {folds}-fold shuffled stratified CV: "
+          f"{len(table)} settings, {sum(found.fits for found in searches)} fits, in "
+          f"{time.perf_counter() - started:.1f} s (refit "
+          f"{sum(found.refit_seconds for found in searches):.2f} s)")
     several = len(searches) > 1
-    for row in best.itertuples():
-        print(f"  {scoring} {row.mean_test_score:.4f} ± {row.std_test_score:.4f}  "
-              + ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
-                          for k, v in row.params.items())
+    shown = table.nlargest(SHOWN, "score")
+    print(f"the best {len(shown)} of {len(table)} by CV {args.scoring or 'accuracy'}:")
+    for row in shown.itertuples():
+        print(f"  {row.score:.4f} ± {row.spread:.4f}  {row.setting}"
               + (f", scaling = {row.scaling}" if several else ""))
-    scores = classification_scores(split.y_train, split.y_test, search.predict(split.X_test),
-                                   search.classes_)
-    print(f"chosen by CV: {search.best_params_}"
-          + (f" with scaling {scaling}" if several else "")
+    scores = classification_scores(split.y_train, split.y_test, best.model.predict(split.X_test),
+                                   best.model.classes_)
+    print(f"chosen by CV: {best.chosen}"
+          + (f" with scaling {best.scaling}" if several else "")
           + f"; test error of the chosen model {scores['test_error']:.4f}, "
             f"{f1_name(scores['f1_label'])} {scores['f1']:.4f} on {split.X_test.shape[0]} "
             "test rows (looked at once)")
     if args.out:
-        table.to_csv(args.out, index=False)
-        print(f"cv_results_: {args.out}")
+        pd.concat([found.scored for found in searches], ignore_index=True).to_csv(
+            args.out, index=False)
+        print(f"settings scored: {args.out}")
     if args.model:
         Path(args.model).write_bytes(model_to_npz(
-            search.best_estimator_, split.preprocessing, index_base=dataset.index_base,
+            best.model, split.preprocessing, index_base=dataset.index_base,
             f1_label=scores["f1_label"]))
         print(f"model: {args.model}")
     return 0
 
 
-def _search(args, dataset, scaling):
-    """(scaling, split, fitted search, cv_results_ with a scaling column) for one scaling."""
+def _grid_given(args) -> bool:
+    """Whether the options name a grid (else the default search runs)."""
+    return any(value is not None for value in (args.gamma, args.m, args.lam, args.C))
+
+
+def _estimator(args):
+    return estimator_from_settings({
+        **model_settings(args), "solver": args.solver, "random_state": args.seed,
+        "dtype": np.float64 if args.dtype == "float64" else np.float32})
+
+
+def _setting(gamma, C=None, lam=None, m=None) -> str:
+    """A setting as printed: γ as a number, C or λ, m."""
+    parts = [] if gamma is None else [f"γ = {gamma:.4g}"]
+    parts.append(f"C = {C:g}" if C is not None else f"λ = {lam:g}")
+    return ", ".join(parts + [f"m = {int(m)}"])
+
+
+def _search_around_defaults(args, dataset, scaling) -> Found:
+    """The library's default search on the training part, its choice refitted on it."""
+    split = training_split(args, dataset, scaling)
+    estimator = _estimator(args)
+    found = search_around_defaults(estimator, split.X_train, split.y_train,
+                                   folds=args.cv or SEARCH_FOLDS, scoring=args.scoring,
+                                   n_jobs=args.n_jobs, random_state=args.seed)
+    start = time.perf_counter()
+    model = clone(estimator).set_params(**found.params).fit(split.X_train, split.y_train)
+    refit = time.perf_counter() - start
+    results = found.results[found.results["rows"] == found.n_rows]
+    gammas = results["gamma"] if "gamma" in results else [None] * len(results)
+    table = pd.DataFrame({
+        "setting": [_setting(g, C=C, m=m) for g, C, m in
+                    zip(gammas, results["C"], results["m"], strict=True)],
+        "score": 1.0 - results["cv_error"].to_numpy(), "spread": results["cv_spread"].to_numpy(),
+        "gamma": list(gammas), "C": results["C"].to_numpy(), "m": results["m"].to_numpy(),
+        "scaling": scaling})
+    chosen = _setting(found.params.get("gamma"), C=found.params["C"],
+                      m=found.params["n_components"])
+    return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
+                 found.results.assign(scaling=scaling), found.n_rows, found.fits, refit)
+
+
+def _search(args, dataset, scaling) -> Found:
+    """The grid the options give, by :class:`SnacksSearchCV`, for one scaling."""
     split = training_split(args, dataset, scaling)
     n_train = split.X_train.shape[0]
-    param_grid = {"gamma": flatten(args.gamma),
+    param_grid = {"gamma": flatten(args.gamma or [["scale"]]),
                   "n_components": (flatten(args.m) if args.m else
                                    [default_m(n_train, split.n_features)])}
     if args.lam:
         param_grid["lam"] = flatten(args.lam)
     else:
         param_grid["C"] = flatten(args.C) if args.C else list(C_values_around_default())
-    estimator = estimator_from_settings({
-        **model_settings(args), "solver": args.solver, "random_state": args.seed,
-        "dtype": np.float64 if args.dtype == "float64" else np.float32})
-    # Without --cv, the search's own default number of folds.
-    folds = {} if args.cv is None else {"cv": args.cv}
-    search = SnacksSearchCV(estimator, param_grid, scoring=args.scoring, n_jobs=args.n_jobs,
-                            halving=args.halving, refine=args.refine, random_state=args.seed,
-                            **folds)
+    search = SnacksSearchCV(_estimator(args), param_grid, scoring=args.scoring,
+                            n_jobs=args.n_jobs, halving=args.halving, refine=args.refine,
+                            cv=args.cv or SEARCH_FOLDS, random_state=args.seed)
     search.fit(split.X_train, split.y_train)
-    results = pd.DataFrame(search.cv_results_)
-    results["scaling"] = scaling
-    return scaling, split, search, results
+    scored = pd.DataFrame(search.cv_results_).assign(scaling=scaling)
+    results = scored[scored["n_resources"] == scored["n_resources"].max()]
+    # γ as a number: 'scale' and 'auto' resolved on the training part, as a fit resolves it.
+    gamma = {value: resolve_gamma(value, split.X_train) for value in param_grid["gamma"]}
+    table = pd.DataFrame({
+        "setting": [_setting(gamma.get(p["gamma"], p["gamma"]), C=p.get("C"), lam=p.get("lam"),
+                             m=p["n_components"]) for p in results["params"]],
+        "score": results["mean_test_score"].to_numpy(),
+        "spread": results["std_test_score"].to_numpy(), "scaling": scaling})
+    best = search.best_params_
+    chosen = _setting(gamma.get(best["gamma"], best["gamma"]), C=best.get("C"),
+                      lam=best.get("lam"), m=best["n_components"])
+    return Found(scaling, split, search.best_estimator_, chosen, search.best_score_, table,
+                 scored, n_train, int(len(search.cv_results_["params"]) * search.n_splits_),
+                 search.refit_time_)

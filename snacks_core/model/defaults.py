@@ -42,6 +42,18 @@ DEFAULT_C_ON_STEPS = 20.0
 # library's splits (split_dataset, drawn points), the command line's --test-size, the app's
 # slider and a robustness grid without a test set.
 DEFAULT_TEST_SIZE = 0.3
+# The default search (snacks search without axes, the app's Auto-tune;
+# model.search.search_around_defaults): γ at these factors of the 'scale' value against C
+# in SEARCH_C_DECADES decades each side of the default C, by SEARCH_FOLDS-fold shuffled
+# stratified CV with successive halving on a stratified subsample of at most
+# SEARCH_MAX_ROWS rows at m = at most SEARCH_M, then m and 4m (at most SEARCH_MAX_M) at the
+# chosen γ and C (BENCHMARKS.md, 'Auto-tune').
+SEARCH_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+SEARCH_C_DECADES = 2
+SEARCH_FOLDS = 3
+SEARCH_MAX_ROWS = 40_000
+SEARCH_M = 300
+SEARCH_MAX_M = 1500
 # The range of γ a grid may reach (the app's γ slider spans it too).
 GAMMA_RANGE = (1e-5, 1e3)
 # A robustness grid's m axis runs from the default m / GRID_M_SPAN[0] to GRID_M_SPAN[1] × it:

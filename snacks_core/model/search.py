@@ -28,14 +28,17 @@ from __future__ import annotations
 import itertools
 import math
 import time
+import warnings
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 from numpy.ma import MaskedArray
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv, train_test_split
+from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv, train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
@@ -43,6 +46,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from snacks_core.core.validation import check_classifier_data
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import (
+    SEARCH_C_DECADES,
+    SEARCH_FOLDS,
+    SEARCH_GAMMA_FACTORS,
+    SEARCH_M,
+    SEARCH_MAX_M,
+    SEARCH_MAX_ROWS,
+    C_values_around_default,
+    gamma_values_around,
+)
 from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.model.specs import Resources
@@ -66,7 +79,10 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
     scoring : str, callable or None, default=None
         A scikit-learn scorer; None is the estimator's ``score`` (accuracy).
     cv : int, cross-validation generator or iterable, default=5
-        As GridSearchCV's (an integer is stratified k-fold).
+        As GridSearchCV's, but an integer is *shuffled* stratified k-fold (seeded as the
+        candidates are): a file in its original order (sorted by label, or by time) gives
+        unshuffled folds of different kinds of rows.  Pass ``StratifiedKFold(k)`` for
+        GridSearchCV's unshuffled folds.
     refit : bool, default=True
         Refit the best candidate on all the rows as ``best_estimator_``.
     n_jobs : int or None, default=None
@@ -153,7 +169,7 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._seed = _search_seed(self.estimator.random_state, self.random_state)
         self._scorer = None if self.scoring is None else check_scoring(self.estimator,
                                                                          self.scoring)
-        splitter = check_cv(self.cv, y, classifier=True)
+        splitter = _folds(self.cv, y, self._seed)
         self.n_splits_ = splitter.get_n_splits(X, y)
         records = (self._halving(candidates, X, y, splitter) if self.halving
                    else self._round(candidates, X, y, splitter, 0))
@@ -305,6 +321,99 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
+
+
+class DefaultSearch(NamedTuple):
+    """What :func:`search_around_defaults` found."""
+
+    params: dict  # the chosen gamma (a number; none for the linear kernel), C, n_components
+    cv_error: float  # its mean cross-validated error
+    results: pd.DataFrame  # per setting and round: gamma, C, m, rows, cv_error, cv_spread
+    n_rows: int  # the training rows searched (a stratified subsample above the cap)
+    fits: int  # the fits scored (settings × folds, every round)
+
+
+def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
+                           random_state=None, progress=None) -> DefaultSearch:
+    """The default search (``snacks search`` without axes, the app's Auto-tune): γ, C and
+    m around the data-aware defaults, by shuffled stratified cross-validation.
+
+    On a stratified subsample of at most :data:`~snacks_core.model.defaults.SEARCH_MAX_ROWS`
+    rows of X (the rest is never read):
+
+    1. γ at :data:`~snacks_core.model.defaults.SEARCH_GAMMA_FACTORS` × the 'scale' value
+       (rounded to 1, 2 or 5 times a power of ten; not for the linear kernel) against C in
+       decades around the default C, at m = ``estimator``'s for these rows (at most
+       :data:`~snacks_core.model.defaults.SEARCH_M`), with successive halving;
+    2. at the chosen γ and C: that m and four times it (at most
+       :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the rows a fold trains on).
+
+    ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
+    C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
+    rows)`` is called after each fit is scored.
+    """
+    seed = _search_seed(estimator.random_state, random_state)
+    X, y = _searched_rows(X, y, seed)
+    fold_rows = X.shape[0] - (-(-X.shape[0] // folds))
+    m = min(estimator.landmark_count(*X.shape), fold_rows)
+    scorer = check_scoring(estimator, scoring)
+    fits = []
+
+    def counted(model, X_fold, y_fold):
+        # The search calls its scorer once per setting and fold.
+        fits.append(X_fold.shape[0])
+        if progress is not None:
+            progress(len(fits), folds * X_fold.shape[0])
+        return scorer(model, X_fold, y_fold)
+
+    def search(grid, n_components, halving):
+        found = SnacksSearchCV(clone(estimator).set_params(n_components=n_components), grid,
+                               scoring=counted, cv=folds, refit=False, halving=halving,
+                               n_jobs=n_jobs, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            found.fit(X, y)
+        table = pd.DataFrame(found.cv_results_)
+        return found, table.assign(m=table.get("param_n_components", n_components))
+
+    grid = {"C": list(C_values_around_default(SEARCH_C_DECADES))}
+    if estimator.kernel != "linear":
+        grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), SEARCH_GAMMA_FACTORS)
+    best, results = search(grid, min(m, SEARCH_M), halving=True)
+    chosen = dict(best.best_params_, n_components=min(m, SEARCH_M))
+    ms = sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)})
+    if ms != [chosen["n_components"]]:
+        at_best = {name: [value] for name, value in best.best_params_.items()}
+        best, compared = search({**at_best, "n_components": ms}, m, halving=False)
+        results = pd.concat([results, compared], ignore_index=True)
+        chosen = dict(best.best_params_)
+    table = pd.DataFrame({
+        "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
+        "m": results["m"].astype(int), "rows": results["n_resources"],
+        "cv_error": 1.0 - results["mean_test_score"].astype(float),
+        "cv_spread": results["std_test_score"].astype(float)})
+    # Stage 2 scores the stage-1 choice again beside 4m: one row for it.
+    table = table.drop_duplicates(["gamma", "C", "m", "rows"], keep="last")
+    return DefaultSearch(chosen, 1.0 - best.best_score_, table.reset_index(drop=True),
+                         X.shape[0], len(fits))
+
+
+def _searched_rows(X, y, seed):
+    """All the rows, or a stratified subsample of
+    :data:`~snacks_core.model.defaults.SEARCH_MAX_ROWS` of them (in their order)."""
+    if X.shape[0] <= SEARCH_MAX_ROWS:
+        return X, y
+    rows, _ = train_test_split(np.arange(X.shape[0]), train_size=SEARCH_MAX_ROWS, stratify=y,
+                               random_state=seed)
+    rows.sort()
+    return X[rows], y[rows]
+
+
+def _folds(cv, y, seed):
+    """The splitter of ``cv``: an integer is shuffled stratified k-fold, seeded."""
+    if isinstance(cv, Integral) and not isinstance(cv, bool):
+        return StratifiedKFold(cv, shuffle=True, random_state=seed)
+    return check_cv(cv, y, classifier=True)
 
 class _CellScores(ClassifierMixin, BaseEstimator):
     """A grid cell's model as a scorer sees it on the fold's validation rows, whose
