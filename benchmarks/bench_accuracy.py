@@ -9,8 +9,8 @@ split, scaled by the library's own rule (``datasets.scaling``, 'auto'), it fits 
 
 * ``SnacksClassifier()`` at its defaults against ``SVC()`` (C = 1, γ 'scale'): test error
   and fit time, and their difference and ratio;
-* with ``--search`` (sets of at least ``--search-min-rows`` training rows): ``SnacksSearchCV``
-  on the command line's default grid (``cli.search``'s) against
+* with ``--search`` (sets of at least ``--search-min-rows`` training rows): ``snacks
+  search``'s default (the library's default search, its choice refitted) against
   ``GridSearchCV(SVC(), C × γ 3 × 3, cv=3)`` around C = 1 and γ 'scale'.
 
 It prints a Markdown table (BENCHMARKS.md, "The exact kernel SVM's accuracy").
@@ -25,14 +25,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.svm import SVC
 
-from snacks_core import SnacksClassifier, SnacksSearchCV
+from snacks_core import SnacksClassifier
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
-from snacks_core.model.defaults import C_values_around_default, default_m
+from snacks_core.model.search import search_around_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -84,11 +85,18 @@ def error(model, X, y) -> float:
     return 100.0 * float(np.mean(model.predict(X) != y))
 
 
-def default_search(X, y):
-    """``snacks search``'s default: the command line's grid, its folds and seed."""
-    grid = {"gamma": ["scale"], "n_components": [default_m(*X.shape)],
-            "C": list(C_values_around_default())}
-    return SnacksSearchCV(SnacksClassifier(random_state=0), grid, random_state=0)
+class DefaultSearch:
+    """``snacks search`` at its defaults: the library's default search on the training
+    rows (:func:`snacks_core.model.search.search_around_defaults`), its choice refitted."""
+
+    def fit(self, X, y):
+        estimator = SnacksClassifier(random_state=0)
+        found = search_around_defaults(estimator, X, y, random_state=0)
+        self.model = clone(estimator).set_params(**found.params).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model.predict(X)
 
 
 def svc_grid(X):
@@ -123,7 +131,7 @@ def main():
                f"{snacks_s:.2f} (m = {snacks.embedding_.n_components_}) | {e_svc:.2f}, "
                f"{svc_s:.2f} | {e_snacks - e_svc:+.2f} | {snacks_s / svc_s:.2f}× |")
         if args.search and X_train.shape[0] >= args.search_min_rows:
-            search, search_s = timed_fit(default_search(X_train, y_train), X_train, y_train)
+            search, search_s = timed_fit(DefaultSearch(), X_train, y_train)
             tuned, tuned_s = timed_fit(svc_grid(X_train), X_train, y_train)
             e_search, e_tuned = error(search, X_test, y_test), error(tuned, X_test, y_test)
             row += (f" {e_search:.2f}, {search_s:.1f} | {e_tuned:.2f}, {tuned_s:.1f} "
