@@ -615,3 +615,69 @@ def test_an_address_where_no_scheduler_answers_gets_one_line(tmp_path, capsys):
     assert len(lines) == 1, captured.err
     assert f"no Dask scheduler answered at {address}" in lines[0]
     assert "does not speak Dask's protocol" in lines[0]
+
+
+def test_urls_are_read_by_the_workers_through_fsspec(client, tmp_path, capsys):
+    """DATA as a URL glob (file:// here: fsspec's own local file system) is expanded by
+    fsspec on the client and each file copied and read by a worker; the model predicts it
+    as it predicts the same rows in memory."""
+    pytest.importorskip("fsspec")
+    from snacks_core import cli
+    from snacks_core.persistence import load_model
+
+    X, y = _data(n=600, seed=11)
+    _write_parts(tmp_path / "train", X, y, 2, "svm")
+    url = f"file://{tmp_path}/train/part-*.svm"
+    model_path, out = tmp_path / "m.npz", tmp_path / "labels.txt"
+    assert cli.main(["fit", url, "--scheduler", client.scheduler.address, "--model",
+                     str(model_path), "--m", "20", "--solver", "liblinear",
+                     "--progress", "never"]) == 0
+    assert "600 training rows in 2 files" in capsys.readouterr().out
+    assert cli.main(["predict", str(model_path), url, "--scheduler", client.scheduler.address,
+                     "--out", str(out), "--progress", "never"]) == 0
+    saved = load_model(model_path.read_bytes())
+    np.testing.assert_array_equal(np.loadtxt(out), saved.pipeline.predict(X))
+
+
+def test_a_url_fsspec_cannot_read_here_gets_a_message_that_names_the_package(client, capsys):
+    pytest.importorskip("fsspec")
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("aiohttp is installed: fsspec reads http:// here")
+    from snacks_core import cli
+
+    assert cli.main(["fit", "http://127.0.0.1:9/train.csv", "--scheduler",
+                     client.scheduler.address]) == 1
+    err = capsys.readouterr().err
+    assert "fsspec cannot read http:// here" in err and "aiohttp" in err
+
+
+def test_http_urls_are_read_from_a_local_server(client, tmp_path, capsys):
+    """``snacks fit http://127.0.0.1:PORT/train.csv --scheduler``: a real HTTP server of the
+    test's own, on the loopback, closed by the test."""
+    pytest.importorskip("aiohttp")
+    import functools
+    import http.server
+    import threading
+
+    from snacks_core import cli
+
+    X, y = _data(n=400, seed=12)
+    _write_parts(tmp_path / "served", X, y, 1, "csv")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(tmp_path / "served"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/part-0.csv"
+        assert cli.main(["fit", url, "--scheduler", client.scheduler.address, "--m", "20",
+                         "--solver", "liblinear", "--progress", "never"]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    assert "400 training rows in 1 files" in capsys.readouterr().out
