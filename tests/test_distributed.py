@@ -681,3 +681,81 @@ def test_http_urls_are_read_from_a_local_server(client, tmp_path, capsys):
         server.server_close()
         thread.join(timeout=5)
     assert "400 training rows in 1 files" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_guides_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    """docs/distributed.md's command blocks, line by line: a real ``dask scheduler`` and
+    ``dask worker`` (on a free port, one thread, started in another folder), then the
+    ``snacks`` lines run in the data's folder; the processes are ended by the test."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    from snacks_core import cli
+
+    X, y = _data(n=900, seed=13)
+    (tmp_path / "data").mkdir()
+    for name, rows in (("part-0", slice(0, 300)), ("part-1", slice(300, 600)),
+                       ("new-0", slice(600, 900))):
+        np.savetxt(tmp_path / "data" / f"{name}.csv", np.column_stack([X[rows], y[rows]]),
+                   delimiter=",", header=",".join([f"x{j}" for j in range(8)] + ["label"]),
+                   comments="")
+    (tmp_path / "elsewhere").mkdir()
+    guide = (Path(__file__).parent.parent / "docs" / "distributed.md").read_text()
+    lines = [line.split("#")[0].strip() for block in re.findall(r"```\n(.*?)```", guide,
+                                                                flags=re.S)
+             for line in block.splitlines()]
+    dask = str(Path(sys.executable).parent / "dask")
+    processes, address = [], None
+    monkeypatch.chdir(tmp_path)
+    try:
+        for line in filter(None, lines):
+            words = shlex.split(line)
+            if words[:2] == ["dask", "scheduler"]:
+                scheduler = subprocess.Popen(
+                    [dask, "scheduler", "--port", "0", "--no-dashboard", *words[2:]],
+                    cwd=tmp_path / "elsewhere", stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE, text=True)
+                processes.append(scheduler)
+                found = []
+
+                def read_address(stream=scheduler.stderr, found=found):
+                    for text in stream:
+                        match = re.search(r"Scheduler at:\s+(tcp://\S+)", text)
+                        if match and not found:
+                            found.append(match.group(1))
+
+                threading.Thread(target=read_address, daemon=True).start()
+                for _ in range(600):
+                    if found or scheduler.poll() is not None:
+                        break
+                    threading.Event().wait(0.1)
+                assert found, "dask scheduler printed no address"
+                address = found[0]
+            elif words[:2] == ["dask", "worker"]:
+                words = [address if word == "tcp://HOST:8786" else word for word in words]
+                words[words.index("--nthreads") + 1] = "1"
+                processes.append(subprocess.Popen(
+                    [dask, *words[1:], "--no-dashboard"], cwd=tmp_path / "elsewhere",
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                with distributed.Client(address, set_as_default=False) as watcher:
+                    watcher.wait_for_workers(1, timeout=120)
+            else:
+                assert words[0] == "snacks", line
+                words = [address if word == "tcp://HOST:8786" else word for word in words]
+                assert cli.main([*words[1:], "--progress", "never"]) == 0, line
+    finally:
+        for process in processes[::-1]:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=20)
+    printed = capsys.readouterr().out
+    assert "600 training rows in 2 files" in printed and "300 rows predicted" in printed
+    assert len(np.loadtxt(tmp_path / "labels.txt")) == 300

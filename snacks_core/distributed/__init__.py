@@ -19,7 +19,11 @@ A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
    (:class:`~snacks_core.solvers.snacks.HeldOutPatience`);
 5. :mod:`~snacks_core.distributed.predict`: scores and labels as Dask arrays, block by block.
 
-:mod:`~snacks_core.distributed.files` reads a glob of data files on the workers (one
+:mod:`~snacks_core.distributed.holdout` draws the rows early stopping holds out: those the
+in-memory fit holds out with the same seed, whatever the partitioning.
+
+:mod:`~snacks_core.distributed.files` reads a glob of data files (or URLs, through fsspec)
+on the workers (one
 partition each, one LIBSVM index base, one width), scales them by the one rule of
 :mod:`snacks_core.datasets.scaling` from per-partition sums, and predicts them: what
 ``snacks fit --scheduler`` and ``snacks predict --scheduler`` run.
