@@ -395,10 +395,11 @@ def test_budget_below_the_embedding_streams_it_from_disk():
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_train_error_is_the_error_of_predict_on_the_training_rows(n_classes):
-    # 12,000 rows: early stopping holds rows out, and the error counts them too.
+    # Early stopping holds rows out, and the error counts them too.
     X, y = make_classification(12_000, 8, n_informative=5, n_classes=n_classes,
                                flip_y=0.1, random_state=0)
-    model = SnacksClassifier(n_components=40, lam=1e-4, random_state=0).fit(X, y)
+    model = SnacksClassifier(n_components=40, lam=1e-4, random_state=0,
+                             early_stopping=True).fit(X, y)
     assert np.isfinite(model.history_["validation_error"]).all()  # rows were held out
     assert model.train_error_ == pytest.approx(np.mean(model.predict(X) != y), abs=0)
     assert model.train_error_ > 0
@@ -430,3 +431,21 @@ def test_train_objective_weighs_each_row_by_its_sample_and_class_weight():
     w = model.coef_[0]
     expected = np.mean(s * np.maximum(0, 1 - t * model.decision_function(X))) + model.lam_ * w @ w
     assert model.train_objective_ == pytest.approx(expected, rel=1e-9)
+
+
+def test_auto_early_stopping_is_for_two_classes_only():
+    """'auto' holds rows out from EARLY_STOPPING_MIN_SAMPLES rows of two classes; with more
+    classes every one-vs-rest column is solved to tol (their scores are compared), and
+    early_stopping=True still holds rows out."""
+    from snacks_core.model.engine import EARLY_STOPPING_MIN_SAMPLES
+
+    n = EARLY_STOPPING_MIN_SAMPLES
+    X, y = make_classification(n, 6, n_informative=4, n_classes=3, random_state=0)
+    options = dict(n_components=20, max_epochs=4, random_state=0)
+    three = SnacksClassifier(**options).fit(X, y)
+    assert "early_stopping" not in three.stop_reasons_
+    assert np.isnan(three.history_["validation_error"]).all()
+    forced = SnacksClassifier(**options, early_stopping=True).fit(X, y)
+    assert np.isfinite(forced.history_["validation_error"]).any()
+    two = SnacksClassifier(**options).fit(X, (y == 0).astype(int))
+    assert np.isfinite(two.history_["validation_error"]).any()

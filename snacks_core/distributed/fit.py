@@ -183,7 +183,7 @@ def _fit(model, client, data, eval_set, progress):
     evaluation = _embed_eval_set(model, eval_set)
     # The rows the in-memory fit would hold out with this seed, whatever the partitioning.
     held = (held_out_ranks(partitions.class_counts, spec.validation_fraction, seeds.solver)
-            if spec.early_stopping_on(n) else (False, None))
+            if spec.early_stopping_on(n, len(partitions.classes)) else (False, None))
     embedded = _embed_partitions(client, partitions, model, resources,
                                  (_class_weights(spec.class_weight, partitions), held))
     model.embedding_time_ = time.perf_counter() - start

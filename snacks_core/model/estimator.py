@@ -104,7 +104,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         'early_stopping'); the checks come up to four times per epoch
         (:func:`snacks_core.solvers.snacks.rows_between_checks`).
         'auto' turns it on from :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES`
-        training rows.  An ``eval_set`` is only recorded, never used to stop.
+        training rows of two classes (never for more: the one-vs-rest columns are then
+        solved to ``tol``, so that their scores compare).  An ``eval_set`` is only
+        recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5

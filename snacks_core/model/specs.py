@@ -22,6 +22,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import NamedTuple
 
+import numpy as np
+
 from snacks_core.kernels.functions import check_kernel_params, kernel_matrix, resolve_gamma
 from snacks_core.model.engine import early_stopping_enabled, validation_split
 from snacks_core.solvers import REGISTRY
@@ -78,7 +80,7 @@ class SolverSpec:
     early_stopping : bool or 'auto'
         Hold out ``validation_fraction`` of the rows and stop after ``n_iter_no_change``
         checks without improvement (solvers that support it; 'auto': from
-        :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES` rows).
+        :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES` rows of two classes).
     class_weight : dict, 'balanced' or None
         Weights s_i of the hinge terms by class.
     options : Mapping
@@ -104,16 +106,17 @@ class SolverSpec:
         """The solver's registry entry (:class:`snacks_core.solvers.Solver`)."""
         return REGISTRY[self.solver]
 
-    def early_stopping_on(self, n_samples) -> bool:
-        """Whether early stopping is on for a fit on ``n_samples`` rows: the solver offers
-        it and ``early_stopping`` asks for it ('auto': from the number of rows)."""
-        return self.entry.early_stopping and early_stopping_enabled(self.early_stopping,
-                                                                    n_samples)
+    def early_stopping_on(self, n_samples, n_classes) -> bool:
+        """Whether early stopping is on for a fit on ``n_samples`` rows of ``n_classes``
+        classes: the solver offers it and ``early_stopping`` asks for it ('auto': two
+        classes and enough rows, :func:`~snacks_core.model.engine.early_stopping_enabled`)."""
+        return self.entry.early_stopping and early_stopping_enabled(
+            self.early_stopping, n_samples, n_classes)
 
     def held_out_rows(self, labels, seed):
         """``(rows trained on, rows held out)`` when early stopping is on for rows of these
         classes (``labels``), else None."""
-        if not self.early_stopping_on(labels.shape[0]):
+        if not self.early_stopping_on(labels.shape[0], np.unique(labels).shape[0]):
             return None
         return validation_split(labels, self.validation_fraction, seed)
 
