@@ -759,3 +759,31 @@ def test_the_guides_commands_run_as_written(tmp_path, monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "600 training rows in 2 files" in printed and "300 rows predicted" in printed
     assert len(np.loadtxt(tmp_path / "labels.txt")) == 300
+
+
+@pytest.mark.parametrize("scaling", ["auto", "standard", "minmax"])
+def test_a_cluster_trained_model_predicts_the_same_labels_on_one_machine(
+        client, tmp_path, capsys, scaling):
+    """The issue's point 2: a model trained with --scheduler on sparse LIBSVM parts is
+    written and read by ``snacks predict`` without --scheduler (its scaling never centres
+    sparse rows), and gives the labels ``snacks predict --scheduler`` gives."""
+    from snacks_core import cli
+
+    rng = np.random.default_rng(14)
+    X = (rng.random((600, 20)) < 0.2) * rng.uniform(0.5, 3.0, (600, 20))
+    y = np.where(X[:, :4].sum(axis=1) > 1.0, 1, -1)
+    _write_parts(tmp_path / "train", X[:400], y[:400], 2, "svm")
+    _write_parts(tmp_path / "test", X[400:], y[400:], 1, "svm")
+    model = tmp_path / "m.npz"
+    address = client.scheduler.address
+    assert cli.main(["fit", str(tmp_path / "train" / "part-*.svm"), "--scheduler", address,
+                     "--scaling", scaling, "--model", str(model), "--m", "20",
+                     "--solver", "liblinear", "--progress", "never"]) == 0
+    test = str(tmp_path / "test" / "part-0.svm")
+    here, there = tmp_path / "here.txt", tmp_path / "there.txt"
+    assert cli.main(["predict", str(model), test, "--out", str(here),
+                     "--progress", "never"]) == 0, capsys.readouterr().err
+    assert cli.main(["predict", str(model), test, "--scheduler", address, "--out", str(there),
+                     "--progress", "never"]) == 0
+    np.testing.assert_array_equal(np.loadtxt(here), np.loadtxt(there))
+    assert len(np.loadtxt(here)) == 200

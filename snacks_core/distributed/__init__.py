@@ -23,10 +23,9 @@ A fit on a ``dask.array`` or ``dask.dataframe`` runs on the current
 in-memory fit holds out with the same seed, whatever the partitioning.
 
 :mod:`~snacks_core.distributed.files` reads a glob of data files (or URLs, through fsspec)
-on the workers (one
-partition each, one LIBSVM index base, one width), scales them by the one rule of
-:mod:`snacks_core.datasets.scaling` from per-partition sums, and predicts them: what
-``snacks fit --scheduler`` and ``snacks predict --scheduler`` run.
+on the workers (one partition each, one LIBSVM index base, one width), scales them by the
+one rule of :mod:`snacks_core.datasets.scaling` from per-partition sums, and predicts them:
+what ``snacks fit --scheduler`` and ``snacks predict --scheduler`` run.
 
 This module imports no Dask: :func:`is_dask_collection` tells the estimator when to import
 the engine (Dask is an optional dependency, ``pip install 'snacks-explorer[distributed]'``).
