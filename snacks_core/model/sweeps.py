@@ -14,8 +14,10 @@ such grids for any data, kernel and embedded solver, and shares work between cel
   the test rows alike — one n × m_max triangular product per group instead of one
   factorisation and one n × m × m product per m.  Otherwise the kernel blocks K_nm and
   K_tm are computed once, each m's leading block of K_mm is eigen-decomposed and
-  Z_m = K_nm[:, :m] U_k Λ_k^{−1/2}; test predictions then never form the test embedding:
-  f(x) = k_m(x)ᵀ (U_k Λ_k^{−1/2} w).
+  Z_m = K_nm[:, :m] U_k Λ_k^{−1/2} for the training and the test rows.  Either way a cell's
+  model is a :class:`~snacks_core.SnacksClassifier` over the group's
+  :class:`~snacks_core.kernels.nystrom.EmbeddingPrefix`, which scores new rows as the grid
+  scored its test rows.
 * **Columns** — one per (group, m).  λ runs from large to small and each solve starts from
   the previous λ's solution (for solvers that accept ``w0``).  Snacks then sizes its first
   ball and step from the certified duality gap at that start, and its first stage lasts
@@ -268,9 +270,11 @@ class GridSchedule:
     keep_test_scores : bool
         Add a ``test_scores`` column: each cell's decision values on its test rows.
     keep_models : bool or callable(row) -> bool
-        Add a ``model`` column: each row's :class:`GridCellModel` (a callable keeps those of
-        the rows it returns True for, the others are None).  Kept models keep their groups'
-        embeddings (about groups × m_max × (m_max + d) values) in memory.
+        Add a ``model`` column: each row's fitted :class:`~snacks_core.SnacksClassifier`
+        (:func:`~snacks_core.model.estimator.cell_model`; a callable keeps those of the rows
+        it returns True for, the others are None), which predicts the row's test rows as the
+        grid scored them.  Kept models keep their groups' embeddings (about groups × m_max
+        × (m_max + d) values) in memory.
     """
 
     warm_start: bool = True
