@@ -126,6 +126,15 @@ class Partitions(NamedTuple):
     positive_counts: np.ndarray
 
 
+def contiguous_places(client, count):
+    """The worker of each of ``count`` partitions (as a one-item list; None when no worker is
+    connected yet): contiguous runs on the workers in address order.  A loose restriction
+    (a partition lost with its worker is recomputed on another); the groups of the rounds,
+    and so the model, are then the same for a fixed seed and number of workers."""
+    workers = sorted(client.scheduler_info()["workers"])
+    return [[workers[p * len(workers) // count]] if workers else None for p in range(count)]
+
+
 def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
     """``(Partitions, summaries)``: the partitions of the checked collections computed on the
     workers (one future each) and their :class:`PartitionSummary`; refuses non-finite X
@@ -133,13 +142,9 @@ def load_partitions(client, X, y, sample_weight, timeout=DEFAULT_TIMEOUT_S):
     keep = [X.to_delayed()[:, 0].tolist(), y.to_delayed().tolist()]
     if sample_weight is not None:
         keep.append(sample_weight.to_delayed().tolist())
-    # Contiguous runs of partitions on the workers in address order (a loose restriction: a
-    # partition lost with its worker is recomputed on another): the groups of the rounds,
-    # and so the model, are then the same for a fixed seed and number of workers.
-    workers = sorted(client.scheduler_info()["workers"])
-    futures = [[client.compute(block, workers=[workers[p * len(workers) // len(blocks)]]
-                               if workers else None, allow_other_workers=bool(workers))
-                for p, block in enumerate(blocks)] for blocks in keep]
+    places = contiguous_places(client, len(keep[0]))
+    futures = [[client.compute(block, workers=place, allow_other_workers=place is not None)
+                for block, place in zip(blocks, places, strict=True)] for blocks in keep]
     weights = futures[2] if sample_weight is not None else [None] * len(futures[0])
     summaries = gather_results(
         client, [client.submit(summarize_partition, x, labels, weight)

@@ -28,6 +28,7 @@ from snacks_core.datasets.scaling import (
     resolve_scaling,
     scaling_from_sums,
 )
+from snacks_core.distributed.data import contiguous_places
 
 
 class ClusterData(NamedTuple):
@@ -181,8 +182,11 @@ def read_on_cluster(client, pattern, label_column, index_base, n_features=None) 
     import dask.array as da
 
     paths, libsvm = _matching_paths(pattern)
-    parts = client.persist([dask.delayed(_read_file)(path, label_column, index_base)
-                            for path in paths])
+    # Each file read where its partition will be kept (no copy of its rows at the fit).
+    parts = [client.persist(dask.delayed(_read_file)(path, label_column, index_base),
+                            workers=place, allow_other_workers=place is not None)
+             for path, place in zip(paths, contiguous_places(client, len(paths)),
+                                    strict=True)]
     scans = dask.compute(*[dask.delayed(_scan)(part) for part in parts])
     base, start = None, 0
     if libsvm and index_base is not None:
