@@ -425,12 +425,21 @@ def test_a_line_longer_than_any_row_is_refused_with_its_number(capsys, monkeypat
 def test_a_centred_model_on_sparse_rows_and_a_folder_as_model(capsys, tmp_path, fitted):
     """A model trained on dense rows (standard scaling) predicts a LIBSVM file's rows made
     dense; a folder as MODEL is named, not an errno."""
-    model, train, test = fitted
+    _, _, test = fitted
+    X, y, _, _ = make_a9a_like(300, 1, random_state=4)
+    frame = pd.DataFrame(X.toarray(), columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["label"] = y
+    table = tmp_path / "train.csv"
+    frame.to_csv(table, index=False)
     dense = tmp_path / "dense.npz"
-    assert run(capsys, "fit", train, "--model", dense, "--scaling", "standard", *FAST)[0] == 0
+    status, out, err = run(capsys, "fit", table, "--model", dense, *FAST)
+    assert status == 0 and "scaling standard" in out, err
     status, out, err = run(capsys, "predict", dense, test)
     assert status == 0, err
-    assert len(out.split()) == 150
+    assert len(out.split()) == 150 and "150 rows predicted; error" in err
+    status, _, err = run(capsys, "predict", tmp_path, test)
+    assert status == 1 and "it is a folder, not a regular file" in err
+    assert "Errno" not in err
 
 
 def test_empty_and_comment_only_files_follow_one_rule(capsys, tmp_path, fitted):
