@@ -418,33 +418,37 @@ def _relative_distance_from_optimum(model, X, y):
     Z = model.embedding_.transform(X).astype(np.float64)
     target = binary_targets(y, model.classes_)[0]
     f_star, _ = optimal_objective(Z, target, model.lam_)
-    f = objective(model.coef_[0], Z, target, model.lam_)
-    return f, (f - f_star) / f_star
+    return (objective(model.coef_[0], Z, target, model.lam_) - f_star) / f_star
 
 
 @pytest.mark.slow
-def test_early_stopping_on_the_cluster_stops_as_near_the_optimum_as_in_memory(client):
-    """Early stopping judged on the rows the in-memory fit holds out: the cluster's model is
-    no further from F* (on its own landmarks) than the in-memory model is from its F*, its
-    objective close to the in-memory one, and a second run with the same seed on the same
-    cluster gives the same model and the same certified gap."""
+def test_early_stopping_on_the_cluster_stops_within_the_in_memory_rules_spread(client):
+    """Early stopping judged on the rows the in-memory fit holds out, on its landmarks: for
+    each seed the cluster solves the same problem (the same F*), its model is no further
+    from F* than the in-memory rule's spread over the seeds (which stops 2-11 % above F*
+    here: held-out errors are noisy at this size), and a second run with the same seed on
+    the same cluster gives the same model and the same certified gap."""
     X, y = make_classification(12_000, 8, n_informative=5, n_clusters_per_class=2,
                                flip_y=0.05, random_state=0)
-    params = {"n_components": 40, "random_state": 0, "early_stopping": True}
-    in_memory = SnacksClassifier(**params).fit(X, y)
-    runs = []
-    with client.as_current():
-        for _ in range(2):
-            runs.append(SnacksClassifier(**params).fit(da.from_array(X, chunks=(3000, 8)),
-                                                       da.from_array(y, chunks=3000)))
-    assert in_memory.stop_reasons_ == runs[0].stop_reasons_ == ["early_stopping"]
-    f_memory, distance_memory = _relative_distance_from_optimum(in_memory, X, y)
-    f_cluster, distance_cluster = _relative_distance_from_optimum(runs[0], X, y)
-    assert distance_cluster <= distance_memory + 0.03, (distance_cluster, distance_memory)
-    assert f_cluster == pytest.approx(f_memory, rel=0.05)
-    np.testing.assert_array_equal(runs[0].coef_, runs[1].coef_)
-    gaps = [run.history_["gap"][-1] for run in runs]
-    assert np.isfinite(gaps[0]) and gaps[0] == gaps[1]
+    memory_distances, cluster_distances = [], []
+    for seed in range(3):
+        params = {"n_components": 40, "random_state": seed, "early_stopping": True}
+        in_memory = SnacksClassifier(**params).fit(X, y)
+        with client.as_current():
+            runs = [SnacksClassifier(**params).fit(da.from_array(X, chunks=(3000, 8)),
+                                                   da.from_array(y, chunks=3000))
+                    for _ in range(2 if seed == 0 else 1)]
+        assert in_memory.stop_reasons_ == runs[0].stop_reasons_ == ["early_stopping"]
+        np.testing.assert_array_equal(runs[0].embedding_.landmark_indices_,
+                                      in_memory.embedding_.landmark_indices_)
+        memory_distances.append(_relative_distance_from_optimum(in_memory, X, y))
+        cluster_distances.append(_relative_distance_from_optimum(runs[0], X, y))
+        if seed == 0:
+            np.testing.assert_array_equal(runs[0].coef_, runs[1].coef_)
+            gaps = [run.history_["gap"][-1] for run in runs]
+            assert np.isfinite(gaps[0]) and gaps[0] == gaps[1]
+    assert max(cluster_distances) <= max(memory_distances) + 0.03, (cluster_distances,
+                                                                    memory_distances)
 
 
 def _python_blocks(markdown):
@@ -787,3 +791,21 @@ def test_a_cluster_trained_model_predicts_the_same_labels_on_one_machine(
                      "--progress", "never"]) == 0
     np.testing.assert_array_equal(np.loadtxt(here), np.loadtxt(there))
     assert len(np.loadtxt(here)) == 200
+
+
+@pytest.mark.parametrize("sampling", ["balanced", "uniform"])
+def test_landmarks_are_the_rows_the_in_memory_fit_draws(client, sampling):
+    """The same seed draws the same landmark rows, in the same order, as one machine,
+    whatever the partitioning (uneven partitions, three classes): the same embedding."""
+    X, y = _data(n=1500, classes=3, seed=15)
+    params = {"sampling": sampling, "n_components": 60, "max_epochs": 2, "random_state": 4}
+    in_memory = _model(**params).fit(X, y)
+    with client.as_current():
+        for chunks in ((700, 100, 400, 300), (1500,)):
+            cluster = _model(**params).fit(da.from_array(X, chunks=(chunks, 8)),
+                                           da.from_array(y, chunks=(chunks,)))
+            np.testing.assert_array_equal(cluster.embedding_.landmark_indices_,
+                                          in_memory.embedding_.landmark_indices_)
+            np.testing.assert_allclose(cluster.embedding_.transform(X[:50]),
+                                       in_memory.embedding_.transform(X[:50]), rtol=1e-6,
+                                       atol=1e-9)

@@ -29,7 +29,7 @@ from snacks_core.distributed.assg import solve_assg
 from snacks_core.distributed.cocoa import CocoaOptions, EmbeddedPartitions, solve_cocoa
 from snacks_core.distributed.data import dask_rows, load_partitions, scale_gamma
 from snacks_core.distributed.holdout import held_out_positions, held_out_ranks
-from snacks_core.distributed.landmarks import draw_partition_rows, partition_quotas
+from snacks_core.distributed.landmarks import draw_partition_rows, landmark_draw
 from snacks_core.distributed.waiting import (
     DEFAULT_TIMEOUT_S,
     gather_results,
@@ -37,7 +37,6 @@ from snacks_core.distributed.waiting import (
     watch_workers,
 )
 from snacks_core.kernels.functions import resolve_gamma
-from snacks_core.kernels.landmarks import class_balanced_order
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model.engine import (
     binary_targets,
@@ -222,25 +221,23 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     rows come to the client), its ``landmark_indices_`` rows of the whole X."""
     n = int(partitions.rows.sum())
     m = clip_n_components(model.landmark_count(n, partitions.n_features), n)
-    rng = np.random.default_rng(seed)
-    quotas = partition_quotas(partitions.class_counts, m, model.sampling, rng)
+    # The rows the in-memory fit draws with this seed, whatever the partitioning.
+    holder, kinds, ranks = landmark_draw(partitions.class_counts, m, model.sampling, seed)
     balanced = model.sampling == "balanced"
     draws = gather_results(client, [
         client.submit(draw_partition_rows, partitions.X[p], partitions.y[p],
-                      partitions.classes if balanced else None, quotas[p], int(part_seed))
-        for p, part_seed in enumerate(rng.integers(0, 2**31 - 1, size=len(quotas)))],
-        "drawing the landmarks", DEFAULT_TIMEOUT_S)
+                      partitions.classes if balanced else None, kinds[holder == p],
+                      ranks[holder == p])
+        for p in range(len(partitions.X))], "drawing the landmarks", DEFAULT_TIMEOUT_S)
     offsets = np.concatenate([[0], np.cumsum(partitions.rows)[:-1]])
-    rows = np.concatenate([draw[0] for draw in draws])
-    positions = np.concatenate([offset + draw[1] for offset, draw in zip(offsets, draws,
-                                                                         strict=True)])
-    kinds = np.concatenate([draw[2] for draw in draws])
-    order = (class_balanced_order(kinds, kinds.shape[0], rng) if balanced
-             else rng.permutation(kinds.shape[0]))
-    embedding = NystromEmbedding(**kernel.params(), n_components=order.shape[0],
+    rows = np.empty((holder.shape[0], partitions.n_features), draws[0][0].dtype)
+    positions = np.empty(holder.shape[0], np.int64)
+    for p, (drawn, at) in enumerate(draws):
+        rows[holder == p], positions[holder == p] = drawn, offsets[p] + at
+    embedding = NystromEmbedding(**kernel.params(), n_components=holder.shape[0],
                                  dtype=model.dtype, n_jobs=model.n_jobs).fit(
-        rows[order], landmark_indices=np.arange(order.shape[0]))
-    embedding.landmark_indices_ = positions[order][embedding.landmark_indices_]
+        rows, landmark_indices=np.arange(holder.shape[0]))
+    embedding.landmark_indices_ = positions[embedding.landmark_indices_]
     embedding.set_params(gamma=model.gamma, sampling=model.sampling, random_state=seed)
     return embedding
 
