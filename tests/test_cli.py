@@ -449,3 +449,11 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
                                                  flags=re.MULTILINE))
     chosen = re.search(r"chosen by CV: γ = ([0-9.e+-]+), C = ([0-9.e+-]+), m = (\d+);", out)
     assert chosen and float(chosen.group(1)) > 0
+
+
+@pytest.mark.parametrize("command", ["search", "compare"])
+def test_search_and_compare_refuse_a_cluster_with_what_to_run_instead(capsys, command):
+    status, out, err = run(capsys, command, "moons", "--scheduler", "tcp://127.0.0.1:1")
+    assert status != 0
+    assert f"snacks {command} --scheduler is not offered yet" in err
+    assert "snacks heatmap DATA --backend dask --scheduler ADDRESS" in err

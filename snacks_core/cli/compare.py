@@ -8,7 +8,7 @@ from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.fit import OBJECTIVE_KERNEL
 from snacks_core.cli.model import fit_and_measure, resolve_regularisation
 from snacks_core.cli.output import check_writable
-from snacks_core.cli.parser import EXACT_MAX_ROWS, flatten
+from snacks_core.cli.parser import EXACT_MAX_ROWS, flatten, refuse_cluster
 from snacks_core.cli.progress import Progress
 from snacks_core.solvers import SOLVERS
 from snacks_core.solvers.objective import lam_to_C
@@ -16,6 +16,7 @@ from snacks_core.solvers.objective import lam_to_C
 
 def run(args) -> int:
     """Train every solver on one setting and print the table."""
+    refuse_cluster(args)
     progress = Progress.for_args(args)
     split = training_split(args, training_data(args, progress))
     n_train = split.X_train.shape[0]

@@ -399,6 +399,7 @@ def _add_compare_parser(commands):
     compare.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     _add_resource_arguments(compare)
     compare.add_argument("--out", metavar="CSV", help="also write the table as CSV")
+    _add_no_cluster_argument(compare)
 
 
 def _add_search_parser(commands):
@@ -447,3 +448,20 @@ def _add_search_parser(commands):
         "write every setting scored as CSV (with a grid given: cv_results_)"))
     search.add_argument("--model", metavar="NPZ", help=(
         "save the chosen model, refitted on the training part, with its scaling (.npz)"))
+    _add_no_cluster_argument(search)
+
+
+def _add_no_cluster_argument(parser):
+    """--scheduler on a command that does not run on a cluster yet: refused with what to
+    run instead (rather than argparse's 'unrecognized arguments')."""
+    parser.add_argument("--scheduler", metavar="ADDRESS", help=(
+        "not offered for this command yet: it says what to run on a cluster instead"))
+
+
+def refuse_cluster(args) -> None:
+    """The message for --scheduler on ``search`` or ``compare``."""
+    if getattr(args, "scheduler", None):
+        raise ValueError(
+            f"snacks {args.command} --scheduler is not offered yet: spread a grid over the "
+            "workers with 'snacks heatmap DATA --backend dask --scheduler ADDRESS', or fit "
+            "one setting where the rows are with 'snacks fit DATA --scheduler ADDRESS'.")

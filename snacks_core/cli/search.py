@@ -20,7 +20,7 @@ from sklearn.base import clone
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import f1_name, model_settings
 from snacks_core.cli.output import check_writable
-from snacks_core.cli.parser import flatten
+from snacks_core.cli.parser import flatten, refuse_cluster
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
     SEARCH_FOLDS,
@@ -57,6 +57,7 @@ class Found(NamedTuple):
 
 def run(args) -> int:
     """Search each scaling, keep the best by CV score, test it once."""
+    refuse_cluster(args)
     for path in (args.out, args.model):
         if path:
             check_writable(path)
