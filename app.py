@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from snacks_core.app import navigation, server, sidebar, state
+from snacks_core.app import layout, navigation, server, sidebar, state
 
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
@@ -29,33 +29,6 @@ PAGES = {
 }
 page = st.navigation(list(PAGES.values()))
 navigation.record_page(PAGES, page)
-# The Playground's boundary and drawing plane (run_view.decision_view, ui.drawing): as tall
-# as their column is wide, less the legend above and the colour bar beside (so the plot is
-# square and fills the column), and short enough to fit in the window below what comes
-# before them (the drawing's controls too).  Below 1100 px the notes go under the picture,
-# the metrics shrink to stay on one row, and the drawing plane fits the window once
-# scrolled to its controls.
-PLAYGROUND_CSS = (
-    ".st-key-boundary_figure,.st-key-drawing_figure{container-type:inline-size}"
-    ".st-key-boundary_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
-    "calc(100vh - 290px)),900px)}"
-    ".st-key-drawing_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
-    "calc(100vh - 400px)),900px)}"
-    "@media (max-width:1100px){"
-    ".st-key-playground_columns > div > [data-testid='stHorizontalBlock']{flex-wrap:wrap}"
-    ".st-key-playground_columns > div > [data-testid='stHorizontalBlock'] > "
-    "[data-testid='stColumn']{flex:1 1 100% !important;min-width:100%}"
-    ".st-key-drawing_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
-    "calc(100vh - 170px)),900px)}"
-    "[data-testid='stMetricValue']{font-size:1.2rem}"
-    "[data-testid='stMetricLabel'] p{font-size:0.7rem;word-break:normal;"
-    "overflow-wrap:normal}"
-    "[data-testid='stMetricLabel'] [data-testid='stMarkdownContainer']{overflow:visible;"
-    "text-overflow:clip}"
-    "[data-testid='stMetricDelta']{font-size:0.75rem}"
-    "[data-testid='stHorizontalBlock']:has(> div [data-testid='stMetric']){column-gap:0.4rem}"
-    "[data-testid='stColumn']:has(> div [data-testid='stMetric']){min-width:4rem}}"
-)
 # Less empty space above the page title than Streamlit's default; metric values wrap
 # instead of being cut to "5.…" in narrow columns.
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}"
@@ -69,7 +42,7 @@ st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}"
         "[data-testid='stHorizontalBlock']:has(> div [data-testid='stMetric'])"
         "{flex-wrap:wrap;row-gap:0.5rem}"
         "[data-testid='stColumn']:has(> div [data-testid='stMetric']){min-width:5.5rem}"
-        + PLAYGROUND_CSS + "</style>")
+        + layout.SMALL_SCREEN_CSS + "</style>")
 # First in the page: a visitor who arrives while the solvers warm up is told at once.
 server.wait_for_warm_up()
 sidebar.sidebar()

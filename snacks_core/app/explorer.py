@@ -55,6 +55,11 @@ def shared_embedding_time(runs):
     return float(np.median(times)) if times else None
 
 
+# The solver comparison's two tables: what each solver reached, and how it ran.
+RESULT_COLUMNS = ["solver", "test error", "train error", "F1", "objective", "training time (s)"]
+STOP_COLUMNS = ["solver", "embedding time (s)", "epochs", "iterations", "stopped by"]
+
+
 def solver_row(label, metrics, shared_embedding=None) -> dict:
     """One row of the solver comparison (the paper's Tables III–VII) from a run's metrics;
     ``shared_embedding`` replaces the embedding time of a Nyström-embedded run."""

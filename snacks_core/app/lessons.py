@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from snacks_core.app.layout import figure_heights_css
 from snacks_core.app.state import Keys, apply, current, lesson_values
 from snacks_core.app.teaching import LESSONS
 
@@ -30,15 +31,15 @@ def lesson_left(name) -> bool:
             or current("dataset") != lesson_values(lesson.settings)["dataset"])
 
 
-# The banner's height, and the room it takes with the gap below it (pixels).
-BANNER_HEIGHT = 110
+# The room a banner of three lines takes with the gap below it (pixels): a longer one pushes
+# the Playground's figure further down rather than shrinking it below its readable size.
 BANNER_SPACE = 140
 
 
 def lesson_banner():
     """The explanation of the lesson the user started, until dismissed or its experiment is
-    left (:func:`lesson_left`: the lesson ends then).  One short row beside its button, so
-    that the Playground's plot still ends inside the window."""
+    left (:func:`lesson_left`: the lesson ends then).  The banner grows with its text, and
+    its button keeps the width of its label."""
     name = st.session_state.get(Keys.LESSON)
     if name not in LESSONS:
         return
@@ -46,13 +47,8 @@ def lesson_banner():
         _dismiss_lesson()
         return
     lesson = LESSONS[name]
-    # A fixed height (longer texts scroll), which the Playground's figures give up: app.py's
-    # PLAYGROUND_CSS sizes them to the window less what is above them.
-    st.html("<style>.st-key-boundary_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
-            f"calc(100vh - {290 + BANNER_SPACE}px)),900px)}}"
-            ".st-key-drawing_figure > div{height:clamp(340px,min(calc(100cqw - 15px),"
-            f"calc(100vh - {400 + BANNER_SPACE}px)),900px)}}</style>")
-    with st.container(border=True, key="lesson_banner", height=BANNER_HEIGHT):
-        text, button = st.columns([12, 1], vertical_alignment="center")
-        text.markdown(f"**Lesson · {lesson.title}** — {lesson.text}")
-        button.button("Got it", key="dismiss_lesson", on_click=_dismiss_lesson)
+    st.html(f"<style>{figure_heights_css(BANNER_SPACE)}</style>")
+    with st.container(border=True, key="lesson_banner", horizontal=True,
+                      vertical_alignment="center"):
+        st.markdown(f"**Lesson · {lesson.title}** — {lesson.text}", width="stretch")
+        st.button("Got it", key="dismiss_lesson", on_click=_dismiss_lesson, width="content")

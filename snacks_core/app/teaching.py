@@ -333,7 +333,8 @@ CAPTIONS = {
              "ours are one run on this machine, the embedding time apart. The paper tuned γ "
              "and λ by grid search with LibSVM and ran Pegasos and Snacks to a primal "
              "accuracy of 1e-6; here γ, λ and the stopping rules are the sidebar's. "
-             "ThunderSVM solves the exact kernel SVM, as LIBSVM does here.",
+             "ThunderSVM solves the exact kernel SVM: its row here is LIBSVM (exact)'s, "
+             "which solves it too.",
     "animation": "Press play to replay the decision function f(x) at the solver's checkpoints "
                  "(lines: f = −1, 0, +1). Early checkpoints show a rough boundary that the "
                  "later ones refine.",
