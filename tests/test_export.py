@@ -43,6 +43,23 @@ def downloads(monkeypatch):
     return files
 
 
+def downloaded(at, downloads, key):
+    """The bytes the download button ``key`` offers, and nothing when there is none."""
+    buttons = [b for b in at.get("download_button") if b.proto.id.endswith(key)]
+    assert buttons, f"no download button {key}"
+    return downloads[buttons[0].proto.url.rsplit("/", 1)[1].split(".")[0]]
+
+
+def test_the_exported_code_downloads_as_a_python_file(downloads):
+    """Beside the code's copy icon, a button saves the same code as a .py file."""
+    at = playground(SMALL)
+    payload = downloaded(at, downloads, "download_code")
+    text = payload.decode() if isinstance(payload, bytes) else payload
+    assert text.rstrip("\n") == at.code[0].value.rstrip("\n")
+    button = next(b for b in at.get("download_button") if b.proto.id.endswith("download_code"))
+    assert button.proto.label.endswith("(.py)")
+
+
 def playground(settings, upload=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
     # The export is built while its expander is open.
@@ -108,8 +125,7 @@ def test_exported_code_runs_and_gives_the_apps_model(settings, upload, downloads
 
     # The downloaded model (the app's own, with its scaling) predicts on raw rows as the
     # exported pipeline does.
-    button = at.get("download_button")[0]
-    payload = downloads[button.proto.url.rsplit("/", 1)[1].split(".")[0]]
+    payload = downloaded(at, downloads, "download_model")
     app_pipeline = pipeline_from_npz(payload)
     exec_globals = {}
     exec(compile(f"from snacks_core.datasets import split_dataset\n"

@@ -35,6 +35,10 @@ def export_section(request, split, params, run):
         else:
             st.caption("Python that reproduces this run with the snacks_core API:")
         st.code(code, language="python")
+        st.download_button("Download the code (.py)", code, file_name="snacks_run.py",
+                           mime="text/x-python", icon=":material/code:", key="download_code",
+                           help="The code above as a file, to run with `python snacks_run.py` "
+                                "beside the data.")
         if reason is not None:
             st.info(f"**No .npz file for this model.** {reason}", icon=":material/info:")
             return
