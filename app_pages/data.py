@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets
-from snacks_core.app import cached, lessons, run_view, state, user_errors
+from snacks_core.app import cached, explorer, lessons, run_view, state, user_errors
 from snacks_core.app.figures.data import class_balance_figure, data_scatter_figure
 from snacks_core.app.state import Keys
 from snacks_core.app.teaching import HELP
@@ -40,7 +40,13 @@ with upload_tab:
         help="LIBSVM sets come as pairs (`x` and `x.t`, `.trn` and `.tst`) and publish their "
              "errors on the test file. Its rows replace the random split on every page; it "
              "has the same caps as the training file.")
-    if uploaded is not None:
+    too_large = [problem for file in (uploaded, test_file) if file is not None
+                 if (problem := explorer.upload_size_problem(file.name, file.size))]
+    for problem in too_large:
+        st.error(problem, icon=":material/error:")
+    if too_large:
+        pass
+    elif uploaded is not None:
         raw = uploaded.getvalue()
         test = None if test_file is None else (test_file.name, test_file.getvalue())
         label = None

@@ -136,20 +136,22 @@ if not result or result["key"] != key:
             "kept." if previous else "Click **Run sweep** to fill the grid.",
             icon=":material/info:")
     st.stop()
-if result.get("stopped"):
-    done, total = result["stopped"]
-    st.warning(f"Sweep stopped after {done} of {total} fits: empty cells were not computed.",
-               icon=":material/stop_circle:")
-
 table = result["table"]
 value_label = "CV error" if folds else "test error"
 spread = table["seed"].nunique() > 1 or bool(folds)
 rows_v, cols_v, mean, std, seconds = summarize_grid(table, rows=result["axis"], columns="lam")
+partial = None
+if result.get("stopped"):
+    done, total = result["stopped"]
+    partial, note = explorer.stopped_sweep_cells(
+        table, result["axis"], rows_v, cols_v, fits_per_cell=len(seeds) * (folds or 1),
+        done=done, total=total, n_cells=len(axis_values) * len(lams))
+    st.warning(note, icon=":material/stop_circle:")
 best = heatmap.best_cell(table, result["axis"], rows_v, cols_v, mean)
 figure = heatmap_figure(rows_v, cols_v, mean, std, seconds,
                         row_label=grid_axis_title(result["axis"]),
                         col_label=grid_axis_title("lam"),
-                        spread=spread, value_label=value_label, best=best)
+                        spread=spread, value_label=value_label, best=best, partial=partial)
 config = {"toImageButtonOptions": {"format": "png", "filename": "snacks_robustness", "scale": 2}}
 # The heatmap takes the main column's width; the clicked cell's model comes below it, its
 # two figures side by side where the column is wide enough (heatmap.heatmap_cell_view).

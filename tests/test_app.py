@@ -296,6 +296,47 @@ def test_bad_upload_shows_an_error_and_the_app_survives(name, content, message):
     assert_clean(at)
 
 
+@pytest.mark.parametrize("uploader", [0, 1], ids=["training file", "test file"])
+def test_an_upload_over_the_cap_is_refused_with_a_message(uploader):
+    """Over the app's cap a file is refused in words, not by a red mark on its chip:
+    Streamlit's own limit (.streamlit/config.toml) is set above ours, so ours answers."""
+    import tomllib
+
+    from snacks_core.app.explorer import MAX_UPLOAD_MB
+    config = tomllib.loads((Path(APP).parent / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] > MAX_UPLOAD_MB
+    too_big = GOOD_CSV + b"0,0,no\n" * ((MAX_UPLOAD_MB * 2**20) // 7 + 10)
+    at = open_page("data")
+    at.file_uploader[uploader].upload("big.csv", too_big, "text/csv").run()
+    assert not at.exception
+    assert any(f"over the {MAX_UPLOAD_MB} MB" in e.value and "big.csv" in e.value
+               for e in at.error), [e.value for e in at.error]
+    assert not [b for b in at.button if b.key == "use_upload"]
+    assert at.session_state["dataset"] == "synthetic:moons"
+
+
+def test_a_stopped_sweep_says_which_cells_are_partial_or_missing():
+    """Stopped during its second fold, a cross-validated sweep has every cell's first fold:
+    the message says the cells are partial (not 'empty cells were not computed' over a
+    grid of numbers), and the cells left out are counted as not computed."""
+    import pandas as pd
+
+    from snacks_core.app.explorer import stopped_sweep_cells
+    rows = [{"m": m, "lam": lam, "seed": 0, "fold": fold}
+            for fold in range(2) for m in (10, 20, 40) for lam in (1e-4, 1e-3)]
+    table = pd.DataFrame(rows[:9])  # fold 0 whole, fold 1: three cells
+    partial, note = stopped_sweep_cells(table, "m", [10, 20, 40], [1e-4, 1e-3],
+                                        fits_per_cell=3, done=9, total=18)
+    assert partial.shape == (3, 2) and partial.sum() == 6
+    assert "Sweep stopped after 9 of 18 fits" in note
+    assert "6 of the 6 cells" in note and "fewer than their 3 fits" in note
+    assert "not computed" not in note
+    partial, note = stopped_sweep_cells(table.iloc[:4], "m", [10, 20, 40], [1e-4, 1e-3],
+                                        fits_per_cell=1, done=4, total=6)
+    assert partial.sum() == 0
+    assert "2 of the 6 cells were not computed (empty)" in note
+
+
 def test_libsvm_download_without_network_is_explained(monkeypatch, tmp_path):
     import socket
 

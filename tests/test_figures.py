@@ -152,6 +152,16 @@ def test_heatmap_marks_the_best_cell():
     assert list(fig.data[0].x) == ["0.0001", "0.01"]
 
 
+def test_heatmap_marks_the_cells_of_a_stopped_sweep_with_fewer_fits():
+    """A stopped sweep's cells averaged over fewer fits than asked carry a *."""
+    mean = np.array([[0.3, 0.2], [0.1, np.nan]])
+    partial = np.array([[False, True], [False, False]])
+    fig = heatmap_figure([5, 50], [1e-4, 1e-2], mean, np.zeros((2, 2)), np.ones((2, 2)),
+                         row_label="m", col_label="λ", partial=partial)
+    text = np.asarray(fig.data[0].text)
+    assert text[0, 1] == "20.0*" and text[0, 0] == "30.0" and text[1, 0] == "★ 10.0"
+
+
 def test_solver_bars_and_data_figures():
     rows = [{"solver": "Snacks (ASSG)", "embedding time (s)": 0.1, "training time (s)": 0.2,
              "test error": 0.05},

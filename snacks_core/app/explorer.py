@@ -55,6 +55,47 @@ def shared_embedding_time(runs):
     return float(np.median(times)) if times else None
 
 
+# The app's cap on an uploaded file (its bytes as sent, compressed or not); Streamlit's own
+# limit (.streamlit/config.toml, server.maxUploadSize) is set above it, so that a file over
+# this cap is refused by :func:`upload_size_problem`'s words rather than a mark on its chip.
+MAX_UPLOAD_MB = 50
+
+
+def upload_size_problem(name, n_bytes) -> str | None:
+    """Why the uploaded file ``name`` of ``n_bytes`` bytes is refused, or None."""
+    if n_bytes <= MAX_UPLOAD_MB * 2**20:
+        return None
+    return (f"{name} is {n_bytes / 2**20:.1f} MB, over the {MAX_UPLOAD_MB} MB an upload to "
+            "this app may have (a shared server reads it in memory). Upload a sample of its "
+            "rows, a compressed copy (.gz, .bz2, .xz), or train on the whole file with the "
+            "library or the `snacks` command line, which have no such cap.")
+
+
+def stopped_sweep_cells(table, axis, row_values, col_values, *, fits_per_cell, done, total,
+                        n_cells=None):
+    """What a stopped sweep left: which cells of the heatmap (rows ``row_values`` of
+    ``axis``, columns ``col_values`` of λ) average fewer than their ``fits_per_cell`` fits
+    (seeds × folds; folds run one after the other, so a cell may have its first fold only),
+    as a boolean array, and a sentence that says so and counts the cells not computed
+    (of ``n_cells``, by default the rows × columns)."""
+    counts = table.groupby([axis, "lam"]).size()
+    counts = {(float(r), float(c)): int(n) for (r, c), n in counts.items()}
+    partial = np.array([[0 < counts.get((float(r), float(c)), 0) < fits_per_cell
+                         for c in col_values] for r in row_values], dtype=bool)
+    n_cells = len(row_values) * len(col_values) if n_cells is None else n_cells
+    parts = [f"Sweep stopped after {done} of {total} fits."]
+    if partial.any():
+        parts.append(f"{int(partial.sum())} of the {n_cells} cells (marked *) average fewer "
+                     f"than their {fits_per_cell} fits, so their errors are noisier than the "
+                     "others'.")
+    missing = n_cells - len(counts)
+    if missing:
+        parts.append(f"{missing} of the {n_cells} cells were not computed (empty).")
+    if not partial.any() and not missing:
+        parts.append("Every cell has all its fits.")
+    return partial, " ".join(parts)
+
+
 # The solver comparison's two tables: what each solver reached, and how it ran.
 RESULT_COLUMNS = ["solver", "test error", "train error", "F1", "objective", "training time (s)"]
 STOP_COLUMNS = ["solver", "embedding time (s)", "epochs", "iterations", "stopped by"]

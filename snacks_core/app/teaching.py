@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from snacks_core.app.explorer import MAX_UPLOAD_MB
 from snacks_core.model.defaults import (
     DEFAULT_LAM_TIMES_N,
     GRID_GAMMA_SPAN,
@@ -100,9 +101,9 @@ HELP = {
     "paper_table": "Which of the paper's Tables III–VII to show; each is one dataset.",
     "cmp_solvers": "Solvers in the table; each is trained once (cached) with the sidebar's "
                    "settings.",
-    "upload": "Up to 50 MB, any file name (.csv, .t, .trn, .scale, none…): the format is "
-              "detected from the content, gzip/bz2/xz included. CSV: comma, semicolon or tab "
-              "separated, optional header, one label column (numbers or words). LIBSVM: "
+    "upload": f"Up to {MAX_UPLOAD_MB} MB, any file name (.csv, .t, .trn, .scale, none…): the "
+              "format is detected from the content, gzip/bz2/xz included. CSV: comma, "
+              "semicolon or tab separated, optional header, one label column (numbers or words). LIBSVM: "
               "'label index:value …' per line.",
     "upload_label": "The column holding the class labels; every other column must be numeric.",
     "f1": "Harmonic mean of precision and recall of one class: by default the minority class "

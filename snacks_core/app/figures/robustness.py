@@ -61,7 +61,8 @@ def _cell_label_size(n_rows, n_cols, height):
 
 
 def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col_label,
-                   title=None, height=520, spread=True, value_label="test error", best=None):
+                   title=None, height=520, spread=True, value_label="test error", best=None,
+                   partial=None):
     """An error over a grid (rows × columns): each cell's mean in %, ★ on the best cell.
 
     The label of a cell is its mean alone (two decimals where the colours span less than a
@@ -71,7 +72,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
     seed per cell has no spread) and the fit time.  The colour scale stops at
     :func:`robust_color_range`'s upper end, said in its title; ``value_label`` names the
     error ('test error', 'CV error'); ``best``, the (row, column) index of the ★ (default:
-    the lowest mean, the first one on a tie).
+    the lowest mean, the first one on a tie); ``partial``, a boolean array of the cells a
+    stopped sweep averaged over fewer fits than asked, whose labels end in *.
     """
     rows = [tick_label(v) for v in row_values]
     cols = [tick_label(v) for v in col_values]
@@ -84,6 +86,8 @@ def heatmap_figure(row_values, col_values, mean, std, seconds, *, row_label, col
         digits = 0
     text = np.where(np.isfinite(mean), np.char.mod(f"%.{digits}f", 100 * np.nan_to_num(mean)),
                     "").astype(object)
+    if partial is not None:
+        text[partial & np.isfinite(mean)] += "*"
     if best is None and np.any(np.isfinite(mean)):
         best = np.unravel_index(np.nanargmin(mean), mean.shape)
     if best is not None:
