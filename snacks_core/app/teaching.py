@@ -103,8 +103,8 @@ HELP = {
                    "settings.",
     "upload": f"Up to {MAX_UPLOAD_MB} MB, any file name (.csv, .t, .trn, .scale, none…): the "
               "format is detected from the content, gzip/bz2/xz included. CSV: comma, "
-              "semicolon or tab separated, optional header, one label column (numbers or words). LIBSVM: "
-              "'label index:value …' per line.",
+              "semicolon or tab separated, optional header, one label column (numbers or "
+              "words). LIBSVM: 'label index:value …' per line.",
     "upload_label": "The column holding the class labels; every other column must be numeric.",
     "f1": "Harmonic mean of precision and recall of one class: by default the minority class "
           "of the training labels (F1 of a 90 % majority class says little); the macro "
