@@ -337,6 +337,41 @@ def test_a_stopped_sweep_says_which_cells_are_partial_or_missing():
     assert "2 of the 6 cells were not computed (empty)" in note
 
 
+def typed(at, label):
+    return next(t for t in at.sidebar.text_input if t.label == label)
+
+
+def test_a_typed_seed_in_scientific_notation_is_that_seed():
+    """'1e9' is the seed 1,000,000,000, not 1 (an integer field read only its first digit)."""
+    at = open_page("data")
+    typed(at, "Seed").input("1e9").run()
+    assert_clean(at)
+    assert at.session_state["seed"] == 1_000_000_000
+    assert typed(at, "Seed").value == "1000000000"
+
+
+@pytest.mark.parametrize("label, name, text, words", [
+    ("Seed", "seed", "5e10", "0 to 2147483647"),
+    ("Seed", "seed", "1.5", "whole number"),
+    ("Degree p", "degree", "12", "1 to 10"),
+    ("c₀", "coef0", "-20", "-10 to 10"),
+])
+def test_a_typed_value_that_cannot_be_used_says_so(label, name, text, words):
+    """Out of range or not a number: the field keeps what was typed, a message under it says
+    why and which value is still used; the setting does not change."""
+    at = open_page("data", kernel="polynomial")
+    before = at.session_state[name]
+    typed(at, label).input(text).run()
+    assert not at.exception
+    assert at.session_state[name] == before
+    assert typed(at, label).value == text
+    messages = [e.value for e in at.sidebar.warning]
+    assert any(words in m and f"still {before:g}" in m for m in messages), messages
+    # A valid value clears the message.
+    typed(at, label).input("3").run()
+    assert at.session_state[name] == 3 and not at.sidebar.warning
+
+
 def test_libsvm_download_without_network_is_explained(monkeypatch, tmp_path):
     import socket
 

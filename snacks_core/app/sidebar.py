@@ -23,8 +23,10 @@ from snacks_core.app.state import (
     apply,
     current,
     data_defaults_state,
+    encode_setting,
     forget_pending,
     nearest_option,
+    parse_setting,
 )
 from snacks_core.app.teaching import HELP, LESSONS, solver_label
 from snacks_core.app.training import LIVE_MAX_ENTRIES
@@ -37,6 +39,40 @@ from snacks_core.solvers.objective import C_to_lam, lam_to_C
 
 def _format_float(value):
     return f"{value:g}"
+
+
+def _format_bound(value):
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _use_typed(name, label):
+    """The text field of setting ``name`` changed: use its number, or say why not."""
+    text = st.session_state[Keys.TYPED + name].strip()
+    problems = st.session_state.setdefault(Keys.TYPED_PROBLEMS, {})
+    setting = SETTINGS[name]
+    try:
+        st.session_state[name] = parse_setting(name, text)
+        problems.pop(name, None)
+    except ValueError:
+        low, high = setting.bounds
+        kind = "a whole number" if setting.kind == "int" else "a number"
+        problems[name] = (f"**{label}**: '{text}' is not used: {kind} from "
+                          f"{_format_bound(low)} to {_format_bound(high)} is needed. The "
+                          f"value used is still {current(name):g}.")
+
+
+def typed_number(where, label, name, help):
+    """A text field for the number setting ``name``, in ``where``: what is typed is read as
+    a number (scientific notation too) and used when valid; otherwise the field keeps the
+    text and a message under it says why it is not used and which value is."""
+    key = Keys.TYPED + name
+    problem = st.session_state.get(Keys.TYPED_PROBLEMS, {}).get(name)
+    if problem is None:
+        # The setting may have changed elsewhere (a lesson, a link, Auto-tune).
+        st.session_state[key] = encode_setting(current(name))
+    where.text_input(label, key=key, help=help, on_change=_use_typed, args=(name, label))
+    if problem is not None:
+        where.warning(problem, icon=":material/warning:")
 
 
 def sidebar():
@@ -181,8 +217,8 @@ def _kernel_controls():
                 st.caption(f"γ = {gamma:.3g}{sigma}")
         if kernel == "polynomial":
             left, right = st.columns(2)
-            left.number_input("Degree p", 1, 10, step=1, key="degree", help=HELP["degree"])
-            right.number_input("c₀", -10.0, 10.0, step=0.5, key="coef0", help=HELP["coef0"])
+            typed_number(left, "Degree p", "degree", HELP["degree"])
+            typed_number(right, "c₀", "coef0", HELP["coef0"])
         _landmark_slider()
         st.selectbox("Landmark sampling", SETTINGS["sampling"].choices, key="sampling",
                      help=HELP["sampling"])
@@ -274,5 +310,5 @@ def _solver_controls():
         st.select_slider("Max epochs", EPOCH_OPTIONS, key="max_epochs", help=HELP["max_epochs"])
         st.selectbox("Class weight", SETTINGS["class_weight"].choices, key="class_weight",
                      help=HELP["class_weight"])
-        st.number_input("Seed", 0, 2**31 - 1, step=1, key="seed", help=HELP["seed"])
+        typed_number(st, "Seed", "seed", HELP["seed"])
         st.toggle("Train live on every change", key="live", help=HELP["live"])

@@ -177,6 +177,8 @@ class Keys:
     DRAW_CLICKS = "_draw_clicks"   # clicks handled on the plane (part of its chart's key)
     CELL_THUMBNAILS = "cell_thumbnails"  # the Robustness page's small multiples (open or not)
     GRID_EXTEND = "_grid_extend"   # the edge warning's button asked to compute the new cells
+    TYPED = "typed_"               # prefix of a typed number's text field (+ the setting's name)
+    TYPED_PROBLEMS = "_typed_problems"  # {setting: why its typed text is not used}
 
 
 def nearest_option(options, value):
@@ -202,7 +204,13 @@ def _parse_scalar(text, like):
             return False
         raise ValueError("expected true or false")
     if isinstance(like, int):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:
+            value = float(text)  # '1e9' is a whole number too
+            if not value.is_integer():
+                raise ValueError("expected a whole number") from None
+            return int(value)
     if isinstance(like, float):
         return float(text)
     return text
