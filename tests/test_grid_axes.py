@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
-from snacks_core import cli
+from snacks_core import SnacksClassifier, cli
 from snacks_core.app import explorer
 from snacks_core.model import defaults
 from snacks_core.solvers.objective import lam_to_C
@@ -28,6 +29,55 @@ def test_lam_axis_is_decades_around_the_default(n, size):
     above = defaults.grid_lam_values(n, size, extra=(0, 1))
     assert below[2:] == lams and below[0] == pytest.approx(lams[0] / 100)
     assert above[:-1] == lams and above[-1] == pytest.approx(lams[-1] * 10)
+
+
+def tfidf_rows(n, vocab=3_000, seed=0):
+    """Generated text-like rows (not a real corpus): Zipf word counts of 20 to 120 words per
+    row, each class favouring its own words (even or odd word numbers), weighted by tf-idf
+    and scaled to unit norm, as a text set's rows are."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    zipf = 1.0 / np.arange(1, vocab + 1) ** 1.1
+    rows, cols, counts = [], [], []
+    for i in range(n):
+        p = zipf.copy()
+        p[rng.choice(vocab // 2, 20, replace=False) * 2 + y[i]] *= 300
+        words, times = np.unique(rng.choice(vocab, rng.integers(20, 120), p=p / p.sum()),
+                                 return_counts=True)
+        rows += [i] * len(words)
+        cols += list(words)
+        counts += list(times)
+    tf = sp.csr_matrix((np.asarray(counts, float), (rows, cols)), shape=(n, vocab))
+    idf = np.log((1 + n) / (1 + np.bincount(tf.indices, minlength=vocab))) + 1
+    X = tf @ sp.diags(idf)
+    X = sp.diags(1 / np.sqrt(X.multiply(X).sum(axis=1)).A1) @ X
+    return sp.csr_matrix(X), np.where(y == 1, 1, -1)
+
+
+def test_lam_axis_on_sparse_text_rows_is_where_models_learn():
+    """On tf-idf rows (unit norm, nearly orthogonal) kernel values are small and models need
+    a larger C: the axis moves a decade toward small λ, where every column learns (on the
+    dense rule the largest λ, C ≈ 0.2, was at 35 % against the majority's 47 %)."""
+    X, y = tfidf_rows(2_000)
+    X_train, y_train, X_test, y_test = X[:1_400], y[:1_400], X[1_400:], y[1_400:]
+    n = X_train.shape[0]
+    lams = defaults.grid_lam_values(n, 5, X=X_train)
+    assert np.allclose(lams, [lam / 10 for lam in defaults.grid_lam_values(n, 5)])
+    Cs = [lam_to_C(lam, n) for lam in lams]
+    assert min(Cs) <= 25 <= max(Cs)
+    majority = min(np.mean(y_test == 1), np.mean(y_test == -1))
+    for lam in lams:
+        model = SnacksClassifier(lam=lam, n_components=200, random_state=0)
+        error = np.mean(model.fit(X_train, y_train).predict(X_test) != y_test)
+        assert error < majority / 2, (lam, error, majority)
+    # Dense rows and sparse binary (one-hot) rows keep the rule around the default.
+    binary = X_train.copy()
+    binary.data[:] = 1.0
+    assert defaults.grid_lam_values(n, 5, X=binary) == defaults.grid_lam_values(n, 5)
+    assert defaults.grid_lam_values(n, 5, X=X_train.toarray()) == \
+        defaults.grid_lam_values(n, 5)
+    # The app's grid is the same rule.
+    assert explorer.grid_axes("m", {"kernel": "rbf", "gamma": "scale"}, X_train, 5)[2] == lams
 
 
 @pytest.mark.parametrize("n_fit, d", [(20, 5), (187, 2), (5_000, 30), (26_500, 300),

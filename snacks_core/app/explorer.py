@@ -241,10 +241,11 @@ def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
     :func:`~snacks_core.model.defaults.grid_gamma_values`,
     :func:`~snacks_core.model.defaults.grid_lam_values`), with ``axis_extra`` and ``lam_extra``
     = (below, above) more steps beyond each end.  λ centres on 0.02/n of the training rows
-    (the sidebar's default); m on the default m of the rows a cell trains on (with
-    ``folds``-fold cross-validation, the smallest fold's training part), and never more."""
+    (the sidebar's default; a decade lower on sparse text rows); m on the default m of the
+    rows a cell trains on (with ``folds``-fold cross-validation, the smallest fold's
+    training part), and never more."""
     n_train = X_train.shape[0]
-    lams = grid_lam_values(n_train, size, lam_extra)
+    lams = grid_lam_values(n_train, size, lam_extra, X=X_train)
     if kind == "m":
         n_fit = fold_training_rows(n_train, folds)
         return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra), lams

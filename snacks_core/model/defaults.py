@@ -148,7 +148,17 @@ def _log_steps(low, high, size, extra):
     return low * ratio ** np.arange(-extra[0], size + extra[1], dtype=np.float64)
 
 
-def grid_lam_values(n_train, size=5, extra=(0, 0)) -> list:
+# Decades by which a grid's λ axis moves toward small λ on sparse non-binary rows such as
+# tf-idf text (:func:`grid_lam_values`).
+SPARSE_TEXT_LAM_SHIFT = 1
+
+
+def _sparse_text(X) -> bool:
+    """Whether X is sparse with values other than 0 and 1 (tf-idf text, not one-hot rows)."""
+    return X is not None and sp.issparse(X) and not np.isin(X.data, (0.0, 1.0)).all()
+
+
+def grid_lam_values(n_train, size=5, extra=(0, 0), X=None) -> list:
     """A robustness grid's λ axis, ascending: ``size`` values a decade apart around the
     default λ = 0.02/n of ``n_train`` rows, and ``extra = (below, above)`` more decades
     beyond the smallest and the largest λ.
@@ -158,15 +168,23 @@ def grid_lam_values(n_train, size=5, extra=(0, 0)) -> list:
     small-λ side, where real sets' good models lie), rounded to 1, 2 or 5 times a power of
     ten for readable axis labels.
 
+    On sparse non-binary rows ``X`` (tf-idf text: unit-norm rows, nearly orthogonal, whose
+    kernel values are small), models need a larger C: a grid of three values or more moves
+    :data:`SPARSE_TEXT_LAM_SHIFT` decade toward small λ, keeping the default inside (the
+    dense rule's largest λ was at the majority class's error on a real text set).
+
     Examples
     --------
     >>> grid_lam_values(10_000, 5)
     [2e-08, 2e-07, 2e-06, 2e-05, 0.0002]
     >>> grid_lam_values(10_000, 2, extra=(1, 0))
     [2e-08, 2e-07, 2e-06]
+    >>> grid_lam_values(10_000, 5, X=sp.csr_matrix([[0.6, 0.8]]))
+    [2e-09, 2e-08, 2e-07, 2e-06, 2e-05]
     """
     _check_axis(size, extra)
-    Cs = _C_decades(-((size - 1) // 2) - extra[1], size // 2 + extra[0])
+    shift = SPARSE_TEXT_LAM_SHIFT if size >= 3 and _sparse_text(X) else 0
+    Cs = _C_decades(-((size - 1) // 2) - extra[1] + shift, size // 2 + extra[0] + shift)
     return sorted({round_125(C_to_lam(C, max(int(n_train), 1))) for C in Cs})
 
 
