@@ -227,17 +227,18 @@ def test_C_is_accepted_wherever_lambda_is_and_never_with_it(capsys):
 
 
 def test_search_needs_no_lambda_and_prints_f1(capsys, tmp_path):
-    """Without --lam or --C the search's C axis is the defaults' grid; it can search the
-    scaling, and prints the chosen model's F1 naming its class."""
+    """Without --lam or --C (and a grid given by --m) the search's C axis is the defaults'
+    grid; it can search the scaling, and prints the chosen model's F1 naming its class."""
     table = tmp_path / "cv.csv"
+    m = default_m(140, 2)
     status, out, err = run(capsys, "search", "moons", "--n-samples", "200", "--cv", "2",
                            "--max-epochs", "5", "--scaling", "standard,none", "--n-jobs", "1",
-                           "--out", table)
+                           "--m", str(m), "--out", table)
     assert status == 0, err
     results = pd.read_csv(table)
     assert sorted(set(results.param_C)) == list(C_values_around_default())
     assert set(results.scaling) == {"standard", "none"}
-    assert set(results.param_n_components) == {default_m(140, 2)}
+    assert set(results.param_n_components) == {m}
     chosen = out.split("chosen by CV: ")[1]
     assert " with scaling " in chosen and "F1 (class " in chosen
 

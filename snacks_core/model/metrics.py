@@ -46,7 +46,9 @@ def f1(y_true, y_pred, label, classes) -> float:
     """F1 of class ``label``, or the macro average over ``classes`` when ``label`` is None
     (0 where a class has no true nor predicted row)."""
     if label is not None:
-        return float(f1_score(y_true, y_pred, pos_label=label, zero_division=0.0))
+        # F1 of that class alone, whatever other labels the rows hold.
+        return float(f1_score(y_true, y_pred, labels=[label], average="macro",
+                              zero_division=0.0))
     return float(f1_score(y_true, y_pred, labels=classes, average="macro",
                           zero_division=0.0))
 
