@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import streamlit as st
 
 from snacks_core import datasets
-from snacks_core.app import cached, explorer, lessons, run_view, state, user_errors
+from snacks_core.app import cached, explorer, layout, lessons, run_view, state, user_errors
 from snacks_core.app.figures.data import class_balance_figure, data_scatter_figure
 from snacks_core.app.state import Keys
 from snacks_core.app.teaching import HELP
@@ -31,6 +31,7 @@ def use_upload(name, raw, label, test=None):
 upload_tab, public_tab, samples_tab = st.tabs(["Upload a file", "LIBSVM public datasets",
                                                "Sample data"])
 with upload_tab:
+    st.html(f"<style>{layout.upload_cap_css(explorer.MAX_UPLOAD_MB)}</style>")
     # Any name: LIBSVM files end in .t, .trn, .scale or nothing; the content decides.
     uploaded = st.file_uploader("CSV (a label column and numeric features) or LIBSVM/svmlight",
                                 key=Keys.UPLOAD_FILE, help=HELP["upload"])

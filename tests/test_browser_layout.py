@@ -129,3 +129,18 @@ def test_wide_tables_show_every_column(server, browser,  # noqa: F811
         assert page.evaluate(TABLE_CUTS) == [], f"{path} at {width}x{height}"
     finally:
         page.close()
+
+
+def test_the_uploaders_state_the_apps_cap(server, browser):  # noqa: F811
+    """Streamlit's ceiling is above the app's cap: the uploaders say the app's."""
+    from snacks_core.app.explorer import MAX_UPLOAD_MB
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        open_page(page, f"{server}/data")
+        notes = page.evaluate("""() => [...document.querySelectorAll(
+            '[data-testid="stFileUploaderDropzoneInstructions"] span')].map(
+            e => getComputedStyle(e, '::after').content + '|' + getComputedStyle(e).fontSize)""")
+        assert len(notes) == 2
+        assert all(n == f'"Up to {MAX_UPLOAD_MB} MB per file"|0px' for n in notes), notes
+    finally:
+        page.close()

@@ -44,3 +44,12 @@ SMALL_SCREEN_CSS = (
     "[data-testid='stHorizontalBlock']:has(> div [data-testid='stMetric']){column-gap:0.4rem}"
     "[data-testid='stColumn']:has(> div [data-testid='stMetric']){min-width:4rem}}"
 )
+
+
+def upload_cap_css(max_mb):
+    """The file uploaders' note of the size they take: the app's cap (``max_mb``), not
+    Streamlit's ceiling (.streamlit/config.toml, above it so that the app's message answers
+    a file over the cap)."""
+    return ("[data-testid='stFileUploaderDropzoneInstructions'] span{font-size:0}"
+            "[data-testid='stFileUploaderDropzoneInstructions'] span::after{"
+            f"content:'Up to {max_mb} MB per file';font-size:0.875rem}}")
