@@ -457,3 +457,57 @@ def test_search_and_compare_refuse_a_cluster_with_what_to_run_instead(capsys, co
     assert status != 0
     assert f"snacks {command} --scheduler is not offered yet" in err
     assert "snacks heatmap DATA --backend dask --scheduler ADDRESS" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "{data}", "--m", "20", "--C", "1", "--cv", "2", "--out", "{data}"],
+    ["search", "{data}", "--m", "20", "--C", "1", "--cv", "2", "--model", "{link}"],
+    ["compare", "{data}", "--solvers", "liblinear", "--m", "20", "--out", "{data}"],
+    ["heatmap", "{data}", "--m", "20", "--lam", "1e-3", "--out", "{link}"],
+    ["heatmap", "{data}", "--m", "20", "--lam", "1e-3", "--out", "x.csv", "--plot", "{data}"],
+])
+def test_no_command_writes_over_its_data(capsys, tmp_path, argv):
+    """search, compare and heatmap refuse an output that is DATA (by its path or a link to
+    it), before any work, and leave DATA as it was."""
+    X, y = make_moons(120, noise=0.2, random_state=0)
+    data = tmp_path / "train.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": y}).to_csv(data, index=False)
+    (tmp_path / "link.csv").symlink_to(data)
+    before = data.read_bytes()
+    argv = [a.format(data=data, link=tmp_path / "link.csv") for a in argv]
+    argv = [str(tmp_path / a) if a == "x.csv" else a for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status != 0 and "an input of this command" in err and one_line(err)
+    assert data.read_bytes() == before
+
+
+def test_a_heatmap_keeps_the_old_table_until_the_new_one_is_complete(capsys, tmp_path,
+                                                                      monkeypatch):
+    """The finished cells go to OUT.partial as they come; OUT keeps its old content until
+    the whole table replaces it, and a grid that fails midway leaves OUT as it was."""
+    out = tmp_path / "grid.csv"
+    out.write_text("old table\n")
+    seen = []
+
+    def fail_after_a_cell(*args, resources, **kwargs):
+        resources.progress(1, 2, {name: 0 for name in heatmap_command.GRID_COLUMNS})
+        seen.append((out.read_text(), (tmp_path / "grid.csv.partial").exists()))
+        raise ValueError("the grid failed")
+
+    monkeypatch.setattr(heatmap_command, "robustness_grid", fail_after_a_cell)
+    status, _, err = run(capsys, "heatmap", "moons", "--n-samples", "120", "--m", "20",
+                         "--lam", "1e-3", "--out", str(out))
+    assert status != 0 and "the grid failed" in err
+    assert seen == [("old table\n", True)]
+    assert out.read_text() == "old table\n"
+
+
+def test_an_output_among_the_files_of_a_data_glob_is_refused(tmp_path):
+    """A cluster's DATA is a glob: an output that is one of the files it matches is DATA."""
+    from snacks_core.cli.output import check_writable
+
+    (tmp_path / "part-0.csv").write_text("a,y\n1,0\n")
+    (tmp_path / "part-1.csv").write_text("a,y\n2,1\n")
+    with pytest.raises(ValueError, match="DATA"):
+        check_writable(tmp_path / "part-1.csv", [("DATA", str(tmp_path / "part-*.csv"))])
+    check_writable(tmp_path / "model.npz", [("DATA", str(tmp_path / "part-*.csv"))])

@@ -9,6 +9,7 @@ a few numbers, and for ``predict`` one label per row.  This module parses and pr
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -16,7 +17,12 @@ import numpy as np
 
 from snacks_core.cli.data import label_column_value
 from snacks_core.cli.model import f1_name, make_estimator, resolve_regularisation
-from snacks_core.cli.output import check_writable, label_texts
+from snacks_core.cli.output import (
+    check_writable,
+    label_texts,
+    replaced_when_complete,
+    write_bytes_when_complete,
+)
 from snacks_core.cli.progress import Progress
 from snacks_core.distributed import current_client
 from snacks_core.distributed.files import (
@@ -37,7 +43,7 @@ def run_fit(args) -> int:
     score ``--test`` (files read by the workers too) there, print the numbers a local fit
     prints and write ``--model``."""
     if args.model:
-        check_writable(args.model)
+        check_writable(args.model, [("DATA", args.data), ("--test", args.test)])
     progress = Progress.for_args(args)
     client, _ = current_client(args.scheduler, "snacks fit --scheduler")
     with client:
@@ -87,7 +93,7 @@ def run_fit(args) -> int:
     if args.model:
         # The F1 class a local fit records: the minority training class of two.
         minority = majority_and_minority(training_counts)[1]
-        Path(args.model).write_bytes(model_to_npz(
+        write_bytes_when_complete(args.model, model_to_npz(
             model, scaling, index_base=data.index_base,
             f1_label=minority if len(model.classes_) == 2 else None))
         print(f"model: {args.model}")
@@ -114,15 +120,15 @@ def run_predict(args) -> int:
         raise ValueError("--decision-values is not offered with --scheduler: write the "
                          "labels, or predict a file on this machine.")
     if args.out:
-        check_writable(args.out)
+        check_writable(args.out, [("MODEL", args.model), ("DATA", args.data)])
     saved = load_model(Path(args.model).read_bytes())
     classes = saved.pipeline.classes_
     texts = dict(zip(classes.tolist(), label_texts(classes), strict=True))
     index_base = args.index_base if args.index_base is not None else saved.index_base
-    out = open(args.out, "w") if args.out else sys.stdout
     rows = errors = 0
     scored = True
-    try:
+    with (replaced_when_complete(args.out) if args.out else contextlib.nullcontext(sys.stdout)
+          as out):
         client, _ = current_client(args.scheduler, "snacks predict --scheduler")
         with client:
             data = read_on_cluster(client, args.data, label_column_value(args.label_column),
@@ -133,9 +139,6 @@ def run_predict(args) -> int:
                 rows += labels.shape[0]
                 scored = scored and bool(np.isin(truth, classes).all())
                 errors += int(np.sum(labels != truth)) if scored else 0
-    finally:
-        if out is not sys.stdout:
-            out.close()
     report = sys.stdout if args.out else sys.stderr
     summary = (f"error {errors / max(rows, 1):.6g}" if scored else
                "no error: DATA's labels are not all among the model's classes")

@@ -7,7 +7,7 @@ import pandas as pd
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.fit import OBJECTIVE_KERNEL
 from snacks_core.cli.model import fit_and_measure, resolve_regularisation
-from snacks_core.cli.output import check_writable
+from snacks_core.cli.output import check_writable, replaced_when_complete
 from snacks_core.cli.parser import EXACT_MAX_ROWS, flatten, refuse_cluster
 from snacks_core.cli.progress import Progress
 from snacks_core.solvers import SOLVERS
@@ -31,7 +31,7 @@ def run(args) -> int:
         print(f"(libsvm skipped: {n_train} training rows; name it in --solvers to run the "
               "exact kernel SVM anyway)")
     if args.out:
-        check_writable(args.out)
+        check_writable(args.out, [("DATA", args.data), ("--test", args.test)])
     rows = []
     for solver in solvers:
         _, metrics, _ = fit_and_measure(args, solver, split, progress)
@@ -47,5 +47,6 @@ def run(args) -> int:
           f"the Nyström embedding (m = {args.m})"
           + "".join(f"; for {s} on {OBJECTIVE_KERNEL[s]}" for s in exact) + ".")
     if args.out:
-        table.to_csv(args.out, index=False)
+        with replaced_when_complete(args.out) as out:
+            table.to_csv(out, index=False)
     return 0

@@ -9,7 +9,7 @@ import sys
 
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import model_settings
-from snacks_core.cli.output import check_writable
+from snacks_core.cli.output import check_writable, replaced_when_complete
 from snacks_core.cli.parser import STOPPED, flatten
 from snacks_core.cli.progress import ProgressBar
 from snacks_core.model.defaults import grid_lam_values, grid_m_values
@@ -17,9 +17,6 @@ from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import GRID_COLUMNS, GridSchedule, robustness_grid, summarize_grid
 from snacks_core.solvers.objective import C_to_lam
-
-# Values per axis of a default grid (the app's Robustness page starts with as many).
-DEFAULT_GRID_SIZE = 5
 
 
 def run(args) -> int:
@@ -32,9 +29,10 @@ def run(args) -> int:
     if args.scheduler and args.backend != "dask":
         raise ValueError("--scheduler needs --backend dask.")
     # The output paths are checked (and the table started) before any work.
-    out = _RowWriter(args.out)
+    inputs = [("DATA", args.data), ("--test", args.test)]
+    out = _RowWriter(args.out, inputs)
     if args.plot:
-        check_writable(args.plot)
+        check_writable(args.plot, inputs)
     try:
         return _run_heatmap(args, out, m_values, gammas, seeds)
     finally:
@@ -43,16 +41,18 @@ def run(args) -> int:
 
 class _RowWriter:
     """The heatmap table on disk: from the first finished cell on, each cell is appended and
-    flushed as it comes (a crash or a second Ctrl-C keeps them); at the end the whole sorted
-    table takes its place.  A grid that fails before its first cell leaves the path as it was."""
+    flushed as it comes to ``PATH.partial`` beside the target (a crash or a second Ctrl-C
+    keeps them there); at the end the whole sorted table takes the target's place.  Until
+    then the target keeps its old content."""
 
-    def __init__(self, path):
-        check_writable(path)
+    def __init__(self, path, inputs):
+        check_writable(path, inputs)
         self.path, self._file, self._writer = path, None, None
+        self.partial = f"{path}.partial"
 
     def append(self, row):
         if self._file is None:
-            self._file = open(self.path, "w", newline="")
+            self._file = open(self.partial, "w", newline="")
             self._writer = csv.DictWriter(self._file, fieldnames=list(GRID_COLUMNS))
             self._writer.writeheader()
         self._writer.writerow(row)
@@ -60,9 +60,10 @@ class _RowWriter:
 
     def replace(self, table):
         self.close()
-        temporary = f"{self.path}.part"
-        table.to_csv(temporary, index=False)
-        os.replace(temporary, self.path)
+        with replaced_when_complete(self.path) as out:
+            table.to_csv(out, index=False)
+        if self._file is not None:
+            os.unlink(self.partial)
 
     def close(self):
         if self._file is not None and not self._file.closed:
@@ -74,13 +75,13 @@ def _run_heatmap(args, out, m_values, gammas, seeds):
     n_train = split.X_train.shape[0]
     # Without --m or --lam/--C, the axes are the app's: around the data-aware defaults.
     if m_values is None:
-        m_values = grid_m_values(n_train, split.n_features, DEFAULT_GRID_SIZE)
+        m_values = grid_m_values(n_train, split.n_features)
     if args.lam:
         lams = flatten(args.lam)
     elif args.C:
         lams = [C_to_lam(C, n_train) for C in flatten(args.C)]
     else:
-        lams = grid_lam_values(n_train, DEFAULT_GRID_SIZE)
+        lams = grid_lam_values(n_train)
     client = None
     if args.backend == "dask":
         client = args.scheduler or _local_dask_client()

@@ -10,6 +10,7 @@ as it was and no partial file behind.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import stat
 import tempfile
@@ -24,8 +25,12 @@ def check_writable(path, inputs=()):
     (nothing is created)."""
     target = Path(path)
     folder = target.parent
-    for option, source in inputs:
-        if source is not None and _same_file(target, Path(source)):
+    for option, given in inputs:
+        # A glob (a cluster's DATA) names each file it matches.
+        sources = ([] if given is None else glob.glob(str(given)) if glob.has_magic(str(given))
+                   else [given])
+        source = next((s for s in sources if _same_file(target, Path(s))), None)
+        if source is not None:
             raise ValueError(f"cannot write {path}: it is {option} ({source}), an input of this "
                              "command; writing there would destroy it. Choose another output "
                              "file.")

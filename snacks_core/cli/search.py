@@ -19,7 +19,11 @@ from sklearn.base import clone
 
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.model import f1_name, model_settings
-from snacks_core.cli.output import check_writable
+from snacks_core.cli.output import (
+    check_writable,
+    replaced_when_complete,
+    write_bytes_when_complete,
+)
 from snacks_core.cli.parser import flatten, refuse_cluster
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
@@ -58,9 +62,12 @@ class Found(NamedTuple):
 def run(args) -> int:
     """Search each scaling, keep the best by CV score, test it once."""
     refuse_cluster(args)
+    inputs = [("DATA", args.data), ("--test", args.test)]
+    if args.out and args.model and Path(args.out).resolve() == Path(args.model).resolve():
+        raise ValueError(f"--out and --model are one file ({args.out}): choose two.")
     for path in (args.out, args.model):
         if path:
-            check_writable(path)
+            check_writable(path, inputs)
     started = time.perf_counter()
     dataset = training_data(args)
     # 'auto' is searched as the scaling it stands for, once.
@@ -90,11 +97,12 @@ def run(args) -> int:
             f"{f1_name(scores['f1_label'])} {scores['f1']:.4f} on {split.X_test.shape[0]} "
             "test rows (looked at once)")
     if args.out:
-        pd.concat([found.scored for found in searches], ignore_index=True).to_csv(
-            args.out, index=False)
+        with replaced_when_complete(args.out) as out:
+            pd.concat([found.scored for found in searches], ignore_index=True).to_csv(
+                out, index=False)
         print(f"settings scored: {args.out}")
     if args.model:
-        Path(args.model).write_bytes(model_to_npz(
+        write_bytes_when_complete(args.model, model_to_npz(
             best.model, split.preprocessing, index_base=dataset.index_base,
             f1_label=scores["f1_label"]))
         print(f"model: {args.model}")
