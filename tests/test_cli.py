@@ -293,6 +293,8 @@ def test_n_samples_and_label_column_only_where_they_apply(capsys):
 
 
 def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
+    """Each finished cell is flushed to OUT.partial at once; the sorted table then becomes
+    OUT and the partial file goes."""
     out = tmp_path / "grid.csv"
     lengths = []
     real = heatmap_command.robustness_grid
@@ -300,7 +302,7 @@ def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
     def watch(*args, resources, **kwargs):
         def report(done, total, row):
             resources.progress(done, total, row)
-            lengths.append(len(pd.read_csv(out)))
+            lengths.append(len(pd.read_csv(f"{out}.partial")))
         return real(*args, resources=dataclasses.replace(resources, progress=report),
                     **kwargs)
 
@@ -312,6 +314,7 @@ def test_heatmap_writes_cells_as_they_finish(capsys, tmp_path, monkeypatch):
     assert lengths == [1, 2, 3, 4]
     table = pd.read_csv(out)
     assert len(table) == 4 and list(table.m) == sorted(table.m)
+    assert not (tmp_path / "grid.csv.partial").exists()
 
 
 def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(capsys, tmp_path):
