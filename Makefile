@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml | $(PY)
 	# Compile the numba code of a default fit now, into the package's __pycache__ folders,
 	# so that the first `snacks fit` or visit after installing does not spend seconds
 	# compiling; snacks_core.core.compiled reads it there even when NUMBA_CACHE_DIR is set.
-	env -u NUMBA_CACHE_DIR $(PY) -m snacks_core.cli.compile_ahead sample_data/a9a_small.svm > /dev/null
+	env -u NUMBA_CACHE_DIR $(PY) -m snacks_core.cli.compile_ahead sample_data/a9a_small.svm
 	touch $(STAMP)
 
 install: $(STAMP)
