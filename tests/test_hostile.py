@@ -486,7 +486,8 @@ def test_stopped_heatmap_keeps_finished_cells_and_exits_non_zero(capsys, tmp_pat
 
         def report(finished, total, row):
             resources.progress(finished, total, row)
-            seen_on_disk.append(len(out.read_text().splitlines()) - 1)
+            seen_on_disk.append(len((tmp_path / "grid.csv.partial").read_text().splitlines())
+                                - 1)
             done.append(finished)
 
         return sweeps.robustness_grid(
@@ -579,4 +580,6 @@ def test_second_ctrl_c_keeps_the_cells_already_written(capsys, tmp_path, monkeyp
                            "--out", str(out))
     assert code == 130 and "interrupted" in err
     import pandas as pd
-    assert len(pd.read_csv(out)) == 2
+    # The finished cells wait beside OUT, which keeps its old content (here: none).
+    assert len(pd.read_csv(tmp_path / "grid.csv.partial")) == 2 and not out.exists()
+    assert "grid.csv.partial" in err

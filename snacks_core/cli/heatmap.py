@@ -37,6 +37,9 @@ def run(args) -> int:
         return _run_heatmap(args, out, m_values, gammas, seeds)
     finally:
         out.close()
+        if out.kept_partial():
+            sys.stderr.write(f"snacks: the cells finished before the end are in {out.partial}; "
+                             f"{args.out} is as it was.\n")
 
 
 class _RowWriter:
@@ -64,6 +67,10 @@ class _RowWriter:
             table.to_csv(out, index=False)
         if self._file is not None:
             os.unlink(self.partial)
+
+    def kept_partial(self) -> bool:
+        """Whether finished cells wait in :attr:`partial` (the table never replaced it)."""
+        return os.path.exists(self.partial)
 
     def close(self):
         if self._file is not None and not self._file.closed:
