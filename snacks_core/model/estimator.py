@@ -358,7 +358,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # Held out of the training rows: a test set passed as eval_set is recorded, never
         # used to decide when to stop.  The rows trained on are embedded from X block by
         # block, never copied out of it whole.
-        split = spec.held_out_rows(labels, seeds.solver)
+        split = spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0])
         every_row = (targets, sample_weight)
         targets, held, sample_weight = cut_training_rows(targets, sample_weight, split)
         X_stop = None if split is None else X[split[1]]

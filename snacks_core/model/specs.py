@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import NamedTuple
 
-import numpy as np
-
 from snacks_core.kernels.functions import check_kernel_params, kernel_matrix, resolve_gamma
 from snacks_core.model.engine import early_stopping_enabled, validation_split
 from snacks_core.solvers import REGISTRY
@@ -113,10 +111,10 @@ class SolverSpec:
         return self.entry.early_stopping and early_stopping_enabled(
             self.early_stopping, n_samples, n_classes)
 
-    def held_out_rows(self, labels, seed):
+    def held_out_rows(self, labels, seed, n_classes):
         """``(rows trained on, rows held out)`` when early stopping is on for rows of these
-        classes (``labels``), else None."""
-        if not self.early_stopping_on(labels.shape[0], np.unique(labels).shape[0]):
+        classes (``labels``, of ``n_classes`` classes), else None."""
+        if not self.early_stopping_on(labels.shape[0], n_classes):
             return None
         return validation_split(labels, self.validation_fraction, seed)
 

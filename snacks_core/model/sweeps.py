@@ -670,7 +670,8 @@ def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
         embedding = fit_embedding(X_train, labels, kernel, n_components=m_max,
                                   sampling=problem.sampling, dtype=problem.dtype,
                                   n_jobs=n_jobs, seed=group.seeds.embedding)
-        held = problem.spec.held_out_rows(labels, group.seeds.solver)
+        held = problem.spec.held_out_rows(labels, group.seeds.solver,
+                                          problem.classes.shape[0])
         if held is not None:
             # The rows trained on first, then the held-out rows: each column's two parts
             # are then views of one embedding.
