@@ -39,6 +39,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from snacks_core.core.cancellation import carry
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.solvers.base import HISTORY_COLUMNS
+from snacks_core.solvers.objective import decision_values
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
@@ -248,7 +249,7 @@ def score_embedded_rows(Z, coef, targets, weight=None):
     wrong, hinge = 0, np.zeros(len(targets))
     for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
         block_wrong, block_hinge = score_sums(
-            Z[start:stop] @ coef.T, targets[:, start:stop],
+            decision_values(Z[start:stop], coef), targets[:, start:stop],
             None if weight is None else weight[start:stop])
         wrong += block_wrong
         hinge += block_hinge

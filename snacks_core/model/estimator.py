@@ -42,7 +42,7 @@ from snacks_core.model.engine import (
 )
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
-from snacks_core.solvers.objective import C_to_lam, lam_to_C
+from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
 from snacks_core.solvers.storage import STORAGES, embed_to_store, plan_storage
 
 # Rows of X embedded at once into an in-memory embedding, when they are a subset of X or a
@@ -540,7 +540,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                               dtype=[np.float64, np.float32])
         scores = np.empty((X.shape[0], self.coef_.shape[0]))
         for start, stop in embedded_row_blocks(X.shape[0], self.coef_.shape[1]):
-            scores[start:stop] = self.embedding_.transform(X[start:stop]) @ self.coef_.T
+            scores[start:stop] = decision_values(self.embedding_.transform(X[start:stop]),
+                                                 self.coef_)
         scores += self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 

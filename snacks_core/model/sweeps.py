@@ -82,6 +82,7 @@ from snacks_core.model.estimator import CellFacts, SnacksClassifier, cell_model
 from snacks_core.model.metrics import TrainingLabels, classification_scores, error_rate
 from snacks_core.model.specs import Kernel, Resources, SolverSpec
 from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params
+from snacks_core.solvers.objective import decision_values
 
 # The grid of the paper's Fig. 2 (a9a): 12 landmark counts, λ from 1e-9 to 1e-3.
 PAPER_M = (10, 20, 50, 100, 150, 200, 300, 500, 750, 1000, 1500, 2000)
@@ -755,7 +756,7 @@ class _ColumnRows:
 
 def _cell_row(model, m, results, warm, test, problem):
     """A cell's table row, from its model (:func:`cell_model`) and its ``test`` rows."""
-    test_scores = test.Z @ model.coef_.T
+    test_scores = decision_values(test.Z, model.coef_)
     scores = classification_scores(problem.reference, test.y,
                                    labels_from_scores(test_scores, model.classes_),
                                    model.classes_)

@@ -71,6 +71,20 @@ def matvec(Z, w):
     return np.asarray(Z @ w, dtype=np.float64).ravel()
 
 
+
+def decision_values(Z, coef):
+    """Z·coefᵀ, rows × columns (one per one-vs-rest problem), accumulated in float64 from
+    cache-sized float64 blocks of a narrow Z (a whole float32 copy is slower): the one
+    product behind a model's decision values, a fit's measures of its training rows and a
+    grid's test scores, so that they agree to the bit."""
+    coef = np.asarray(coef, dtype=np.float64)
+    if isinstance(Z, np.ndarray) and Z.dtype in _NARROW:
+        out = np.empty((Z.shape[0], coef.shape[0]))
+        for start, block in _float64_blocks(Z):
+            out[start:start + block.shape[0]] = block @ coef.T
+        return out
+    return np.asarray(Z @ coef.T, dtype=np.float64)
+
 def rmatvec(Z, v):
     """Zᵀ·v accumulated in float64 (Z dense float16/float32/float64 or sparse)."""
     v = np.asarray(v, dtype=np.float64).ravel()
