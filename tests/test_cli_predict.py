@@ -392,7 +392,8 @@ def test_special_files_are_refused_before_they_are_opened(capsys, tmp_path, fitt
     for argv in (("predict", model, fifo), ("predict", model, "/dev/zero"),
                  ("predict", fifo, train), ("predict", tmp_path, train),
                  ("fit", train, "--test", fifo, *FAST),
-                 ("fit", train, "--test", "/dev/zero", *FAST)):
+                 ("fit", train, "--test", "/dev/zero", *FAST), ("fit", fifo, *FAST),
+                 ("fit", "/dev/zero", *FAST)):
         done = subprocess.run(
             ["bash", "-c", 'ulimit -v 4000000; exec "$@"', "snacks", sys.executable, "-m",
              "snacks_core.cli", *map(str, argv)], capture_output=True, text=True, timeout=120)

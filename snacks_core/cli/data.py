@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from snacks_core import datasets
+from snacks_core.datasets.streams import check_regular_file
 
 A9A_LIKE = "a9a_like"
 
@@ -40,9 +41,12 @@ def load_data(spec, *, label_column=None, n_samples=None, seed=0, progress=None,
 def data_path(spec) -> Path:
     """The file DATA names: a path, or a file of sample_data/ by its name."""
     path = Path(spec)
-    if not path.is_file() and spec in datasets.sample_files():
+    if not path.exists() and spec in datasets.sample_files():
         path = datasets.sample_data_dir() / spec
-    if not path.is_file():
+    if path.exists():
+        # A FIFO, a device or a folder: refused as predict refuses it, saying what it is.
+        check_regular_file(path, "DATA file")
+    else:
         raise ValueError(f"DATA {spec!r} is neither a built-in dataset nor a file; see "
                          "'snacks datasets' for the names.")
     return path
