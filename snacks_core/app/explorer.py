@@ -24,7 +24,12 @@ from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.search import search_around_defaults
 from snacks_core.model.specs import Resources
-from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, GridSchedule, robustness_grid
+from snacks_core.model.sweeps import (
+    GRID_AXIS_SYMBOLS,
+    GridSchedule,
+    fold_training_rows,
+    robustness_grid,
+)
 from snacks_core.solvers import EMBEDDED_SOLVERS
 from snacks_core.solvers.objective import C_to_lam, lam_to_C
 
@@ -225,12 +230,6 @@ def progress_text(done, total, axis, row) -> str:
     return (f"{done} of {total} fits done ({done / total:.0%} of the sweep) · last: "
             f"{name} = {row[axis]:g}, λ = {row['lam']:g}, seed {row['seed']} → test error "
             f"{100 * row['test_error']:.1f} %")
-
-
-def fold_training_rows(n_rows, folds=None) -> int:
-    """The rows a cell or candidate trains on: all ``n_rows``, or with ``folds``-fold
-    cross-validation the smallest fold's training part."""
-    return n_rows - (-(-n_rows // folds) if folds else 0)
 
 
 def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),

@@ -25,7 +25,7 @@ from snacks_core.app.state import GRID_EXTRA_MAX, Keys
 from snacks_core.app.teaching import STOP_REASON_WORDS, solver_label
 from snacks_core.model.defaults import GAMMA_RANGE, GRID_M_MAX
 from snacks_core.model.metrics import error_rate
-from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, cv_splits
+from snacks_core.model.sweeps import GRID_AXIS_SYMBOLS, cv_splits, fold_training_rows
 from snacks_core.solvers.objective import lam_to_C
 
 # Heights of the clicked cell's figures below the robustness heatmap: the convergence
@@ -368,7 +368,7 @@ def reset_grid_extension():
 def row_axis_limits(axis, n_train, folds) -> str:
     """Why the grid's row axis stops where it does, in words for :func:`edge_warning`."""
     if axis == "m":
-        n_fit = explorer.fold_training_rows(n_train, folds)
+        n_fit = fold_training_rows(n_train, folds)
         return (f"m is at most the {n_fit:,} rows a cell trains on, and at most "
                 f"{GRID_M_MAX:,} on this server")
     return f"γ stays within {GAMMA_RANGE[0]:g} … {GAMMA_RANGE[1]:g}"

@@ -59,7 +59,14 @@ from snacks_core.model.defaults import (
 from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.model.specs import Resources
-from snacks_core.model.sweeps import GridGroup, GridSchedule, grid_problem, run_grid, with_labels
+from snacks_core.model.sweeps import (
+    GridGroup,
+    GridSchedule,
+    fold_training_rows,
+    grid_problem,
+    run_grid,
+    with_labels,
+)
 from snacks_core.solvers import EMBEDDED_SOLVERS
 
 # The parameters one grid shares work across; the others split candidates into groups.
@@ -354,7 +361,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     """
     seed = _search_seed(estimator.random_state, random_state)
     X, y = _searched_rows(X, y, seed)
-    fold_rows = X.shape[0] - (-(-X.shape[0] // folds))
+    fold_rows = fold_training_rows(X.shape[0], folds)
     m = min(estimator.landmark_count(*X.shape), fold_rows)
     scorer = check_scoring(estimator, scoring)
     fits = []

@@ -462,6 +462,12 @@ def cv_splits(cv, X_train, y_train):
             for train, test in splitter.split(X_train, y_train)]
 
 
+def fold_training_rows(n_rows, folds=None) -> int:
+    """The rows a cell or candidate trains on: all ``n_rows``, or with ``folds``-fold
+    cross-validation the smallest fold's training part."""
+    return n_rows - (-(-n_rows // folds) if folds else 0)
+
+
 def with_labels(problem, y_train, y_test):
     """The problem for training labels ``y_train`` and test labels ``y_test`` (refused
     when the training rows hold one class: a fold of a small class)."""
