@@ -663,27 +663,15 @@ def test_http_urls_are_read_from_a_local_server(client, tmp_path, capsys):
     """``snacks fit http://127.0.0.1:PORT/train.csv --scheduler``: a real HTTP server of the
     test's own, on the loopback, closed by the test."""
     pytest.importorskip("aiohttp")
-    import functools
-    import http.server
-    import threading
-
+    from http_serving import serving
     from snacks_core import cli
 
     X, y = _data(n=400, seed=12)
     _write_parts(tmp_path / "served", X, y, 1, "csv")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
-                                directory=str(tmp_path / "served"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/part-0.csv"
-        assert cli.main(["fit", url, "--scheduler", client.scheduler.address, "--m", "20",
-                         "--solver", "liblinear", "--progress", "never"]) == 0
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(tmp_path / "served") as address:
+        assert cli.main(["fit", f"{address}/part-0.csv", "--scheduler",
+                         client.scheduler.address, "--m", "20", "--solver", "liblinear",
+                         "--progress", "never"]) == 0
     assert "400 training rows in 1 files" in capsys.readouterr().out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from snacks_core import datasets
+from snacks_core.datasets.remote import url_scheme
 from snacks_core.datasets.streams import check_regular_file
 
 A9A_LIKE = "a9a_like"
@@ -38,8 +39,11 @@ def load_data(spec, *, label_column=None, n_samples=None, seed=0, progress=None,
     return read_files([data_path(spec)], label_column, progress, index_base=index_base)[0]
 
 
-def data_path(spec) -> Path:
-    """The file DATA names: a path, or a file of sample_data/ by its name."""
+def data_path(spec) -> Path | str:
+    """The file DATA names: a path, a file of sample_data/ by its name, or a URL (read by
+    :mod:`snacks_core.datasets.remote`)."""
+    if url_scheme(spec) is not None:
+        return spec  # a Path would fold its '//'
     path = Path(spec)
     if not path.exists() and spec in datasets.sample_files():
         path = datasets.sample_data_dir() / spec

@@ -159,10 +159,11 @@ def _add_index_base(parser):
 
 def _add_data_arguments(parser, *, scalings=False):
     parser.add_argument("data", metavar="DATA", help=(
-        "a built-in dataset name (see 'snacks datasets') or the path of a CSV or LIBSVM file"))
+        "a built-in dataset name (see 'snacks datasets'), or the path or URL (https://, "
+        "s3://, gs://: with fsspec installed) of a CSV or LIBSVM file"))
     parser.add_argument("--test", metavar="FILE", help=(
-        "a test file in the same format (default: a stratified split of DATA, or the "
-        "dataset's own test part)"))
+        "a test file (path or URL) in the same format (default: a stratified split of DATA, "
+        "or the dataset's own test part)"))
     parser.add_argument("--label-column", metavar="NAME_OR_INDEX", help=(
         "label column of a CSV file (name or 0-based index; default: the last column)"))
     parser.add_argument("--test-size", type=float, metavar="FRACTION",
@@ -320,7 +321,9 @@ def _add_predict_parser(commands):
                     "When DATA's labels are the model's classes, prints the error and F1; "
                     "unlabelled rows (placeholder labels) and one-class files are accepted.")
     predict.add_argument("model", metavar="MODEL", help="a .npz model file")
-    predict.add_argument("data", metavar="DATA", help="a LIBSVM or CSV file")
+    predict.add_argument("data", metavar="DATA", help=(
+        "a LIBSVM or CSV file: a path, or a URL (https://, s3://, gs://: with fsspec "
+        "installed)"))
     predict.add_argument("--out", metavar="FILE",
                          help="where to write the predictions (default: standard output)")
     predict.add_argument("--decision-values", action="store_true", help=(

@@ -8,6 +8,7 @@ file of any size streams through.  Parquet and .npy files are read whole.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from snacks_core.cli.output import check_writable, label_texts, replaced_when_co
 from snacks_core.cli.progress import Progress
 from snacks_core.core.memory import check_fits_in_memory
 from snacks_core.datasets import streams
+from snacks_core.datasets.remote import local_copy, url_scheme
 from snacks_core.datasets.streams import TextStream, check_regular_file
 from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.metrics import error_rate, f1, minority_class
@@ -35,6 +37,10 @@ def run(args) -> int:
         from snacks_core.cli import cluster  # Dask, only for a cluster
 
         return cluster.run_predict(args)
+    if url_scheme(args.data) is not None:
+        # Read from a local copy, as a file on disk (snacks_core.datasets.remote).
+        with local_copy(args.data) as path:
+            return run(argparse.Namespace(**{**vars(args), "data": path}))
     check_regular_file(args.data, "DATA file")
     if args.out:
         check_writable(args.out, [("MODEL", args.model), ("DATA", args.data)])

@@ -14,6 +14,7 @@ from snacks_core.datasets.csv_reader import load_csv
 from snacks_core.datasets.dataset import Dataset, make_dataset
 from snacks_core.datasets.libsvm_reader import read_libsvm_files
 from snacks_core.datasets.npy_reader import load_npy
+from snacks_core.datasets.remote import local_paths
 from snacks_core.datasets.streams import (
     LOCAL_FILE_LIMITS,
     SUFFIX_COMPRESSION,
@@ -84,6 +85,9 @@ def load_files(paths, *, label_column: str | int | None = None, n_features: int 
     Parameters
     ----------
     paths : sequence of paths
+        Local paths, or URLs fsspec reads (``https://``, ``s3://``, ``gs://``...: each
+        copied to a temporary file and read as a local one; fsspec is an optional
+        dependency, the ``distributed`` extra).
     purpose : {'train', 'predict'} or a sequence of them, default='train'
         One for all files, or one per file: e.g. ``('train', 'predict')`` for a training
         file and a test file that may hold a single class.
@@ -107,6 +111,16 @@ def load_files(paths, *, label_column: str | int | None = None, n_features: int 
     if len(purposes) != len(paths):
         raise ValueError(f"{len(paths)} files but {len(purposes)} purposes; give one purpose, "
                          "or one per file.")
+    # A URL is read from a local copy, as a file on disk (snacks_core.datasets.remote).
+    with local_paths(paths) as local:
+        return _read_local_files(local, purposes, label_column=label_column,
+                                 n_features=n_features, index_base=index_base, limits=limits,
+                                 progress=progress)
+
+
+def _read_local_files(paths, purposes, *, label_column, n_features, index_base, limits,
+                      progress):
+    """:func:`load_files` of local paths, with one purpose per path."""
     for path in paths:
         check_regular_file(path)  # before any is opened: a FIFO would block, /dev/zero not end
     kinds = [file_kind(path) for path in paths]

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from snacks_core import datasets
+from snacks_core.datasets.remote import remote_filesystem, url_scheme
 from snacks_core.datasets.scaling import (
     FeatureScaling,
     column_sums,
@@ -55,15 +56,13 @@ class _Scan(NamedTuple):
 
 
 def _read_file(path, label_column, index_base):
-    """Run on a worker: ``(X, y)`` of one file; LIBSVM with ``index_base`` (0 when it is to be
+    """Run on a worker: ``(X, y)`` of one file (a path, or a URL copied here by
+    :mod:`snacks_core.datasets.remote`); LIBSVM with ``index_base`` (0 when it is to be
     decided: the column of index 0 is then kept).  A file the worker cannot open is named
     with the worker."""
     try:
-        if _scheme(path) is None:
-            data = datasets.load_file(path, label_column=label_column, purpose="predict",
-                                      index_base=0 if index_base is None else index_base)
-        else:
-            data = _read_remote_file(path, label_column, index_base)
+        data = datasets.load_file(path, label_column=label_column, purpose="predict",
+                                  index_base=0 if index_base is None else index_base)
     except OSError as exc:
         from distributed import get_worker
 
@@ -72,44 +71,6 @@ def _read_file(path, label_column, index_base):
                          "every worker reads DATA at the same absolute path (a shared or "
                          "copied file system).") from None
     return data.X, data.y
-
-
-def _scheme(path):
-    """The protocol of a URL (``'s3'``, ``'gs'``, ``'http'``...), None for a local path."""
-    scheme, separator, _ = str(path).partition("://")
-    return scheme.lower() if separator and scheme.isalnum() else None
-
-
-def _remote_filesystem(pattern):
-    """The fsspec file system of the URL ``pattern``; a ValueError that names what to install
-    when fsspec, or its support of that protocol, is missing here."""
-    protocol = _scheme(pattern)
-    try:
-        import fsspec
-    except ImportError:
-        raise ValueError(f"{pattern}: reading {protocol}:// paths needs fsspec (pip install "
-                         "fsspec) on this machine and on the workers.") from None
-    try:
-        return fsspec.filesystem(protocol)
-    except (ImportError, ValueError) as exc:
-        raise ValueError(f"{pattern}: fsspec cannot read {protocol}:// here "
-                         f"({str(exc).splitlines()[0]}); install its support on this machine "
-                         "and on the workers (http(s): aiohttp, s3: s3fs, gs: gcsfs), or "
-                         "copy the files to a shared folder.") from None
-
-
-def _read_remote_file(url, label_column, index_base):
-    """Run on a worker: a URL's file copied to a temporary file of the same name (its format
-    and compression come from the name), read as a local one, then removed."""
-    import tempfile
-
-    filesystem = _remote_filesystem(url)
-    with tempfile.TemporaryDirectory() as folder:
-        local = os.path.join(folder, os.path.basename(url.split("?")[0].rstrip("/"))
-                             or "data")
-        filesystem.get_file(url, local)
-        return datasets.load_file(local, label_column=label_column, purpose="predict",
-                                  index_base=0 if index_base is None else index_base)
 
 
 def _scan(part) -> _Scan:
@@ -143,8 +104,8 @@ def _matching_paths(pattern):
     """The files of the glob ``pattern`` (absolute paths: a relative glob is resolved in
     this process's folder, not in each worker's) and whether they are LIBSVM files (one
     format)."""
-    if _scheme(pattern) is not None:
-        filesystem = _remote_filesystem(pattern)
+    if url_scheme(pattern) is not None:
+        filesystem = remote_filesystem(pattern)
         paths = sorted(filesystem.unstrip_protocol(path) for path in filesystem.glob(pattern))
     else:
         paths = sorted(glob.glob(os.path.abspath(os.path.expanduser(pattern))))
