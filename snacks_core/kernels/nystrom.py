@@ -216,28 +216,40 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def transform(self, X: ArrayLike | sp.spmatrix, out: np.ndarray | None = None) -> np.ndarray:
+    def transform(self, X: ArrayLike | sp.spmatrix, out: np.ndarray | None = None, *,
+                  first_column: int = 0) -> np.ndarray:
         """Z = K(X, landmarks) · F, in row chunks spread over ``n_jobs`` threads.
 
         Parameters
         ----------
         X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        out : ndarray of shape (n_samples, n_components_), optional
+        out : ndarray of shape (n_samples, n_components_ - first_column), optional
             C-contiguous, writeable float64, float32 or float16 array (an ``np.memmap``
             included) to write Z into instead of allocating it.  Chunks are computed in the
             embedding's ``dtype`` and cast into ``out`` one at a time, so a float16 or
             on-disk ``out`` never needs the whole embedding in memory.
+        first_column : int, default=0
+            Compute only the columns of Z from this one on, K(X, landmarks) · F[:, j:].
+            With a triangular factor these are the columns that landmarks appended to
+            an embedding's add (Cholesky factors nest, :class:`EmbeddingPrefix`): the
+            first ones are the smaller embedding's and need not be computed again.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, n_components_ - first_column)
             ``out`` when given; else a new array of the embedding's ``dtype``.
         """
         check_is_fitted(self, "components_")
         X = self._validate(X, reset=False)
         n_threads = effective_n_threads(self.n_jobs)
         n = X.shape[0]
-        m, k = self.components_.shape
+        if not 0 <= first_column < self.components_.shape[1]:
+            raise ValueError(f"first_column must be in [0, {self.components_.shape[1]}), "
+                             f"got {first_column!r}.")
+        factor = self.components_
+        if first_column:
+            factor = np.ascontiguousarray(factor[:, first_column:])
+        m, k = factor.shape
         dtype = np.dtype(self.dtype)
         if out is None:
             check_fits_in_memory(n * k * dtype.itemsize,
@@ -254,13 +266,13 @@ class NystromEmbedding(TransformerMixin, BaseEstimator):
         chunk = max(1, min(_CHUNK_ENTRIES // m, max(_MIN_TASK_ROWS, -(-n // _MIN_TASKS))))
         # Computing the kernel block in place in ``out`` saves a copy when the triangular
         # factor is applied in place and ``out`` has the embedding's dtype.
-        in_place = self.triangular_ and out.dtype == dtype
-        factor = self.components_
+        triangular = self.triangular_ and not first_column
+        in_place = triangular and out.dtype == dtype
 
         def embed_chunk(start, stop, scratch):
             block = out[start:stop] if in_place else scratch[:stop - start]
             blocks.fill(start, stop, block)
-            if self.triangular_:
+            if triangular:
                 _multiply_by_triangular(block, factor)
                 if not in_place:
                     out[start:stop] = block

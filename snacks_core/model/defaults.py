@@ -54,6 +54,12 @@ SEARCH_FOLDS = 3
 SEARCH_MAX_ROWS = 40_000
 SEARCH_M = 300
 SEARCH_MAX_M = 1500
+# n_components: the default rule ('sqrt': default_m), and 'auto', which grows m from it by
+# AUTO_M_GROWTH at a time while the held-out error improves by more than its standard error,
+# up to AUTO_M_MAX landmarks (the largest m the app's slider offers) and n
+# (model.landmark_growth; BENCHMARKS.md, "m from the data").
+DEFAULT_N_COMPONENTS = "sqrt"
+AUTO_M_GROWTH = 2
 # The range of γ a grid may reach (the app's γ slider spans it too).
 GAMMA_RANGE = (1e-5, 1e3)
 # A robustness grid's m axis runs from the default m / GRID_M_SPAN[0] to GRID_M_SPAN[1] × it:
@@ -62,6 +68,7 @@ GAMMA_RANGE = (1e-5, 1e3)
 GRID_M_SPAN = (2, 4)
 # The most landmarks a grid reaches: the largest m the app's slider offers.
 GRID_M_MAX = 2000
+AUTO_M_MAX = GRID_M_MAX
 # γ from 1/100 to 100 times the 'scale' value.
 GRID_GAMMA_SPAN = 100.0
 

@@ -112,13 +112,14 @@ def validation_split(labels, fraction, seed):
 
 
 def fit_embedding(X, labels, kernel, *, n_components, sampling, dtype, n_jobs,
-                  seed) -> NystromEmbedding:
+                  seed, landmark_indices=None) -> NystromEmbedding:
     """The Nyström embedding of a fit: ``n_components`` landmarks drawn from X with
-    ``seed`` (``labels``, each row's class, for class-balanced sampling) and the factor, for
-    a :class:`~snacks_core.model.specs.Kernel`."""
+    ``seed`` (``labels``, each row's class, for class-balanced sampling), or the rows
+    ``landmark_indices`` when given, and the factor, for a
+    :class:`~snacks_core.model.specs.Kernel`."""
     return NystromEmbedding(
         **kernel.params(), n_components=n_components, sampling=sampling, dtype=dtype,
-        n_jobs=n_jobs, random_state=int(seed)).fit(X, labels)
+        n_jobs=n_jobs, random_state=int(seed)).fit(X, labels, landmark_indices)
 
 
 def hinge_weights(class_weight, y, sample_weight=None):

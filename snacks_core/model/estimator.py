@@ -24,7 +24,7 @@ from snacks_core.distributed import is_dask_collection
 from snacks_core.kernels.functions import KERNEL_PARAM_CONSTRAINTS
 from snacks_core.kernels.landmarks import SAMPLINGS
 from snacks_core.kernels.operators import build_operator
-from snacks_core.model.defaults import default_lam, default_m
+from snacks_core.model.defaults import DEFAULT_N_COMPONENTS, default_lam, default_m
 from snacks_core.model.engine import (
     binary_targets,
     class_labels,
@@ -40,6 +40,7 @@ from snacks_core.model.engine import (
     train_columns,
     training_measures,
 )
+from snacks_core.model.landmark_growth import MEMORY, LandmarkGrowth, path_table
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
 from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
@@ -74,9 +75,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Degree of the polynomial kernel.
     coef0 : float, default=1.0
         Constant c₀ of the polynomial kernel.
-    n_components : int or 'auto', default='auto'
-        Number m of Nyström landmarks (clipped to n with a warning); 'auto' is
-        :func:`snacks_core.model.defaults.default_m` of the training rows (m = 2√n in [50, 500]).
+    n_components : int, 'sqrt' or 'auto', default='sqrt'
+        Number m of Nyström landmarks (clipped to n with a warning); 'sqrt' is
+        :func:`snacks_core.model.defaults.default_m` of the training rows (m = 2√n in
+        [50, 500]); 'auto' starts there and doubles m while the error on held-out rows
+        improves by more than its standard error, reusing the landmarks, the embedding's
+        columns and the solution it has, up to
+        :data:`~snacks_core.model.defaults.AUTO_M_MAX` landmarks, n and the memory budget
+        (:mod:`snacks_core.model.landmark_growth`; ``m_path_`` and ``m_stop_reason_``
+        tell the path and why it stopped).  'auto' grows m for the embedded solvers in
+        one process; elsewhere (a cluster, 'libsvm', 'admm') it is 'sqrt'.
     lam : float or 'auto', default='auto'
         Regularisation λ > 0; 'auto' is :func:`snacks_core.model.defaults.default_lam`
         (λ = 0.02/n, i.e. C = 25 on any n).
@@ -164,6 +172,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         K̃ + βI) and solving.
     storage_ : str
         Where the embedding was kept during training ('memory', 'compact' or 'disk').
+    m_path_ : dict of ndarrays or None
+        For ``n_components='auto'``: each m tried (``m``, the landmarks held), its error
+        on the held-out rows (``held_out_error``) and the seconds its step took
+        (``seconds``); the last m is the model's.  None otherwise.
+    m_stop_reason_ : str or None
+        For ``n_components='auto'``: why m stopped growing (e.g. 'held-out error stopped
+        improving', 'm reached n', 'memory budget'); None otherwise.
     train_error_, train_objective_ : float or None
         The returned model's error rate, and its F(w) (averaged over the one-vs-rest
         problems), on every training row (those held out for early stopping included),
@@ -189,7 +204,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     # units) is checked where it is used.
     _parameter_constraints: dict = {
         **KERNEL_PARAM_CONSTRAINTS,
-        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_components": [Interval(Integral, 1, None, closed="left"),
+                         StrOptions({"sqrt", "auto"})],
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "C": [Interval(Real, 0, None, closed="neither"), None],
         # A live view: a solver added to the registry is accepted without touching this.
@@ -210,7 +226,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
-                 coef0: float = 1.0, n_components: int | str = "auto",
+                 coef0: float = 1.0, n_components: int | str = DEFAULT_N_COMPONENTS,
                  lam: float | str = "auto", C: float | None = None, solver: str = "snacks",
                  sampling: str = "balanced", max_epochs: float = 50,
                  tol: float = 1e-3, class_weight: dict | str | None = None,
@@ -258,6 +274,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
                             solver_options=self.solver_options)
         self.train_error_ = self.train_objective_ = None
+        self.m_path_ = self.m_stop_reason_ = None
         if is_dask_collection(X):
             # Dask is optional: its engine is imported only for rows on a cluster.
             from snacks_core.distributed.fit import fit_cluster
@@ -269,6 +286,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
+        if self.n_components == "auto":
+            fit_by_input["embedding"] = self._fit_growing
         results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
                                                          evaluation, specs)
         self._set_solver_facts(results)
@@ -291,8 +310,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def landmark_count(self, n_samples, n_features) -> int:
         """The m a fit on ``n_samples`` rows of ``n_features`` draws: ``n_components``, or
-        :func:`snacks_core.model.defaults.default_m` for 'auto'."""
-        if self.n_components == "auto":
+        :func:`snacks_core.model.defaults.default_m` for 'sqrt' (and for 'auto', the m it
+        starts from)."""
+        if isinstance(self.n_components, str):
             return default_m(n_samples, n_features)
         return self.n_components
 
@@ -388,6 +408,31 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             self._measure_training_rows([Z] if split is None else [Z, Z_stop],
                                         [slice(None)] if split is None else split,
                                         *every_row, spec.lam)
+        return results
+
+    def _fit_growing(self, X, targets, sample_weight, seeds, evaluation, specs):
+        """``n_components='auto'`` on an embedded solver: m grown from the default rule's
+        while the held-out error improves (:mod:`snacks_core.model.landmark_growth`);
+        where even that m does not fit in memory, the fit at that m."""
+        start = time.perf_counter()
+        growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
+                                sampling=self.sampling, n_classes=self.classes_.shape[0])
+        m = min(self.landmark_count(*X.shape), growth.cap)
+        if not growth.fits_in_memory(m):
+            results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)
+            self.m_path_ = path_table([(self.embedding_.landmarks_.shape[0], np.nan,
+                                        time.perf_counter() - start)])
+            self.m_stop_reason_ = MEMORY
+            return results
+        results, steps, self.m_stop_reason_ = growth.grow(m)
+        self.m_path_ = path_table(steps)
+        self.embedding_, self.storage_ = growth.embedding, "memory"
+        self.embedding_time_ = growth.seconds["embedding"]
+        self.training_time_ = growth.seconds["training"]
+        self.coef_ = np.vstack([r.coef for r in results])
+        self.intercept_ = np.zeros(len(results))
+        self._measure_training_rows([growth.Z[:growth.n_fit], growth.Z[growth.n_fit:]],
+                                    growth.split, targets, sample_weight, specs.solver.lam)
         return results
 
     def _measure_training_rows(self, parts, rows, targets, sample_weight, lam):

@@ -1,0 +1,215 @@
+"""m from the data: ``n_components='auto'`` grows the number of landmarks while the held-out
+error improves by more than its noise.
+
+The fit starts at the m of the default rule (:func:`~snacks_core.model.defaults.default_m`)
+and multiplies it by :data:`~snacks_core.model.defaults.AUTO_M_GROWTH` at each step, up to
+:data:`~snacks_core.model.defaults.AUTO_M_MAX` and n.  A step reuses what the previous
+one computed:
+
+* the landmarks: one selection of as many rows as the cap, whose first m are each step's
+  (every sampling's prefixes are samples of the same kind,
+  :mod:`snacks_core.kernels.landmarks`), so the first step's are the default fit's;
+* the embedding: Cholesky factors nest (:class:`~snacks_core.kernels.nystrom.EmbeddingPrefix`),
+  so the first k columns of z on more landmarks are z on the first k, and only the new
+  columns K(X, landmarks) F[:, k:] are computed
+  (:meth:`NystromEmbedding.transform <snacks_core.kernels.nystrom.NystromEmbedding.transform>`'s
+  ``first_column``); the m × m factor itself is computed anew on the landmarks, m³/3
+  operations against the n·m² of the columns;
+* the solution: the previous coefficients padded with zeros give the same decision values
+  on the larger embedding, and start its solves (the registry's warm start).
+
+The held-out rows are those early stopping holds out when it is on
+(:meth:`SolverSpec.held_out_rows <snacks_core.model.specs.SolverSpec.held_out_rows>`):
+each step then trains as the default fit does, and the last step is the model.  Otherwise
+a stratified split of ``validation_fraction`` of the rows with the solver's seed
+(:func:`~snacks_core.model.engine.validation_split`) measures the steps, and the last
+step's solution is continued on every training row, those the default fit trains on.
+
+Growth stops at the first of: the held-out error improved by no more than its binomial
+standard error √(e(1 − e)/n_held); m reached n or the cap; the larger embedding, held
+beside the smaller one while its columns are joined, would not fit the memory budget in
+memory; the larger landmarks' kernel matrix is numerically singular (its factor is no
+longer the triangular one, whose columns nest: more landmarks add no direction).  The last
+m tried is the model's: it is no worse than the previous one beyond noise.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from snacks_core.core.threads import effective_n_threads
+from snacks_core.kernels.landmarks import select_landmarks
+from snacks_core.model.defaults import AUTO_M_GROWTH, AUTO_M_MAX
+from snacks_core.model.engine import (
+    class_labels,
+    fit_embedding,
+    score_embedded_rows,
+    train_columns,
+    validation_split,
+)
+from snacks_core.solvers.storage import plan_storage
+
+# Why growth stopped (``m_stop_reason_``), the library's, the command line's and the app's.
+NO_GAIN = "held-out error stopped improving"
+REACHED_N = "m reached n"
+REACHED_CAP = f"m reached {AUTO_M_MAX}, the most landmarks 'auto' takes"
+MEMORY = "memory budget"
+SINGULAR = "the landmarks' kernel matrix is numerically singular: more add no direction"
+
+
+def gain_beyond_noise(previous, current, n_held) -> bool:
+    """Whether the held-out error fell from ``previous`` to ``current`` by more than the
+    binomial standard error √(e(1 − e)/n_held) of ``previous`` on ``n_held`` rows."""
+    return previous - current > np.sqrt(previous * (1.0 - previous) / n_held)
+
+
+def path_table(steps) -> dict:
+    """``m_path_`` from the steps' ``(m, held-out error, seconds)``: one array each."""
+    m, errors, seconds = zip(*steps, strict=True) if steps else ((), (), ())
+    return {"m": np.array(m, dtype=np.int64), "held_out_error": np.array(errors, dtype=float),
+            "seconds": np.array(seconds, dtype=float)}
+
+
+class LandmarkGrowth:
+    """The rows, embeddings and solutions of a growing fit (the module's docstring).
+
+    ``X`` and ``targets`` (one ±1 vector per one-vs-rest column), ``sample_weight`` (s_i
+    or None) and ``evaluation`` (``(X_val, its targets)`` or None, recorded only) are the
+    estimator's; ``specs`` its :class:`~snacks_core.model.specs.FitSpecs` and ``seeds``
+    its :class:`~snacks_core.model.engine.Seeds`.
+    """
+
+    def __init__(self, X, targets, sample_weight, seeds, evaluation, specs, *, sampling,
+                 n_classes):
+        self.specs, self.seeds, self.sampling = specs, seeds, sampling
+        self.spec = replace(specs.solver, warm_start=True)
+        self.X, self.labels = X, class_labels(targets)
+        split = self.spec.held_out_rows(self.labels, seeds.solver, n_classes)
+        # Without early stopping the rows held out only measure the steps.
+        self.continue_on_all = split is None
+        if split is None:
+            split = validation_split(self.labels, self.spec.validation_fraction, seeds.solver)
+        self.split = split
+        order = np.concatenate(split)
+        # The rows trained on, then the held-out ones: each part is a view of one embedding.
+        self.rows = X[order]
+        self.n_fit = split[0].shape[0]
+        self.targets = np.vstack([t[order] for t in targets])
+        self.weight = None if sample_weight is None else sample_weight[order]
+        self.evaluation = evaluation
+        self.cap = min(X.shape[0], AUTO_M_MAX)
+        self.landmarks = select_landmarks(
+            X, self.cap, sampling=sampling, random_state=int(seeds.embedding), y=self.labels,
+            **specs.kernel.resolved(X).params())
+        self.embedding = self.Z = self.Z_val = None
+        # Seconds spent embedding (landmarks, factors, columns) and solving.
+        self.seconds = {"embedding": 0.0, "training": 0.0}
+        n_jobs = effective_n_threads(specs.resources.n_jobs)
+        self.workers = min(len(targets), n_jobs)
+        self.threads = max(1, n_jobs // self.workers)
+
+    def fits_in_memory(self, n_cols) -> bool:
+        """Whether ``n_cols`` embedded columns of the training and evaluation rows fit the
+        memory budget in memory, in the fit's dtype."""
+        resources = self.specs.resources
+        n_rows = self.rows.shape[0] + (0 if self.evaluation is None
+                                       else self.evaluation[0].shape[0])
+        try:
+            plan = plan_storage(n_rows, n_cols, dtype=resources.dtype,
+                                memory_budget=resources.memory_budget,
+                                storage=resources.storage)
+        except ValueError:
+            return False
+        return plan.kind == "memory" and plan.storage_dtype == np.dtype(resources.dtype)
+
+    def select(self, m):
+        """The embedding on the first ``m`` of the cap's landmarks."""
+        resources = self.specs.resources
+        return fit_embedding(self.X, self.labels, self.specs.kernel, n_components=m,
+                             sampling=self.sampling, dtype=resources.dtype,
+                             n_jobs=resources.n_jobs, seed=self.seeds.embedding,
+                             landmark_indices=self.landmarks[:m])
+
+    def embed(self, embedding):
+        """Make ``embedding`` the current one, computing only the columns it adds to the
+        current one's (all of them at first)."""
+        first = 0 if self.embedding is None else self.embedding.n_components_
+
+        def columns(Z, rows):
+            if rows is None:
+                return None
+            new = embedding.transform(rows, first_column=first)
+            return new if Z is None else np.hstack([Z, new])
+
+        self.Z = columns(self.Z, self.rows)
+        self.Z_val = columns(self.Z_val, None if self.evaluation is None
+                             else self.evaluation[0])
+        self.embedding = embedding
+
+    def train(self, w0, every_row=False):
+        """The columns' solver results on the current embedding, from ``w0`` (each column's
+        start, zero-padded to the embedding's width; None: cold) on the rows trained on,
+        those held out stopping early when the engine holds them out; on every training
+        row with ``every_row``."""
+        k = self.embedding.n_components_
+        if w0 is not None:
+            w0 = [np.pad(w, (0, k - w.shape[0])) for w in w0]
+        n_fit = self.Z.shape[0] if every_row else self.n_fit
+        held = None
+        if not (self.continue_on_all or every_row):
+            held = (self.Z[n_fit:], list(self.targets[:, n_fit:]))
+        validation = None if self.evaluation is None else (self.Z_val, self.evaluation[1])
+        return train_columns(
+            self.spec, self.Z[:n_fit], list(self.targets[:, :n_fit]), seed=self.seeds.solver,
+            sample_weight=None if self.weight is None else self.weight[:n_fit], held=held,
+            validation=validation, w0=w0, workers=self.workers, n_jobs=self.threads,
+            progress=self.specs.resources.progress)
+
+    def held_out_error(self, results) -> float:
+        """The error of the columns' solution on the held-out rows (one-vs-rest's labels)."""
+        coef = np.vstack([r.coef for r in results])
+        wrong, _ = score_embedded_rows(self.Z[self.n_fit:], coef, self.targets[:, self.n_fit:])
+        return wrong / (self.Z.shape[0] - self.n_fit)
+
+    def grow(self, m):
+        """Grow from ``m`` landmarks; returns the last step's results, the path's steps
+        ``(m, held-out error, seconds)`` and why it stopped."""
+        steps, results, error, reason = [], None, None, None
+        while reason is None:
+            start = time.perf_counter()
+            embedding = self.select(m)
+            if results is not None and not embedding.triangular_:
+                reason = SINGULAR
+                break
+            self.embed(embedding)
+            embedded = time.perf_counter()
+            results = self.train(None if results is None else [r.coef for r in results])
+            previous, error = error, self.held_out_error(results)
+            now = time.perf_counter()
+            self.seconds["embedding"] += embedded - start
+            self.seconds["training"] += now - embedded
+            steps.append((embedding.landmarks_.shape[0], error, now - start))
+            reason = self.stop_reason(m, previous, error)
+            m = min(self.cap, AUTO_M_GROWTH * m)
+        if self.continue_on_all:
+            start = time.perf_counter()
+            results = self.train([r.coef for r in results], every_row=True)
+            self.seconds["training"] += time.perf_counter() - start
+        return results, steps, reason
+
+    def stop_reason(self, m, previous, error):
+        """Why growth stops after a step of ``m`` landmarks (None: it goes on)."""
+        n_held = self.Z.shape[0] - self.n_fit
+        if previous is not None and not gain_beyond_noise(previous, error, n_held):
+            return NO_GAIN
+        if m >= self.cap:
+            return REACHED_N if self.cap == self.X.shape[0] else REACHED_CAP
+        if not self.embedding.triangular_:
+            return SINGULAR
+        if not self.fits_in_memory(self.embedding.n_components_
+                                   + min(self.cap, AUTO_M_GROWTH * m)):
+            return MEMORY
+        return None

@@ -1,0 +1,137 @@
+"""n_components='auto': m grown from the default rule while the held-out error improves
+(snacks_core.model.landmark_growth), and the nested embedding it grows by."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.metrics.pairwise import rbf_kernel
+
+from snacks_core import SnacksClassifier
+from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model import landmark_growth
+from snacks_core.model.defaults import default_m
+
+
+def _clusters(n=2000, seed=0):
+    """Two classes of 8 clusters each in 10 dimensions: a boundary that m = 2√n landmarks
+    draw coarsely (test error about twice that of m = 4 × 2√n)."""
+    X, y = make_classification(n, 10, n_informative=10, n_redundant=0, n_clusters_per_class=8,
+                               class_sep=2.0, random_state=seed)
+    return X[: n // 2], y[: n // 2], X[n // 2:], y[n // 2:]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), first=st.integers(1, 29), extra=st.integers(1, 30),
+       dtype=st.sampled_from([np.float64, np.float32]))
+def test_extended_embedding_equals_one_built_at_once(seed, first, extra, dtype):
+    """The columns landmarks appended to an embedding add (``first_column``) beside the
+    smaller embedding's are K_nm L⁻ᵀ on all the landmarks, L the Cholesky factor of their
+    K_mm (the oracle, in NumPy), and what a NystromEmbedding on them all gives."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 3))
+    landmarks = rng.permutation(80)[: first + extra]
+    small = NystromEmbedding(gamma=0.4, dtype=dtype).fit(X, landmark_indices=landmarks[:first])
+    whole = NystromEmbedding(gamma=0.4, dtype=dtype).fit(X, landmark_indices=landmarks)
+    assert small.triangular_ and whole.triangular_
+    extended = np.hstack([small.transform(X), whole.transform(X, first_column=first)])
+    lower = scipy.linalg.cholesky(rbf_kernel(X[landmarks], gamma=0.4), lower=True)
+    oracle = scipy.linalg.solve_triangular(lower, rbf_kernel(X[landmarks], X, gamma=0.4),
+                                           lower=True).T
+    tol = 1e-8 if dtype is np.float64 else 2e-4
+    np.testing.assert_allclose(extended, oracle, atol=tol * np.abs(oracle).max())
+    np.testing.assert_allclose(extended, whole.transform(X), atol=tol * np.abs(oracle).max())
+
+
+@pytest.mark.parametrize("first_column", [-1, 5, 1.5])
+def test_first_column_out_of_range_is_refused(first_column):
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    embedding = NystromEmbedding(n_components=5, random_state=0).fit(X)
+    with pytest.raises((ValueError, TypeError)):
+        embedding.transform(X, first_column=first_column)
+
+
+def test_auto_grows_where_the_default_m_is_coarse():
+    """m doubles at least twice from 2√n and the test error falls well below the default
+    m's; the path increases and ends at the model's m."""
+    X, y, X_test, y_test = _clusters()
+    default = SnacksClassifier(random_state=0).fit(X, y)
+    auto = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
+    path = auto.m_path_
+    assert path["m"][0] == default_m(*X.shape) == default.coef_.shape[1]
+    assert len(path["m"]) >= 3 and np.all(np.diff(path["m"]) > 0)
+    assert path["m"][-1] == auto.coef_.shape[1] == auto.embedding_.landmarks_.shape[0]
+    assert np.all(path["seconds"] > 0) and np.all((path["held_out_error"] >= 0)
+                                                   & (path["held_out_error"] <= 1))
+    assert auto.m_stop_reason_ == landmark_growth.NO_GAIN
+    assert auto.score(X_test, y_test) > default.score(X_test, y_test) + 0.02
+    assert default.m_path_ is None and default.m_stop_reason_ is None
+
+
+def test_auto_stops_when_the_held_out_error_stops_improving():
+    """Well-separated blobs: no error to remove at the default m, so one doubling shows no
+    gain and growth stops there, the larger m kept."""
+    X, y = make_blobs(1000, 5, centers=3, random_state=0)
+    model = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
+    assert model.m_stop_reason_ == landmark_growth.NO_GAIN
+    np.testing.assert_array_equal(model.m_path_["m"], [default_m(*X.shape),
+                                                       2 * default_m(*X.shape)])
+    assert model.score(X, y) > 0.99
+
+
+def test_auto_is_deterministic_and_stops_at_n():
+    """On 70 rows m grows from 50 to all of them; equal seeds give equal models."""
+    X, y, _, _ = _clusters(140)
+    first = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
+    second = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
+    assert first.m_stop_reason_ == landmark_growth.REACHED_N
+    np.testing.assert_array_equal(first.m_path_["m"], [50, X.shape[0]])
+    np.testing.assert_array_equal(first.coef_, second.coef_)
+    np.testing.assert_array_equal(first.m_path_["m"], second.m_path_["m"])
+
+
+def test_auto_stops_at_the_memory_budget():
+    """A budget that holds the default m's embedding but not the next one beside it."""
+    X, y, _, _ = _clusters()
+    m = default_m(*X.shape)
+    budget = X.shape[0] * (m * 4 + 64) + 100_000
+    model = SnacksClassifier(n_components="auto", memory_budget=budget,
+                             random_state=0).fit(X, y)
+    assert model.m_stop_reason_ == landmark_growth.MEMORY
+    np.testing.assert_array_equal(model.m_path_["m"], [m])
+
+
+def test_auto_with_early_stopping_and_an_eval_set():
+    """Early stopping on: the steps train on the rows the engine trains on and stop on its
+    held-out rows (no continuation); an eval_set's error is recorded on the grown m."""
+    X, y, X_test, y_test = _clusters()
+    model = SnacksClassifier(n_components="auto", early_stopping=True, random_state=0).fit(
+        X, y, eval_set=(X_test, y_test))
+    assert model.m_path_["m"][-1] == model.coef_.shape[1]
+    assert np.isfinite(model.history_["validation_error"]).any()
+    assert model.train_error_ is not None and model.storage_ == "memory"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.text(max_size=6).filter(lambda s: s not in ("auto", "sqrt")),
+                 st.integers(max_value=0), st.floats(allow_nan=True)))
+def test_bad_n_components_is_refused(value):
+    """'auto ', 'AUTO', zero, negative and fractional values are refused by the
+    estimator's parameter validation, naming the parameter."""
+    X, y, _, _ = _clusters(100)
+    with warnings.catch_warnings(), pytest.raises(ValueError, match="n_components"):
+        warnings.simplefilter("ignore")
+        SnacksClassifier(n_components=value).fit(X, y)
+
+
+def test_sqrt_is_the_default_rule():
+    X, y, _, _ = _clusters(400)
+    assert SnacksClassifier().n_components == "sqrt"
+    model = SnacksClassifier(n_components="sqrt", random_state=0).fit(X, y)
+    assert model.coef_.shape[1] == default_m(*X.shape)
