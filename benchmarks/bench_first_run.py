@@ -1,24 +1,24 @@
-"""The first run after install: ``snacks fit`` with an empty ``NUMBA_CACHE_DIR`` against a
-warm run.
+"""The first run after ``pip install .``: ``snacks fit`` in a fresh virtual environment, just
+installed, against a warm run.
 
-``PYTHONPATH=. python benchmarks/bench_first_run.py [--rows 30000] [--repeats 2]`` writes an
-a9a-shaped *synthetic* LIBSVM file (:func:`snacks_core.datasets.make_a9a_like`: 123 binary
-features, 14 non-zeros a row) under ``$TMPDIR`` and copies ``snacks_core`` (sources only, no
-``__pycache__``) into two fresh folders; then, each in a fresh subprocess and ``--repeats``
-times (the fastest counts):
+``python benchmarks/bench_first_run.py [--rows 30000] [--repeats 2]`` (any Python with numpy,
+scikit-learn and this package importable) writes an a9a-shaped *synthetic* LIBSVM file
+(:func:`snacks_core.datasets.make_a9a_like`: 123 binary features, 14 non-zeros a row) under
+``$TMPDIR``, then does what a user does:
 
-- "after make install": in one copy, ``make install``'s compile step
-  (:func:`snacks_core.cli.compile_ahead.compile_ahead`, ``NUMBA_CACHE_DIR`` unset: the code goes to
-  the copy's ``__pycache__``), then ``snacks fit FILE`` (default options) with
-  ``NUMBA_CACHE_DIR`` a new empty folder: issue 30's measure;
-- "never compiled": ``snacks fit FILE`` from the other copy, nothing compiled anywhere, so
-  that every jitted function the fit needs is compiled;
-- "warm": the same command again on the cache the previous run filled;
-- "import sklearn.svm": ``python -c "import sklearn.svm"``, the baseline.
+- builds the wheel as ``pip install .`` does (an isolated build environment; the build step
+  compiles the default fits' numba code into it: ``build_support/snacks_build.py``), timed;
+- installs it with its dependencies into a new virtual environment (from the package
+  registries or pip's cache);
+- ``--repeats`` times: reinstalls the wheel's files (``--force-reinstall --no-deps``), then,
+  each in a fresh process of that environment with ``NUMBA_CACHE_DIR`` unset:
+  "after pip install ." ``snacks fit FILE`` (default options), "warm" the same again,
+  "import sklearn.svm" the baseline, and "never compiled" the same fit after deleting the
+  installed numba cache (``*.nbi``, ``*.nbc``), as a wheel built without the step.
 
-Prints the wall and CPU times, each first run's cost over the warm one and its ratio to the
-baseline (issue 30's target: at most 2×), and the jitted functions the never-compiled run
-compiled, with their number of type specialisations.
+Prints the wall and CPU times (fastest of the repeats), each first run's cost over the warm
+one as a ratio to the baseline (issue 37's target: at most 2×), and the jitted functions each
+first run compiled, with their number of type specialisations.
 """
 
 from __future__ import annotations
@@ -52,9 +52,6 @@ for d in gc.get_objects():
               sum(d.stats.cache_misses.values()), file=sys.stderr)
 sys.exit(code)
 """
-# The Makefile's install step.
-INSTALL_WARM_UP = ("from snacks_core.cli.compile_ahead import compile_ahead; "
-                   "compile_ahead({sample!r})")
 
 
 def timed(command, env, cwd):
@@ -71,11 +68,39 @@ def timed(command, env, cwd):
     return np.array([wall, cpu]), done.stderr
 
 
-def fresh_copy(root, folder) -> Path:
-    """``snacks_core``'s sources copied under ``folder`` (nothing compiled), for PYTHONPATH."""
-    shutil.copytree(root / "snacks_core", folder / "snacks_core",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def project_copy(root, folder) -> Path:
+    """What ``pip install .`` reads: the sources, the build backend, pyproject and README."""
+    for name in ("snacks_core", "build_support"):
+        shutil.copytree(root / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, folder / name)
     return folder
+
+
+def installed_environment(root, folder):
+    """A new virtual environment with this package's wheel installed; the wheel, and the
+    seconds its build took (wall, CPU)."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
+    python = str(folder / "venv" / "bin" / "python")
+    pip = [python, "-m", "pip", "--disable-pip-version-check", "-q"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
+    project = project_copy(root, folder / "project")
+    build, _ = timed([*pip, "wheel", str(project), "--no-deps", "-w", str(folder / "wheels")],
+                     env, folder)
+    wheel = next((folder / "wheels").glob("*.whl"))
+    subprocess.run([*pip, "install", str(wheel)], env=env, cwd=folder, check=True)
+    return python, pip, env, wheel, build
+
+
+def installed_cache(python, env, folder):
+    """The numba cache files installed with the package."""
+    site = subprocess.run([python, "-c", "import snacks_core, os; "
+                           "print(os.path.dirname(snacks_core.__file__))"],
+                          env=env, cwd=folder, capture_output=True, text=True, check=True)
+    package = Path(site.stdout.strip())
+    return [*package.rglob("*.nbi"), *package.rglob("*.nbc")]
 
 
 def main():
@@ -84,45 +109,45 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
-    sample = str(root / "sample_data" / "a9a_small.svm")
-    runs = {name: [] for name in ("never compiled", "after make install", "warm",
+    runs = {name: [] for name in ("after pip install .", "warm", "never compiled",
                                   "import sklearn.svm")}
-    compiled = compiled_after_install = ""
+    compiled = {}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         data = folder / "a9a_like.svm"
         X, y, _, _ = make_a9a_like(args.rows, 1, random_state=0)
         dump_svmlight_file(X, y, str(data), zero_based=False)
-        fit = [sys.executable, "-c", FIT, "fit", str(data)]
-        for repeat in range(args.repeats):
-            cold = fresh_copy(root, folder / f"cold_{repeat}")
-            env = {**os.environ, "PYTHONPATH": str(cold),
-                   "NUMBA_CACHE_DIR": str(folder / f"numba_cache_{repeat}")}
-            seconds, compiled = timed(fit, env, folder)
-            runs["never compiled"].append(seconds)
+        python, pip, env, wheel, build = installed_environment(root, folder)
+        fit = [python, "-c", FIT, "fit", str(data)]
+        for _ in range(args.repeats):
+            subprocess.run([*pip, "install", "--force-reinstall", "--no-deps", str(wheel)],
+                           env=env, cwd=folder, check=True)
+            seconds, compiled["after pip install ."] = timed(fit, env, folder)
+            runs["after pip install ."].append(seconds)
             runs["warm"].append(timed(fit, env, folder)[0])
             runs["import sklearn.svm"].append(
-                timed([sys.executable, "-c", "import sklearn.svm"], env, folder)[0])
-            installed = fresh_copy(root, folder / f"installed_{repeat}")
-            env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-            env["PYTHONPATH"] = str(installed)
-            timed([sys.executable, "-c", INSTALL_WARM_UP.format(sample=sample)], env, folder)
-            env["NUMBA_CACHE_DIR"] = str(folder / f"numba_cache_install_{repeat}")
-            seconds, compiled_after_install = timed(fit, env, folder)
-            runs["after make install"].append(seconds)
-    # The fastest of the repeats, wall and CPU seconds apart.
+                timed([python, "-c", "import sklearn.svm"], env, folder)[0])
+            for path in installed_cache(python, env, folder):
+                path.unlink()
+            seconds, compiled["never compiled"] = timed(fit, env, folder)
+            runs["never compiled"].append(seconds)
+    report(args, runs, compiled, build)
+
+
+def report(args, runs, compiled, build):
+    """The table, the ratios and what each first run compiled."""
     best = {name: np.min(seconds, axis=0) for name, seconds in runs.items()}
-    print(f"a9a-shaped synthetic file, {args.rows:,} rows; fastest of {args.repeats}")
+    print(f"a9a-shaped synthetic file, {args.rows:,} rows; fastest of {args.repeats}; "
+          f"building the wheel (isolated, with its compile step) took {build[0]:.0f} s")
     print("| run | wall s | CPU s |")
     print("|---|---|---|")
     for name, seconds in best.items():
         print(f"| {name} | {seconds[0]:.2f} | {seconds[1]:.2f} |")
-    for name in ("after make install", "never compiled"):
+    for name in ("after pip install .", "never compiled"):
         ratio = (best[name] - best["warm"]) / best["import sklearn.svm"]
         print(f"\n({name} − warm) / import sklearn.svm: **{ratio[0]:.2f}×** wall, "
               f"**{ratio[1]:.2f}×** CPU (target ≤ 2×)")
-    for name, output in (("never-compiled", compiled),
-                         ("after-install", compiled_after_install)):
+    for name, output in compiled.items():
         lines = sorted(line.split(maxsplit=2)[1:] for line in output.splitlines()
                        if line.startswith("compiled "))
         said = "snacks: compiling (once after installing)" in output
