@@ -13,7 +13,11 @@ split, scaled by the library's own rule (``datasets.scaling``, 'auto'), it fits 
   search``'s default (the library's default search, its choice refitted) against
   ``GridSearchCV(SVC(), C × γ 3 × 3, cv=3)`` around C = 1 and γ 'scale'.
 
-It prints a Markdown table (BENCHMARKS.md, "The exact kernel SVM's accuracy").
+It prints a Markdown table (BENCHMARKS.md, "The exact kernel SVM's accuracy").  With
+``--auto-m`` it prints instead ``n_components='auto'`` (m grown from the default rule)
+against the default m ('sqrt') and ``SVC()``, each fit ``--repeats`` times (median time),
+with the F1 of the positive class on two-class sets and the path m took (BENCHMARKS.md,
+"m from the data").
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.svm import SVC
 
@@ -65,6 +70,12 @@ def datasets():
         20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
         class_sep=1.5, random_state=0), 0.2)
     return sets
+
+
+def selected(sets, prefixes):
+    """The sets whose names start with one of ``prefixes`` (all without any)."""
+    return {name: load for name, load in sets.items()
+            if not prefixes or any(name.startswith(p) for p in prefixes)}
 
 
 def split_and_scale(X, y, test_size):
@@ -106,22 +117,73 @@ def svc_grid(X):
                                 "gamma": [gamma / 10, gamma, gamma * 10]}, cv=3, n_jobs=1)
 
 
+def f1_positive(model, X, y) -> str:
+    """`` F1 0.xx`` of the larger label on a two-class set, else nothing."""
+    labels = np.unique(y)
+    if labels.shape[0] != 2:
+        return ""
+    return f", F1 {f1_score(y, model.predict(X), pos_label=labels[1]):.3f}"
+
+
+def median_fit(make, X, y, repeats):
+    """The model of the last of ``repeats`` fits of ``make()`` and their median time."""
+    times = []
+    for _ in range(repeats):
+        model, seconds = timed_fit(make(), X, y)
+        times.append(seconds)
+    return model, float(np.median(times))
+
+
+def auto_m_row(name, X_train, X_test, y_train, y_test, repeats):
+    """A row of the ``--auto-m`` table: 'sqrt', 'auto' and SVC() on one split."""
+    fits = {
+        "sqrt": lambda: SnacksClassifier(random_state=0),
+        "auto": lambda: SnacksClassifier(n_components="auto", random_state=0),
+        "svc": SVC,
+    }
+    cells, errors, times = [], {}, {}
+    for key, make in fits.items():
+        model, times[key] = median_fit(make, X_train, y_train, repeats)
+        errors[key] = error(model, X_test, y_test)
+        cell = f"{errors[key]:.2f}{f1_positive(model, X_test, y_test)}, {times[key]:.2f} s"
+        if key == "auto":
+            path = " → ".join(str(m) for m in model.m_path_["m"])
+            cell += f" (m {path}: {model.m_stop_reason_})"
+        elif key == "sqrt":
+            cell += f" (m = {model.embedding_.n_components_})"
+        cells.append(cell)
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | " + " | ".join(cells)
+            + f" | {errors['auto'] - errors['sqrt']:+.2f} / {errors['auto'] - errors['svc']:+.2f}"
+            f" | {times['auto'] / times['sqrt']:.2f}× / {times['auto'] / times['svc']:.2f}× |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="*", help="names (prefixes) of the sets to run")
     parser.add_argument("--search", action="store_true",
                         help="also snacks search against GridSearchCV(SVC)")
     parser.add_argument("--search-min-rows", type=int, default=10_000)
+    parser.add_argument("--auto-m", action="store_true",
+                        help="n_components='auto' against the default m and SVC() instead")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fits per model with --auto-m (median time)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     SnacksClassifier(n_components=10, max_epochs=2).fit(*make_classification(200))
+    if args.auto_m:
+        print("| data (train / test) | default m ('sqrt'): error %, fit s | m = 'auto': "
+              "error %, fit s (path) | SVC(): error %, fit s | Δ points auto − sqrt / − SVC "
+              "| time auto ÷ sqrt / ÷ SVC |\n|---|---|---|---|---|---|")
+        for name, load in selected(datasets(), args.sets).items():
+            X, y, test_size = load()
+            print(auto_m_row(name, *split_and_scale(X, y, test_size), args.repeats),
+                  flush=True)
+        return
     print("| data (train / test) | Snacks defaults: error %, fit s | SVC(): error %, fit s "
           "| Δ points | time ÷ SVC |" + (" search: error %, s | GridSearchCV(SVC): error %, "
                                          "s | Δ | time ÷ |" if args.search else ""))
     print("|---|---|---|---|---|" + ("---|---|---|---|" if args.search else ""))
-    for name, load in datasets().items():
-        if args.sets and not any(name.startswith(s) for s in args.sets):
-            continue
+    for name, load in selected(datasets(), args.sets).items():
         X, y, test_size = load()
         X_train, X_test, y_train, y_test = split_and_scale(X, y, test_size)
         snacks, snacks_s = timed_fit(SnacksClassifier(random_state=0), X_train, y_train)

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.linalg
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_blobs, make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 
-from snacks_core import SnacksClassifier
+from snacks_core import SnacksClassifier, cli
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model import landmark_growth
 from snacks_core.model.defaults import default_m
@@ -135,3 +137,26 @@ def test_sqrt_is_the_default_rule():
     assert SnacksClassifier().n_components == "sqrt"
     model = SnacksClassifier(n_components="sqrt", random_state=0).fit(X, y)
     assert model.coef_.shape[1] == default_m(*X.shape)
+
+
+def test_snacks_fit_m_auto_reports_the_path_and_why_it_stopped(capsys, tmp_path):
+    """``snacks fit --m auto`` prints each m with its held-out error and time, and why it
+    stopped; the m on the model line is the last one; bad --m values get one line."""
+    X, y, _, _ = _clusters()
+    path = tmp_path / "clusters.csv"
+    pd.DataFrame(np.column_stack([X, y]),
+                 columns=[*(f"x{j}" for j in range(X.shape[1])), "label"]).to_csv(
+        path, index=False)
+    assert cli.main(["fit", str(path), "--label-column", "label", "--m", "auto",
+                     "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    grown = next(line for line in out.splitlines() if "m grown by --m auto" in line)
+    steps = re.findall(r"(\d+) \((\d+\.\d+) %, (\d+\.\d+) s\)", grown)
+    ms = [int(m) for m, _, _ in steps]
+    assert len(ms) >= 2 and ms == sorted(ms) and ms[0] == default_m(700, X.shape[1])
+    assert grown.endswith(f"stopped: {landmark_growth.NO_GAIN}")
+    assert f"m = {ms[-1]}," in out
+    for bad in ("auto ", "-3", "0", "AUTO"):
+        with pytest.raises(SystemExit):
+            cli.main(["fit", str(path), "--label-column", "label", "--m", bad])
+        assert "--m takes a positive whole number or 'auto'" in capsys.readouterr().err

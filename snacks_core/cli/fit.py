@@ -6,7 +6,12 @@ import sys
 
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.first_run import warm_up
-from snacks_core.cli.model import f1_name, fit_and_measure, resolve_regularisation
+from snacks_core.cli.model import (
+    f1_name,
+    fit_and_measure,
+    growth_report,
+    resolve_regularisation,
+)
 from snacks_core.cli.output import check_writable, write_bytes_when_complete
 from snacks_core.cli.progress import CompileWatch, Progress
 from snacks_core.datasets.scaling import resolve_scaling
@@ -48,9 +53,12 @@ def run(args) -> int:
     # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
     gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
                                                                       split.X_train)
-    m = landmarks_held(model, args.m)
+    grown = growth_report(model)
+    m = landmarks_held(model, args.m if grown is None else int(model.m_path_["m"][-1]))
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {m}, "
           f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
+    if grown is not None:
+        print(f"  {grown}")
     for name, value in table.items():
         if name == "F1 of":
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from snacks_core.model.defaults import DEFAULT_N_COMPONENTS
 from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
@@ -18,13 +19,28 @@ def resolve_regularisation(args, n_train, n_features):
     training rows by its own rules (:meth:`SnacksClassifier.regularization
     <snacks_core.SnacksClassifier.regularization>`: --lam, λ = 1/(2nC) from --C, else the
     default; :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a
-    command prints is what it fits."""
+    command prints is what it fits.  For ``--m auto``, ``args.m`` is the m it grows from
+    and ``args.grow_m`` is set."""
+    args.grow_m = args.m == "auto"
     probe = estimator_from_settings({
-        "n_components": "auto" if args.m is None else args.m,
+        "n_components": DEFAULT_N_COMPONENTS if args.m is None else args.m,
         "lam": "auto" if args.lam is None else args.lam, "C": args.C})
     probe._validate_params()
     args.m = probe.landmark_count(n_train, n_features)
     args.lam, args.C = probe.regularization(n_train), None
+
+
+def growth_report(model) -> str | None:
+    """The line saying how ``n_components='auto'`` grew m and why it stopped (None for
+    a fixed m): each m with its held-out error and the seconds its step took."""
+    path = model.m_path_
+    if path is None:
+        return None
+    steps = " → ".join(
+        f"{m} ({'–' if np.isnan(error) else f'{100 * error:.2f} %'}, {seconds:.2f} s)"
+        for m, error, seconds in zip(path["m"], path["held_out_error"], path["seconds"],
+                                     strict=True))
+    return f"m grown by --m auto (held-out error, time): {steps}; stopped: {model.m_stop_reason_}"
 
 
 def model_settings(args) -> dict:
@@ -42,7 +58,8 @@ def make_estimator(args, solver, classes):
     ``solver``."""
     return estimator_from_settings({
         **model_settings(args), "solver": solver, "gamma": args.gamma,
-        "n_components": args.m, "lam": args.lam, "dtype": args.dtype,
+        "n_components": "auto" if getattr(args, "grow_m", False) else args.m,
+        "lam": args.lam, "dtype": args.dtype,
         "random_state": args.seed, "class_weight": class_weights(args.class_weight, classes),
         "memory_budget": args.memory_budget, "storage": args.storage})
 

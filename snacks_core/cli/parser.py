@@ -94,6 +94,17 @@ def _gamma_value(text):
             f"--gamma takes positive numbers, 'scale' or 'auto', got {text!r}") from None
 
 
+def _landmark_count(text):
+    """--m of fit: a positive whole number, or 'auto' (m grown from the data)."""
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"--m takes a positive whole number or 'auto', got {text!r}") from None
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -291,9 +302,11 @@ def _add_fit_parser(commands):
                     "read new files as DATA was read.")
     _add_data_arguments(fit)
     _add_model_arguments(fit, grid=False)
-    fit.add_argument("--m", type=int, default=None,
+    fit.add_argument("--m", type=_landmark_count, default=None,
                      help="landmarks m (default 2√n within [50, 500] for n training rows, "
-                          "100 at most on two features, as in the app)")
+                          "100 at most on two features, as in the app); 'auto' grows m "
+                          "from there, doubling it while the error on held-out training "
+                          "rows falls by more than its noise, and says why it stopped")
     _add_regularisation(
         fit, grid=False,
         lam_help="regularisation λ > 0 (default 0.02/n for n training rows, that is C = 25, "

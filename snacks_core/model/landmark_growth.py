@@ -57,7 +57,8 @@ NO_GAIN = "held-out error stopped improving"
 REACHED_N = "m reached n"
 REACHED_CAP = f"m reached {AUTO_M_MAX}, the most landmarks 'auto' takes"
 MEMORY = "memory budget"
-SINGULAR = "the landmarks' kernel matrix is numerically singular: more add no direction"
+SINGULAR = ("the landmarks' kernel matrix is numerically singular: more landmarks add no "
+            "new direction")
 
 
 def gain_beyond_noise(previous, current, n_held) -> bool:
