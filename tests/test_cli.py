@@ -454,12 +454,18 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
     assert chosen and float(chosen.group(1)) > 0
 
 
-@pytest.mark.parametrize("command", ["search", "compare"])
-def test_search_and_compare_refuse_a_cluster_with_what_to_run_instead(capsys, command):
-    status, out, err = run(capsys, command, "moons", "--scheduler", "tcp://127.0.0.1:1")
+def test_compare_refuses_a_cluster_with_what_to_run_instead(capsys):
+    status, out, err = run(capsys, "compare", "moons", "--scheduler", "tcp://127.0.0.1:1")
     assert status != 0
-    assert f"snacks {command} --scheduler is not offered yet" in err
-    assert "snacks heatmap DATA --backend dask --scheduler ADDRESS" in err
+    assert "snacks compare --scheduler is not offered" in err
+    assert "snacks search DATA --scheduler ADDRESS" in err
+
+
+def test_search_on_an_address_where_no_scheduler_answers_gets_one_line(capsys):
+    status, out, err = run(capsys, "search", "moons", "--m", "20", "--C", "1",
+                           "--scheduler", "tcp://127.0.0.1:1")
+    assert status == 1 and err.count("\n") == 1
+    assert "snacks search --scheduler: no Dask scheduler answered at tcp://127.0.0.1:1" in err
 
 
 @pytest.mark.parametrize("argv", [

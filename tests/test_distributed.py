@@ -739,7 +739,8 @@ def test_the_guides_commands_run_as_written(tmp_path, monkeypatch, capsys):
             else:
                 assert words[0] == "snacks", line
                 words = [address if word == "tcp://HOST:8786" else word for word in words]
-                assert cli.main([*words[1:], "--progress", "never"]) == 0, line
+                quiet = [] if words[1] == "search" else ["--progress", "never"]
+                assert cli.main([*words[1:], *quiet]) == 0, line
     finally:
         for process in processes[::-1]:
             process.terminate()
@@ -750,6 +751,7 @@ def test_the_guides_commands_run_as_written(tmp_path, monkeypatch, capsys):
                 process.wait(timeout=20)
     printed = capsys.readouterr().out
     assert "600 training rows in 2 files" in printed and "300 rows predicted" in printed
+    assert "cells on 1 worker of" in printed and (tmp_path / "best.npz").exists()
     assert len(np.loadtxt(tmp_path / "labels.txt")) == 300
 
 
@@ -797,3 +799,30 @@ def test_landmarks_are_the_rows_the_in_memory_fit_draws(client, sampling):
             np.testing.assert_allclose(cluster.embedding_.transform(X[:50]),
                                        in_memory.embedding_.transform(X[:50]), rtol=1e-6,
                                        atol=1e-9)
+
+
+def _search_lines(output):
+    """A search's report without its first line (its wall time and where it ran)."""
+    return output.splitlines()[1:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grid", [[], ["--gamma", "0.1,1", "--C", "1,100", "--m", "10,30"]],
+                         ids=["default search", "grid"])
+def test_search_on_the_cluster_chooses_what_the_search_in_memory_chooses(
+        client, tmp_path, capsys, grid):
+    """``snacks search DATA --scheduler ADDRESS``: the cells of every fold on the two
+    workers, the same table and choice (and the same chosen model's test error) as
+    ``snacks search DATA`` here."""
+    from snacks_core import cli
+
+    X, y = _data(n=600, seed=13)
+    _write_parts(tmp_path, X, y, 1, "csv")
+    argv = ["search", str(tmp_path / "part-0.csv"), "--seed", "3", *grid]
+    assert cli.main(argv) == 0
+    here = capsys.readouterr().out
+    assert cli.main([*argv, "--scheduler", client.scheduler.address]) == 0
+    there = capsys.readouterr().out
+    assert "cells on 2 workers of " + client.scheduler.address in there.splitlines()[0]
+    assert "chosen by CV" in here and len(_search_lines(here)) > 3
+    assert _search_lines(there) == _search_lines(here)

@@ -464,20 +464,24 @@ def _add_search_parser(commands):
         "write every setting scored as CSV (with a grid given: cv_results_)"))
     search.add_argument("--model", metavar="NPZ", help=(
         "save the chosen model, refitted on the training part, with its scaling (.npz)"))
-    _add_no_cluster_argument(search)
+    search.add_argument("--scheduler", metavar="ADDRESS", help=(
+        "score the cells on a Dask cluster's workers, e.g. tcp://10.0.0.5:8786 (they need "
+        "snacks-explorer installed): DATA is read on this machine and each fold's rows are "
+        "sent to the workers; the same choice as without it"))
 
 
 def _add_no_cluster_argument(parser):
-    """--scheduler on a command that does not run on a cluster yet: refused with what to
-    run instead (rather than argparse's 'unrecognized arguments')."""
+    """--scheduler on a command that does not run on a cluster: refused with what to run
+    instead (rather than argparse's 'unrecognized arguments')."""
     parser.add_argument("--scheduler", metavar="ADDRESS", help=(
-        "not offered for this command yet: it says what to run on a cluster instead"))
+        "not offered for this command: it says what to run on a cluster instead"))
 
 
 def refuse_cluster(args) -> None:
-    """The message for --scheduler on ``search`` or ``compare``."""
+    """The message for --scheduler on ``compare``."""
     if getattr(args, "scheduler", None):
         raise ValueError(
-            f"snacks {args.command} --scheduler is not offered yet: spread a grid over the "
-            "workers with 'snacks heatmap DATA --backend dask --scheduler ADDRESS', or fit "
-            "one setting where the rows are with 'snacks fit DATA --scheduler ADDRESS'.")
+            f"snacks {args.command} --scheduler is not offered: on a cluster, fit each solver "
+            "where the rows are with 'snacks fit DATA --scheduler ADDRESS --solver NAME', or "
+            "spread a grid over the workers with 'snacks search DATA --scheduler ADDRESS' or "
+            "'snacks heatmap DATA --backend dask --scheduler ADDRESS'.")

@@ -4,11 +4,14 @@ the chosen model once.
 Without --gamma, --m, --lam or --C it runs the library's default search
 (:func:`snacks_core.model.search.search_around_defaults`, the app's Auto-tune): γ × C around
 the defaults, then m and 4m.  With any of them, the grid they give
-(:class:`~snacks_core.model.search.SnacksSearchCV`).
+(:class:`~snacks_core.model.search.SnacksSearchCV`).  With --scheduler, DATA is read here
+and the cells of each fold run on the cluster's workers (the search's 'dask' backend): the
+same scores, so the same choice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -24,7 +27,7 @@ from snacks_core.cli.output import (
     replaced_when_complete,
     write_bytes_when_complete,
 )
-from snacks_core.cli.parser import flatten, refuse_cluster
+from snacks_core.cli.parser import flatten
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
     SEARCH_FOLDS,
@@ -61,7 +64,6 @@ class Found(NamedTuple):
 
 def run(args) -> int:
     """Search each scaling, keep the best by CV score, test it once."""
-    refuse_cluster(args)
     inputs = [("DATA", args.data), ("--test", args.test)]
     if args.out and args.model and Path(args.out).resolve() == Path(args.model).resolve():
         raise ValueError(f"--out and --model are one file ({args.out}): choose two.")
@@ -73,7 +75,8 @@ def run(args) -> int:
     # 'auto' is searched as the scaling it stands for, once.
     scalings = dict.fromkeys(resolve_scaling(scaling, dataset.X) for scaling in args.scaling)
     search = _search if _grid_given(args) else _search_around_defaults
-    searches = [search(args, dataset, scaling) for scaling in scalings]
+    with _cells_on(args.scheduler) as where:
+        searches = [search(args, dataset, scaling) for scaling in scalings]
     best = max(searches, key=lambda found: found.score)
     table = pd.concat([found.table for found in searches], ignore_index=True)
     split, folds = best.split, args.cv or SEARCH_FOLDS
@@ -82,7 +85,7 @@ def run(args) -> int:
     print(f"{split.name}: {rows} searched by {folds}-fold shuffled stratified CV: "
           f"{len(table)} settings, {sum(found.fits for found in searches)} fits, in "
           f"{time.perf_counter() - started:.1f} s (refit "
-          f"{sum(found.refit_seconds for found in searches):.2f} s)")
+          f"{sum(found.refit_seconds for found in searches):.2f} s){where}")
     several = len(searches) > 1
     shown = table.nlargest(SHOWN, "score")
     print(f"the best {len(shown)} of {len(table)} by CV {args.scoring or 'accuracy'}:")
@@ -109,6 +112,26 @@ def run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _cells_on(scheduler):
+    """The current ``distributed.Client`` of ``scheduler`` (an address; None: no cluster,
+    the cells run here) during the block, which gets where they run as a phrase."""
+    if scheduler is None:
+        yield ""
+        return
+    from snacks_core.distributed import current_client  # Dask, only for a cluster
+
+    client, _ = current_client(scheduler, "snacks search --scheduler")
+    with client, client.as_current():
+        workers = len(client.nthreads())
+        yield f", cells on {workers} worker{'s' * (workers != 1)} of {scheduler}"
+
+
+def _backend(args) -> str:
+    """Where the search's cells run: the cluster's workers with --scheduler."""
+    return "dask" if args.scheduler else "threads"
+
+
 def _grid_given(args) -> bool:
     """Whether the options name a grid (else the default search runs)."""
     return any(value is not None for value in (args.gamma, args.m, args.lam, args.C))
@@ -133,7 +156,8 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
     estimator = _estimator(args)
     found = search_around_defaults(estimator, split.X_train, split.y_train,
                                    folds=args.cv or SEARCH_FOLDS, scoring=args.scoring,
-                                   n_jobs=args.n_jobs, random_state=args.seed)
+                                   n_jobs=args.n_jobs, backend=_backend(args),
+                                   random_state=args.seed)
     start = time.perf_counter()
     model = clone(estimator).set_params(**found.params).fit(split.X_train, split.y_train)
     refit = time.perf_counter() - start
@@ -163,7 +187,8 @@ def _search(args, dataset, scaling) -> Found:
     else:
         param_grid["C"] = flatten(args.C) if args.C else list(C_values_around_default())
     search = SnacksSearchCV(_estimator(args), param_grid, scoring=args.scoring,
-                            n_jobs=args.n_jobs, halving=args.halving, refine=args.refine,
+                            n_jobs=args.n_jobs, backend=_backend(args), halving=args.halving,
+                            refine=args.refine,
                             cv=args.cv or SEARCH_FOLDS, random_state=args.seed)
     search.fit(split.X_train, split.y_train)
     scored = pd.DataFrame(search.cv_results_).assign(scaling=scaling)

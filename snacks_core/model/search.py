@@ -40,7 +40,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, StratifiedKFold, check_cv, train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -60,6 +60,7 @@ from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
+    BACKENDS,
     GridGroup,
     GridSchedule,
     fold_training_rows,
@@ -94,6 +95,12 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         Refit the best candidate on all the rows as ``best_estimator_``.
     n_jobs : int or None, default=None
         Columns of a grid solved at once (None: every core the limits allow).
+    backend : {'threads', 'loky', 'dask'}, default='threads'
+        Where each fold's grid columns run (:func:`~snacks_core.model.sweeps.run_grid`):
+        threads or processes of this machine, or the workers of the current
+        ``distributed.Client`` (each fold's rows are sent to them).  The scores, and so the
+        choice, are the same on any backend; candidates no grid can run (the exact
+        solvers) and the refit run here.
     warm_start : bool, default=True
         Start each λ from the previous λ's solution (False: every cell a cold fit).
     halving : bool, default=False
@@ -147,6 +154,7 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         "cv": ["cv_object"],
         "refit": ["boolean"],
         "n_jobs": [Integral, None],
+        "backend": [StrOptions(set(BACKENDS))],
         "warm_start": ["boolean"],
         "halving": ["boolean"],
         "factor": [Interval(Integral, 2, None, closed="left")],
@@ -155,13 +163,15 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
     }
 
     def __init__(self, estimator, param_grid, *, scoring=None, cv=5, refit=True, n_jobs=None,
-                 warm_start=True, halving=False, factor=3, refine=0, random_state=None):
+                 backend="threads", warm_start=True, halving=False, factor=3, refine=0,
+                 random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.scoring = scoring
         self.cv = cv
         self.refit = refit
         self.n_jobs = n_jobs
+        self.backend = backend
         self.warm_start = warm_start
         self.halving = halving
         self.factor = factor
@@ -274,7 +284,8 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
             lams=tuple(sorted({c[2] for c in cells}, reverse=True)))
         groups = [GridGroup(self._seed, g, draw_seeds(self._seed)) for g in gammas]
         rows, _, _ = run_grid(X_train, X[test], sorted({c[1] for c in cells}), problem, groups,
-                              Resources(dtype=base.dtype, n_jobs=self.n_jobs))
+                              Resources(dtype=base.dtype, n_jobs=self.n_jobs,
+                                        backend=self.backend))
         by_cell = {(r["gamma"], r["m"], r["lam"]): r for r in rows}
         return [self._cell_score(by_cell[cell], problem.classes, X[test], y[test])
                 for cell in cells]
@@ -341,7 +352,8 @@ class DefaultSearch(NamedTuple):
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
-                           random_state=None, progress=None) -> DefaultSearch:
+                           backend="threads", random_state=None,
+                           progress=None) -> DefaultSearch:
     """The default search (``snacks search`` without axes, the app's Auto-tune): γ, C and
     m around the data-aware defaults, by shuffled stratified cross-validation.
 
@@ -357,7 +369,9 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
 
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
     C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
-    rows)`` is called after each fit is scored.
+    rows)`` is called after each fit is scored.  ``n_jobs`` and ``backend`` (the current
+    ``distributed.Client``'s workers for 'dask') are :class:`SnacksSearchCV`'s: where the
+    cells run, not what they find.
     """
     seed = _search_seed(estimator.random_state, random_state)
     X, y = _searched_rows(X, y, seed)
@@ -376,7 +390,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     def search(grid, n_components, halving):
         found = SnacksSearchCV(clone(estimator).set_params(n_components=n_components), grid,
                                scoring=counted, cv=folds, refit=False, halving=halving,
-                               n_jobs=n_jobs, random_state=seed)
+                               n_jobs=n_jobs, backend=backend, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             found.fit(X, y)
