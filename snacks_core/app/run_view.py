@@ -17,6 +17,7 @@ from snacks_core.app.state import SETTINGS, current
 from snacks_core.app.teaching import HELP, try_this
 from snacks_core.app.training import from_cache
 from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model.landmark_growth import describe_path
 
 
 def percent(x):
@@ -121,6 +122,9 @@ def run_facts(run, split):
     if metrics["n_landmarks"] is not None:
         lines.append(f"- m = {metrics['n_landmarks']} {landmark_description(model, split)}"
                      + _repeated_landmarks(model, metrics["n_landmarks"], n))
+        if getattr(model, "m_path_", None) is not None:
+            lines.append("- m grown by n_components='auto' (held-out error, time): "
+                         + describe_path(model.m_path_, model.m_stop_reason_))
         dropped = metrics["n_landmarks"] - metrics["n_components"]
         if dropped > 0:
             lines.append(f"- {metrics['n_components']} embedding dimensions: {dropped} "

@@ -8,6 +8,7 @@ from snacks_core.model.defaults import DEFAULT_N_COMPONENTS
 from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
+from snacks_core.model.landmark_growth import describe_path
 
 # Above this many training rows `fit` measures the training error on a sample of them (an
 # embedding pass over every training row would cost as much as the fit's own).
@@ -33,14 +34,10 @@ def resolve_regularisation(args, n_train, n_features):
 def growth_report(model) -> str | None:
     """The line saying how ``n_components='auto'`` grew m and why it stopped (None for
     a fixed m): each m with its held-out error and the seconds its step took."""
-    path = model.m_path_
-    if path is None:
+    if model.m_path_ is None:
         return None
-    steps = " → ".join(
-        f"{m} ({'–' if np.isnan(error) else f'{100 * error:.2f} %'}, {seconds:.2f} s)"
-        for m, error, seconds in zip(path["m"], path["held_out_error"], path["seconds"],
-                                     strict=True))
-    return f"m grown by --m auto (held-out error, time): {steps}; stopped: {model.m_stop_reason_}"
+    return ("m grown by --m auto (held-out error, time): "
+            + describe_path(model.m_path_, model.m_stop_reason_))
 
 
 def model_settings(args) -> dict:

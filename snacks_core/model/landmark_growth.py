@@ -74,6 +74,16 @@ def path_table(steps) -> dict:
             "seconds": np.array(seconds, dtype=float)}
 
 
+def describe_path(path, reason) -> str:
+    """``m_path_`` and ``m_stop_reason_`` in words, as the command line and the app say
+    them: each m with its held-out error and its step's seconds, then why it stopped."""
+    steps = " → ".join(
+        f"{m} ({'–' if np.isnan(error) else f'{100 * error:.2f} %'}, {seconds:.2f} s)"
+        for m, error, seconds in zip(path["m"], path["held_out_error"], path["seconds"],
+                                     strict=True))
+    return f"{steps}; stopped: {reason}"
+
+
 class LandmarkGrowth:
     """The rows, embeddings and solutions of a growing fit (the module's docstring).
 
