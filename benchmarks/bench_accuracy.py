@@ -150,7 +150,7 @@ def auto_m_row(name, X_train, X_test, y_train, y_test, repeats):
             path = " → ".join(str(m) for m in model.m_path_["m"])
             cell += f" (m {path}: {model.m_stop_reason_})"
         elif key == "sqrt":
-            cell += f" (m = {model.embedding_.n_components_})"
+            cell += f" (m = {model.embedding_.landmarks_.shape[0]})"
         cells.append(cell)
     return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | " + " | ".join(cells)
             + f" | {errors['auto'] - errors['sqrt']:+.2f} / {errors['auto'] - errors['svc']:+.2f}"

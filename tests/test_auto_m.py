@@ -160,3 +160,14 @@ def test_snacks_fit_m_auto_reports_the_path_and_why_it_stopped(capsys, tmp_path)
         with pytest.raises(SystemExit):
             cli.main(["fit", str(path), "--label-column", "label", "--m", bad])
         assert "--m takes a positive whole number or 'auto'" in capsys.readouterr().err
+
+
+def test_auto_on_two_features_is_the_default_fit():
+    """On two features K_mm is singular at the default m already: no columns to extend,
+    so the fit is the default one, and says why."""
+    X, y = make_blobs(600, 2, centers=2, cluster_std=3.0, random_state=0)
+    auto = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
+    default = SnacksClassifier(random_state=0).fit(X, y)
+    assert auto.m_stop_reason_ == landmark_growth.SINGULAR
+    assert auto.m_path_["m"].tolist() == [default.embedding_.landmarks_.shape[0]]
+    np.testing.assert_array_equal(auto.coef_, default.coef_)

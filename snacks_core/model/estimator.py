@@ -40,7 +40,7 @@ from snacks_core.model.engine import (
     train_columns,
     training_measures,
 )
-from snacks_core.model.landmark_growth import MEMORY, LandmarkGrowth, path_table
+from snacks_core.model.landmark_growth import LandmarkGrowth, path_table
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
 from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
@@ -413,16 +413,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_growing(self, X, targets, sample_weight, seeds, evaluation, specs):
         """``n_components='auto'`` on an embedded solver: m grown from the default rule's
         while the held-out error improves (:mod:`snacks_core.model.landmark_growth`);
-        where even that m does not fit in memory, the fit at that m."""
+        where growth cannot start (that m's embedding does not fit in memory, or is
+        already singular), the default fit at that m."""
         start = time.perf_counter()
         growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
                                 sampling=self.sampling, n_classes=self.classes_.shape[0])
         m = min(self.landmark_count(*X.shape), growth.cap)
-        if not growth.fits_in_memory(m):
+        reason = growth.cannot_start(m)
+        if reason is not None:
             results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)
             self.m_path_ = path_table([(self.embedding_.landmarks_.shape[0], np.nan,
                                         time.perf_counter() - start)])
-            self.m_stop_reason_ = MEMORY
+            self.m_stop_reason_ = reason
             return results
         results, steps, self.m_stop_reason_ = growth.grow(m)
         self.m_path_ = path_table(steps)

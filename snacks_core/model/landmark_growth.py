@@ -30,7 +30,10 @@ standard error √(e(1 − e)/n_held); m reached n or the cap; the larger embedd
 beside the smaller one while its columns are joined, would not fit the memory budget in
 memory; the larger landmarks' kernel matrix is numerically singular (its factor is no
 longer the triangular one, whose columns nest: more landmarks add no direction).  The last
-m tried is the model's: it is no worse than the previous one beyond noise.
+m tried is the model's: it approximates the exact kernel more closely, and the held-out rows
+showed no gain beyond their noise to tell the two apart.  Where growth cannot start (the
+default m's embedding does not fit in memory, or is already singular, as on two features),
+the fit is the default one.
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ class LandmarkGrowth:
         self.landmarks = select_landmarks(
             X, self.cap, sampling=sampling, random_state=int(seeds.embedding), y=self.labels,
             **specs.kernel.resolved(X).params())
-        self.embedding = self.Z = self.Z_val = None
+        self.embedding = self.Z = self.Z_val = self.first = None
         # Seconds spent embedding (landmarks, factors, columns) and solving.
         self.seconds = {"embedding": 0.0, "training": 0.0}
         n_jobs = effective_n_threads(specs.resources.n_jobs)
@@ -185,13 +188,23 @@ class LandmarkGrowth:
         wrong, _ = score_embedded_rows(self.Z[self.n_fit:], coef, self.targets[:, self.n_fit:])
         return wrong / (self.Z.shape[0] - self.n_fit)
 
+    def cannot_start(self, m):
+        """Why growth cannot start from ``m`` landmarks (None: it can): their embedding
+        would not fit the memory budget in memory, or their kernel matrix is already
+        singular (no columns to extend).  The fit is then the default one at that m."""
+        if not self.fits_in_memory(m):
+            return MEMORY
+        self.first = self.select(m)
+        return None if self.first.triangular_ else SINGULAR
+
     def grow(self, m):
-        """Grow from ``m`` landmarks; returns the last step's results, the path's steps
-        ``(m, held-out error, seconds)`` and why it stopped."""
+        """Grow from ``m`` landmarks (after :meth:`cannot_start` found no reason not to);
+        returns the last step's results, the path's steps ``(m, held-out error, seconds)``
+        and why it stopped."""
         steps, results, error, reason = [], None, None, None
         while reason is None:
             start = time.perf_counter()
-            embedding = self.select(m)
+            embedding = self.first if results is None else self.select(m)
             if results is not None and not embedding.triangular_:
                 reason = SINGULAR
                 break
@@ -218,8 +231,6 @@ class LandmarkGrowth:
             return NO_GAIN
         if m >= self.cap:
             return REACHED_N if self.cap == self.X.shape[0] else REACHED_CAP
-        if not self.embedding.triangular_:
-            return SINGULAR
         if not self.fits_in_memory(self.embedding.n_components_
                                    + min(self.cap, AUTO_M_GROWTH * m)):
             return MEMORY
