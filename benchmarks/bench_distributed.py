@@ -1,10 +1,10 @@
 """A fit on a Dask cluster (issue 29): two local worker processes against the in-process fit.
 
-Run with ``.venv/bin/python benchmarks/bench_distributed.py [ROWS] [--quick]`` (default
-300,000 rows of 18 features; the issue's target is 3,000,000) on a quiet machine (``--quick``
-runs parts 1 and 2 only, without the serial baseline, and prints the cluster's rounds); it
-prints its numbers
-(BENCHMARKS.md, 'Distributed fit', is written from them).  Measured in one run:
+Run with ``.venv/bin/python benchmarks/bench_distributed.py [ROWS] [--quick] [--seeds S ...]``
+(default 300,000 rows of 18 features; the issue's target is 3,000,000) on a quiet machine
+(``--quick`` runs parts 1 and 2 only, without the serial baseline, and prints the cluster's
+rounds; ``--seeds`` runs part 4 only); it prints its numbers (BENCHMARKS.md, 'Distributed
+fit', is written from them).  Measured in one run:
 
 1. the rows are created on the workers of a ``LocalCluster`` of two processes of one thread
    (a dask array of 8 partitions: a nonlinear two-class problem), and
@@ -22,11 +22,15 @@ prints its numbers
    (and its test error) and those of CoCoA+ to a relative gap of 1e-2, the per-round cost
    of the cluster without work (a fit on 2,000 rows), and from the measured per-row and
    per-round costs a projection for 100M rows on 32 workers (the default fit's rounds
-   grown by the power law through the measured counts), printed as a projection.
+   grown by the power law through the measured counts), printed as a projection;
+4. with ``--seeds``, "the same model as one machine" (issue 39): for each seed, the default
+   fit of the same rows on the cluster and in memory, their objectives F on every training
+   row (ratio, target within 1 %) and test errors (difference, target within 0.2 points).
 """
 
 from __future__ import annotations
 
+import argparse
 import pickle
 import sys
 import threading
@@ -213,6 +217,56 @@ def rounds_by_workers(n=40_000, workers=(2, 4, 8), tol=1e-2):
     return float((PROJECTED_WORKERS / 2) ** slope)
 
 
+def default_fits(X, y, seeds):
+    """``(model, seconds)`` of the default fit of X, y for each seed."""
+    fits = []
+    for seed in seeds:
+        start = time.perf_counter()
+        model = SnacksClassifier(random_state=seed).fit(X, y)
+        fits.append((model, time.perf_counter() - start))
+    return fits
+
+
+def compare_seeds(n, seeds):
+    """Part 4: per seed, the default fit on the cluster and in memory of the same n rows,
+    their objectives and test errors side by side (the cluster's fits first, then the rows
+    computed into this process and the cluster closed)."""
+    X_test, y_test = make_rows(10_000, TEST_ROWS, seed=SEED + 1)
+    print(f"load average {psutil.getloadavg()[0]:.2f}; {n:,} rows × {FEATURES} features, "
+          f"{PARTITIONS} partitions, 2 worker processes of one thread; default fits, seeds "
+          f"{', '.join(map(str, seeds))}")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        X, y = cluster_rows(n)
+        on_cluster = default_fits(X, y, seeds)
+        X_local, y_local = dask.compute(X, y)
+    in_memory = default_fits(X_local, y_local, seeds)
+    print("seed | objective memory | cluster | ratio | test error memory | cluster | "
+          "difference | stop memory / cluster | time memory / cluster")
+    ratios, differences = [], []
+    for seed, (local, local_s), (remote, remote_s) in zip(seeds, in_memory, on_cluster,
+                                                          strict=True):
+        local_error = float(np.mean(local.predict(X_test) != y_test))
+        remote_error = float(np.mean(remote.predict(X_test) != y_test))
+        ratios.append(remote.train_objective_ / local.train_objective_)
+        differences.append(100 * (remote_error - local_error))
+        print(f"{seed} | {local.train_objective_:.5f} | {remote.train_objective_:.5f} | "
+              f"{ratios[-1]:.4f} | {100 * local_error:.2f} % | {100 * remote_error:.2f} % | "
+              f"{differences[-1]:+.2f} | {local.stop_reasons_[0]} / "
+              f"{remote.stop_reasons_[0]} | {local_s:.1f} / {remote_s:.1f} s")
+    print(f"largest objective gap {100 * max(abs(r - 1) for r in ratios):.2f} % (target 1 %), "
+          f"largest test error difference {max(map(abs, differences)):.2f} points "
+          "(target 0.2)")
+
+
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--quick"]
-    main(int(arguments[0]) if arguments else 300_000, quick="--quick" in sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", type=int, nargs="?", default=300_000)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", type=int, nargs="+")
+    options = parser.parse_args()
+    if options.seeds:
+        compare_seeds(options.rows, options.seeds)
+    else:
+        main(options.rows, quick=options.quick)
