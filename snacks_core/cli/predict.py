@@ -37,13 +37,14 @@ def run(args) -> int:
         from snacks_core.cli import cluster  # Dask, only for a cluster
 
         return cluster.run_predict(args)
+    if args.out:
+        check_writable(args.out, [("MODEL", args.model), ("DATA", args.data)])
     if url_scheme(args.data) is not None:
-        # Read from a local copy, as a file on disk (snacks_core.datasets.remote).
+        # Read from a local copy, as a file on disk (snacks_core.datasets.remote), once
+        # --out is known to be writable.
         with local_copy(args.data) as path:
             return run(argparse.Namespace(**{**vars(args), "data": path}))
     check_regular_file(args.data, "DATA file")
-    if args.out:
-        check_writable(args.out, [("MODEL", args.model), ("DATA", args.data)])
     saved = _read_model(args.model)
     classes = saved.pipeline.classes_
     texts = dict(zip(classes.tolist(), label_texts(classes), strict=True))
