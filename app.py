@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from snacks_core.app import layout, navigation, server, sidebar, state
+from snacks_core.app import layout, navigation, preload, server, sidebar, state
 
 st.set_page_config(page_title="Snacks Explorer", page_icon=":material/scatter_plot:",
                    layout="wide", initial_sidebar_state="expanded")
@@ -42,7 +42,9 @@ st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}"
         "[data-testid='stHorizontalBlock']:has(> div [data-testid='stMetric'])"
         "{flex-wrap:wrap;row-gap:0.5rem}"
         "[data-testid='stColumn']:has(> div [data-testid='stMetric']){min-width:5.5rem}"
-        + layout.SMALL_SCREEN_CSS + "</style>")
+        + layout.SMALL_SCREEN_CSS + preload.HIDDEN_CSS + "</style>")
+# A new visitor's browser starts on Plotly's script while the server builds the page.
+plotly_loading = preload.start_loading_plotly()
 # First in the page: a visitor who arrives while the solvers warm up is told at once.
 server.wait_for_warm_up()
 sidebar.sidebar()
@@ -55,5 +57,5 @@ state.write_query_params()
 navigation.url_problems()
 # The BLAS threads are set once for the server process (snacks_core.app.server, at import).
 # A page's computations stop soon after its tab closes or a new run preempts it.
-with server.cancel_when_gone():
+with server.cancel_when_gone(), preload.emptied_after(plotly_loading):
     page.run()

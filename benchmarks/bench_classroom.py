@@ -339,7 +339,8 @@ def sessions_report(rows, before, peak, after, alone, alone_heavy, cpu) -> str:
 
 
 # The first picture: the Playground's figure drawn (its plot area has its SVG layers).
-PICTURE = ".js-plotly-plot .main-svg .cartesianlayer"
+# A drawn figure: not the hidden chart that loads Plotly early (snacks_core.app.preload).
+PICTURE = ".js-plotly-plot:not(.st-key-plotly_loading *) .main-svg .cartesianlayer"
 # Streamlit's floors: the smallest page that shows a Plotly figure, and the same page with
 # one widget of each kind the sidebar uses (each kind is a script loaded on first use).
 FLOOR_APP = """import plotly.graph_objects as go
@@ -360,9 +361,10 @@ st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1], mode="markers")))
 """
 
 
-def new_visitor(browser, url) -> dict:
-    """One new visitor (a fresh context: no cache) on ``url``: seconds to each stage, and
-    what was downloaded."""
+def new_visitor(browser, url, measure_bytes=False) -> dict:
+    """One new visitor (a fresh context: no cache) on ``url``: seconds to each stage; with
+    ``measure_bytes``, what was downloaded instead (reading each response's body slows the
+    browser, so a visit measures one or the other)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     got = {"script_bytes": 0, "style_bytes": 0, "other_bytes": 0, "message_bytes": 0,
@@ -387,7 +389,8 @@ def new_visitor(browser, url) -> dict:
             got["messages_done"] = time.perf_counter() - start
         socket.on("framereceived", frame)
 
-    page.on("response", response)
+    if measure_bytes:
+        page.on("response", response)
     page.on("websocket", websocket)
     page.goto(f"{url}/", wait_until="load")
     got["scripts_loaded"] = time.perf_counter() - start
@@ -417,24 +420,26 @@ def first_picture(write=False, visitors=5):
             (folder / "app.py").write_text(f"WIDGETS = {widgets}\n" + FLOOR_APP)
             floors[name] = start_server(folder)
         try:
-            rows = {}
+            rows, downloads = {}, {}
             for name, (_, address) in {"Playground": (process, url), **floors}.items():
                 new_visitor(browser, address)  # the first visitor trains the defaults
                 rows[name] = [new_visitor(browser, address) for _ in range(visitors)]
+                downloads[name] = new_visitor(browser, address, measure_bytes=True)
         finally:
             for running, _ in [(process, url), *floors.values()]:
                 running.terminate()
                 running.wait(timeout=20)
             browser.close()
-    report = first_picture_report(rows)
+    report = first_picture_report(rows, downloads)
     print(report)
     if write:
         write_section("first-picture", report)
 
 
-def first_picture_report(rows) -> str:
-    """Medians of each stage and of what was downloaded, per page (``rows``: page → the
-    visitors' :func:`new_visitor` records), the Playground first."""
+def first_picture_report(rows, downloads) -> str:
+    """Medians of each stage per page (``rows``: page → the visitors' :func:`new_visitor`
+    records), the Playground first, and what one more visitor downloaded
+    (``downloads``: page → its record)."""
     def median(name, page):
         return statistics.median(row[name] for row in rows[page])
 
@@ -447,7 +452,8 @@ def first_picture_report(rows) -> str:
              f"{len(rows['Playground'])} new visitors one after another on a warm server (the "
              "Playground at its defaults, trained by a first visitor), each in a fresh browser "
              "context; beside them Streamlit's floors: one small Plotly figure, alone and with "
-             "one widget of each kind the sidebar uses. Medians, seconds from opening the page.",
+             "one widget of each kind the sidebar uses. Medians, seconds from opening the page; "
+             "what was downloaded, from one more visitor (reading the bodies slows a visit).",
              "", "| stage | " + " | ".join(pages) + " | Playground / floor with widgets |",
              "|---" * (len(pages) + 2) + "|"]
     for label, name in stages:
@@ -461,8 +467,9 @@ def first_picture_report(rows) -> str:
                         ("messages of the run", "message_bytes"),
                         ("largest message (the figure)", "largest_message")]:
         lines.append(f"| {label} | "
-                     + " | ".join(f"{median(name, page) / kib:,.0f}" for page in pages) + " |")
-    late = sorted(rows["Playground"][-1]["late_scripts"], key=lambda item: -item[1])[:4]
+                     + " | ".join(f"{downloads[page][name] / kib:,.0f}" for page in pages)
+                     + " |")
+    late = sorted(downloads["Playground"]["late_scripts"], key=lambda item: -item[1])[:4]
     lines += ["", "Largest scripts the Playground loads after the page, as its elements first "
               "appear: " + ", ".join(f"{name} {size / kib:,.0f} KiB" for name, size in late)
               + "."]
@@ -552,6 +559,170 @@ def auto_tune_bench(write=False):
         write_section("auto-tune", report)
 
 
+# A class's answers (issue 38): the script run an action started is over, no element is
+# still loading and a figure is drawn.
+ANSWERED = f"""() => document.querySelector("[data-testid='stApp']")
+    ?.getAttribute("data-test-script-state") === "notRunning"
+  && !document.querySelector("[data-testid='stSkeleton']")
+  && document.querySelector("{PICTURE}") !== null"""
+RUN_STARTED = ("() => document.querySelector(\"[data-testid='stApp']\")"
+               "?.getAttribute('data-test-script-state') === 'running'")
+
+
+async def answered(page, started):
+    """Seconds from ``started`` until the run an action started is drawn (the run may end
+    before it is seen starting: then only the end is waited for)."""
+    try:
+        await page.wait_for_function(RUN_STARTED, timeout=5_000, polling=20)
+    except Exception:  # over before we looked
+        pass
+    await page.wait_for_function(ANSWERED, timeout=300_000, polling=20)
+    return time.perf_counter() - started
+
+
+async def move_slider(page):
+    """The sidebar's noise slider one step to the right (new data, a new model)."""
+    thumb = page.locator(".st-key-noise input[type='range']")
+    await thumb.focus()
+    started = time.perf_counter()
+    await thumb.press("ArrowRight")
+    return started
+
+
+async def start_lesson(page):
+    """The sidebar's first lesson ("Too few landmarks")."""
+    from snacks_core.app.teaching import LESSONS
+
+    await page.get_by_text("Lessons").first.click()
+    button = page.get_by_role("button", name=LESSONS["few_landmarks"].title, exact=True)
+    started = time.perf_counter()
+    await button.click()
+    return started
+
+
+async def open_other_page(page):
+    """The Convergence page from the navigation."""
+    link = page.get_by_role("link", name="Convergence")
+    started = time.perf_counter()
+    await link.click()
+    return started
+
+
+ACTIONS = {"slider (noise one step)": move_slider, "lesson": start_lesson,
+           "page (Convergence)": open_other_page}
+
+
+async def student(browser, url, ready, go, seconds):
+    """One student's browser: the Playground, then each action when the class acts."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    try:
+        await page.goto(f"{url}/", wait_until="domcontentloaded")
+        await page.wait_for_function(ANSWERED, timeout=300_000, polling=100)
+        for name, action in ACTIONS.items():
+            ready.release()
+            await go[name].wait()
+            started = await action(page)
+            seconds[name].append(await answered(page, started))
+    finally:
+        await context.close()
+
+
+async def class_answers(url, pid, students):
+    """Every student acts at once, action after action: seconds to each answer, and the
+    server's CPU seconds per answer."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    seconds = {name: [] for name in ACTIONS}
+    server_cpu = {}
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(),
+                                                   args=CHROMIUM_ARGS)
+        ready = asyncio.Semaphore(0)
+        go = {name: asyncio.Event() for name in ACTIONS}
+        tasks = [asyncio.create_task(student(browser, url, ready, go, seconds))
+                 for _ in range(students)]
+        for name in ACTIONS:
+            for _ in range(students):
+                await ready.acquire()
+            before = cpu_seconds(pid)
+            go[name].set()
+            while len(seconds[name]) < students and not any(t.done() for t in tasks):
+                await asyncio.sleep(0.05)
+            server_cpu[name] = (cpu_seconds(pid) - before) / students
+        await asyncio.gather(*tasks)
+        await browser.close()
+    return seconds, server_cpu
+
+
+async def arriving_together(url, visitors):
+    """Seconds to the first picture of ``visitors`` new visitors opening the page at once."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium_path(),
+                                                   args=CHROMIUM_ARGS)
+
+        async def visitor():
+            context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = await context.new_page()
+            started = time.perf_counter()
+            await page.goto(f"{url}/", wait_until="commit")
+            await page.wait_for_selector(PICTURE, timeout=300_000)
+            await context.close()
+            return time.perf_counter() - started
+
+        times = await asyncio.gather(*(visitor() for _ in range(visitors)))
+        await browser.close()
+    return list(times)
+
+
+def answers(write=False, students=10):
+    """A class on a warm server: new visitors arriving together, then every student moving
+    a slider, starting a lesson and opening a page at once (issue 38)."""
+    import asyncio
+
+    process, url = start_server()
+    try:
+        asyncio.run(arriving_together(url, 1))  # the first visitor trains the defaults
+        alone = [asyncio.run(arriving_together(url, 1))[0] for _ in range(3)]
+        together = asyncio.run(arriving_together(url, students))
+        alone_answers, alone_cpu = asyncio.run(class_answers(url, process.pid, 1))
+        seconds, server_cpu = asyncio.run(class_answers(url, process.pid, students))
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    report = answers_report(students, alone, together, alone_answers, alone_cpu, seconds,
+                            server_cpu)
+    print(report)
+    if write:
+        write_section("class-answers", report)
+
+
+def answers_report(students, alone, together, alone_answers, alone_cpu, seconds,
+                   server_cpu) -> str:
+    """The medians against issue 38's targets."""
+    median = statistics.median
+    lines = ["## A class's answers (issue 38): `bench_classroom.py --answers`", "",
+             f"Machine: {machine()} (load average {os.getloadavg()[0]:.1f} at the end); the "
+             "server and every student's headless Chromium on the same cores.", "",
+             "| what | alone: median s | "
+             f"{students} at once: median s | max s | server CPU s per answer "
+             "(alone / at once) | target |", "|---|---|---|---|---|---|",
+             f"| a new visitor's first picture | {median(alone):.2f} | {median(together):.2f} "
+             f"| {max(together):.2f} | - | ≤ 3 alone, ≤ 5 together |"]
+    for name in ACTIONS:
+        lines.append(f"| {name} | {median(alone_answers[name]):.2f} | "
+                     f"{median(seconds[name]):.2f} | {max(seconds[name]):.2f} | "
+                     f"{alone_cpu[name]:.2f} / {server_cpu[name]:.2f} | ≤ 3 on screen, "
+                     "≤ 1 of server time |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true",
@@ -561,8 +732,13 @@ if __name__ == "__main__":
                       help="a new visitor's time to the first picture on a warm server")
     mode.add_argument("--auto-tune", action="store_true",
                       help="Auto-tune's time and choice on 50,000- and 32,561-row sets")
+    mode.add_argument("--answers", action="store_true",
+                      help="10 students: first pictures arriving together, then a slider, a "
+                           "lesson and a page clicked at once")
     arguments = parser.parse_args()
-    if arguments.first_picture:
+    if arguments.answers:
+        answers(arguments.write)
+    elif arguments.first_picture:
         first_picture(arguments.write)
     elif arguments.auto_tune:
         auto_tune_bench(arguments.write)

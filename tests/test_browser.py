@@ -679,3 +679,32 @@ def test_a_lesson_banner_keeps_the_plot_on_screen_and_ends_with_its_page(
         assert page.get_by_role("button", name="Got it").count() == 0
     finally:
         page.close()
+
+
+def test_a_new_visitor_starts_loading_plotly_before_the_figure_arrives(server, browser):
+    """The first run draws a hidden chart first (snacks_core.app.preload): the browser asks
+    for Plotly's script before the Playground's figure (the run's largest message) arrives,
+    and the hidden chart is gone once the run is over."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    events = []
+    page.on("request", lambda request: "PlotlyChart" in request.url
+            and events.append(("plotly script", time.perf_counter())))
+
+    def frames(socket):
+        socket.on("framereceived", lambda payload: len(payload or b"") > 100_000
+                  and events.append(("figure", time.perf_counter())))
+
+    page.on("websocket", frames)
+    try:
+        open_page(page, f"{server}/")
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+        firsts = {}
+        for name, at in events:
+            firsts.setdefault(name, at)
+        assert set(firsts) == {"plotly script", "figure"}, events
+        assert firsts["plotly script"] < firsts["figure"]
+        assert page.locator(".st-key-plotly_loading").count() == 0
+        assert_no_error_shown(page, "Playground")
+    finally:
+        context.close()

@@ -27,7 +27,7 @@ from snacks_core.app.figures.robustness import (
 )
 from snacks_core.app.figures.solvers import solver_bar_figure
 from snacks_core.app.figures.spectrum import approximation_error_figure, spectrum_figure
-from snacks_core.app.figures.style import DECISION_CLIP
+from snacks_core.app.figures.style import DECISION_CLIP, SVG_MAX_POINTS
 from snacks_core.datasets import make_synthetic, split_dataset
 
 
@@ -375,3 +375,23 @@ def test_heatmap_labels_shrink_to_fit_an_extended_grid():
                           col_label="λ")
     assert all(cell.split()[-1].count(".") == 1 for cell in np.asarray(five.data[0].text).ravel())
     assert five.data[0].textfont.size == 13
+
+
+def test_a_figure_draws_its_markers_in_one_kind_svg_when_few(moons):
+    """Few markers (the Playground's defaults) are SVG, which draws sooner than WebGL
+    starts; beyond SVG_MAX_POINTS every marker trace is WebGL (one kind per figure, else
+    WebGL would cover the SVG markers)."""
+    split, model = moons
+    surface = decision_surface(model, split.X_train, resolution=20)
+
+    def marker_types(X, y):
+        fig = decision_boundary_figure(surface, X, y, X[:50], y[:50], classes=[-1, 1],
+                                       train_pred=-y, test_pred=-y[:50],
+                                       landmarks=model.embedding_.landmarks_)
+        return {t.type for t in fig.data if t.type.startswith("scatter")}
+
+    assert marker_types(split.X_train, split.y_train) == {"scatter"}
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(SVG_MAX_POINTS, 2))
+    y = np.where(rng.random(SVG_MAX_POINTS) < 0.5, 1, -1)
+    assert marker_types(X, y) == {"scattergl"}

@@ -173,6 +173,7 @@ class Keys:
     EXPORT = "export_open"         # the Playground's export (code, model file) is open
     HEATMAP_CELL = "_heatmap_cell"  # (row value, λ) of the heatmap cell clicked last
     AUTO_TUNE = "_auto_tune"       # the last Auto-tune: data, chosen values, what it tried
+    PLOTLY_LOADING = "_plotly_loading"  # this visit's browser was asked to load Plotly early
     DRAW_MODE = "draw_mode"        # what a click on the drawing plane does: add A, add B, erase
     DRAW_CLICKS = "_draw_clicks"   # clicks handled on the plane (part of its chart's key)
     CELL_THUMBNAILS = "cell_thumbnails"  # the Robustness page's small multiples (open or not)

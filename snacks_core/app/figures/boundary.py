@@ -17,6 +17,7 @@ from snacks_core.app.figures.style import (
     class_colors,
     class_points_traces,
     dense,
+    point_trace_type,
     shown_count,
 )
 
@@ -139,23 +140,25 @@ def square_axes(fig, xs, ys, axis_titles, **subplot):
 
 
 def sampled_points_traces(X_train, y_train, X_test, y_test, classes, *, size, max_train,
-                          max_test):
-    """Training circles and test diamonds, each a class-stratified sample."""
+                          max_test, scatter=go.Scattergl):
+    """Training circles and test diamonds, each a class-stratified sample, as ``scatter``
+    traces."""
     colors = class_colors(classes)
     train_rows = stratified_sample(y_train, max_train)
     traces = class_points_traces(X_train[train_rows], y_train[train_rows], classes, colors,
                                  name="train", symbol="circle", size=size, outline="white",
-                                 hover="train", totals=y_train)
+                                 hover="train", totals=y_train, scatter=scatter)
     if X_test is not None and len(X_test):
         test_rows = stratified_sample(y_test, max_test, random_state=1)
         traces += class_points_traces(X_test[test_rows], y_test[test_rows], classes, colors,
                                       name="test", symbol="diamond", size=size + 1,
-                                      outline="#222222", hover="test", totals=y_test)
+                                      outline="#222222", hover="test", totals=y_test,
+                                      scatter=scatter)
     return traces
 
 
 def _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred, *,
-                         max_crosses, large):
+                         max_crosses, large, scatter):
     """Crosses on the misclassified points (a random sample of ``max_crosses`` beyond it),
     or None when no predictions are given."""
     wrong = []
@@ -170,7 +173,7 @@ def _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred
     if total > max_crosses:
         wrong = wrong[np.sort(np.random.default_rng(2).choice(total, max_crosses,
                                                                replace=False))]
-    return go.Scattergl(
+    return scatter(
         x=wrong[:, 0], y=wrong[:, 1], mode="markers",
         name=f"misclassified ({shown_count(total, wrong.shape[0])})",
         marker=dict(symbol="x-thin-open", size=9 if large else 11, color="#111111",
@@ -233,17 +236,21 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     y_train = np.asarray(y_train)
     y_test = None if y_test is None else np.asarray(y_test)
     fig = go.Figure(surface_traces(surface, classes))
-    large = X_train.shape[0] > max_train or (X_test is not None and len(X_test) > max_test)
+    n_test = 0 if X_test is None else len(X_test)
+    large = X_train.shape[0] > max_train or n_test > max_test
+    scatter = point_trace_type(min(X_train.shape[0], max_train) + min(n_test, max_test)
+                               + style.max_crosses
+                               + (0 if landmarks is None else len(landmarks)))
     fig.add_traces(sampled_points_traces(X_train, y_train, X_test, y_test, classes,
                                          size=5 if large else 7, max_train=max_train,
-                                         max_test=max_test))
+                                         max_test=max_test, scatter=scatter))
     crosses = _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred,
-                                   max_crosses=style.max_crosses, large=large)
+                                   max_crosses=style.max_crosses, large=large, scatter=scatter)
     if crosses is not None:
         fig.add_trace(crosses)
     if landmarks is not None and len(landmarks):
         fig.add_trace(landmarks_trace(
-            landmarks, scatter=go.Scattergl, name=f"landmarks (m = {len(landmarks)})",
+            landmarks, scatter=scatter, name=f"landmarks (m = {len(landmarks)})",
             size=14 if large else 12, outline_width=1.2,
             hovertemplate="landmark<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
     fig = apply_layout(fig, style.title, style.height)

@@ -56,7 +56,7 @@ def drawing_figure(surface, X_train, y_train, X_test=None, y_test=None, *, class
     fig.update_traces(marker_size=12, selector=dict(legendgroup="test"))
     fig.update_traces(marker_size=9, selector=dict(marker_symbol="star"))
     # A click selects its grid point; the other points keep their look meanwhile.
-    fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scattergl"))
+    fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(mode="markers"))
     ticks = np.arange(low, high + click_step / 2, click_step)
     gx, gy = np.meshgrid(ticks, ticks)
     fig.add_trace(go.Scattergl(

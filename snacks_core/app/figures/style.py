@@ -54,9 +54,10 @@ def dense(A):
 
 
 def class_points_traces(X, labels, classes, colors, *, name, symbol, size, outline, hover,
-                        opacity=1.0, totals=None):
+                        opacity=1.0, totals=None, scatter=go.Scattergl):
     """One trace per class; ``totals`` (all the labels, when ``labels`` is a sample) puts
-    the class's full count beside the number drawn in the legend."""
+    the class's full count beside the number drawn in the legend; ``scatter`` the trace
+    type (:func:`point_trace_type`)."""
     traces = []
     for label in classes:
         rows = labels == label
@@ -67,13 +68,26 @@ def class_points_traces(X, labels, classes, colors, *, name, symbol, size, outli
             total = int(np.sum(np.asarray(totals) == label))
             if total != int(np.sum(rows)):
                 legend += f" ({shown_count(total, int(np.sum(rows)))})"
-        traces.append(go.Scattergl(
+        traces.append(scatter(
             x=X[rows, 0], y=X[rows, 1], mode="markers", name=legend,
             legendgroup=name,
             marker=dict(color=colors[label], symbol=symbol, size=size, opacity=opacity,
                         line=dict(color=outline, width=1)),
             hovertemplate=f"{hover} · class {label}<br>(%{{x:.2f}}, %{{y:.2f}})<extra></extra>"))
     return traces
+
+
+# Up to this many markers a figure draws them in SVG: a browser draws a few hundred
+# markers sooner in SVG than it starts WebGL, the larger part of a new visitor's first
+# picture in a browser without a GPU (BENCHMARKS.md, "First picture"); beyond it, WebGL.
+SVG_MAX_POINTS = 1000
+
+
+def point_trace_type(n_points):
+    """``go.Scatter`` (SVG) for a figure of at most SVG_MAX_POINTS markers in all, else
+    ``go.Scattergl``: one type for all of a figure's markers, which WebGL would otherwise
+    draw over the SVG ones whatever their order."""
+    return go.Scatter if n_points <= SVG_MAX_POINTS else go.Scattergl
 
 
 def shown_count(total, shown):
