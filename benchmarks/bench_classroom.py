@@ -25,6 +25,15 @@ scripts, styles and messages, the largest message (the figure) and the scripts l
 the page's own.  Baselines in the same run: Streamlit's own floors, a page that shows one
 small Plotly figure, alone and with one widget of each kind the sidebar uses.
 
+``--first-picture --baseline REV`` (section "first-picture-against"): the same visits to this
+checkout's Playground and to REV's (a temporary git worktree), alternating, 9 each.
+
+``--answers`` (section "class-answers", issue 38): on a warm server, new visitors' first
+pictures alone and 10 arriving together; then 10 students (browser contexts) at once move
+a sidebar slider, start a lesson and open another page: seconds from the action to its
+answer drawn (the run over, a figure drawn), and the server's CPU seconds per answer.
+Every browser runs on the server's cores, as students' machines would not.
+
 ``--auto-tune`` (section "auto-tune"): the Playground's Auto-tune on w8a
 (``../shared/data/w8a``, skipped when absent) and on a census-shaped set
 (``make_a9a_like``, 32,561 rows), as the app splits them (70/30) and from its data-aware
@@ -63,12 +72,27 @@ BIG_SWEEP = "n_samples=50000&rob_grid=gamma&m=1000&rob_size=4&rob_seeds=2"
 IDLE_CORES = 0.1
 
 
-def start_server(folder=ROOT):
-    """``streamlit run app.py`` in ``folder`` on a free port: (process, URL)."""
+# ``streamlit run`` with the snacks_core of the folder given first on the import path, before
+# the one installed (editable) in the environment: another version's checkout.
+CHECKOUT_SERVER = """
+import importlib.machinery, sys
+sys.path.insert(0, sys.argv[1])
+sys.meta_path.insert(0, importlib.machinery.PathFinder)
+from streamlit.web import cli
+sys.argv = ["streamlit", "run", "app.py", *sys.argv[2:]]
+cli.main()
+"""
+
+
+def start_server(folder=ROOT, checkout=False):
+    """``streamlit run app.py`` in ``folder`` on a free port: (process, URL); with
+    ``checkout``, the folder's own snacks_core (another version's worktree)."""
     port = free_port()
     environ = {k: v for k, v in os.environ.items() if k != "SNACKS_BLAS_THREADS"}
+    command = ([sys.executable, "-c", CHECKOUT_SERVER, str(folder)] if checkout else
+               [sys.executable, "-m", "streamlit", "run", "app.py"])
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        [*command, "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false"],
         cwd=folder, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -436,6 +460,59 @@ def first_picture(write=False, visitors=5):
         write_section("first-picture", report)
 
 
+def first_picture_against(baseline, write=False, visitors=9):
+    """New visitors' first pictures on the Playground of this checkout and of ``baseline``
+    (a git revision, in a temporary worktree), both servers warm, visits alternating."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as folder:
+        worktree = Path(folder) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
+                        str(worktree), baseline], check=True)
+        servers = {"now": start_server(), f"before ({baseline})": start_server(worktree, True)}
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=chromium_path(),
+                                                     args=CHROMIUM_ARGS)
+                for _, url in servers.values():
+                    new_visitor(browser, url)  # the first visitor trains the defaults
+                rows = {name: [] for name in servers}
+                for _ in range(visitors):
+                    for name, (_, url) in servers.items():
+                        rows[name].append(new_visitor(browser, url))
+                browser.close()
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(timeout=20)
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(worktree)], check=True)
+    report = against_report(baseline, rows)
+    print(report)
+    if write:
+        write_section("first-picture-against", report)
+
+
+def against_report(baseline, rows) -> str:
+    """Medians of each stage, now against ``baseline``."""
+    before, now = rows[f"before ({baseline})"], rows["now"]
+    lines = [f"## First picture against {baseline}: `bench_classroom.py --first-picture "
+             f"--baseline {baseline}`", "",
+             f"Machine: {machine()} (load average {os.getloadavg()[0]:.1f} at the end). "
+             f"{len(now)} new visitors to each of two warm servers, this checkout's and "
+             f"{baseline}'s, visits alternating. Medians, seconds from opening the page.", "",
+             f"| stage | before ({baseline}) | now | now / before |", "|---|---|---|---|"]
+    for label, name in [("page and its scripts loaded", "scripts_loaded"),
+                        ("the run's last message received", "messages_done"),
+                        ("metrics drawn", "metrics"), ("first picture drawn", "picture")]:
+        old, new = (statistics.median(row[name] for row in rows_)
+                    for rows_ in (before, now))
+        lines.append(f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}× |")
+    return "\n".join(lines)
+
+
 def first_picture_report(rows, downloads) -> str:
     """Medians of each stage per page (``rows``: page → the visitors' :func:`new_visitor`
     records), the Playground first, and what one more visitor downloaded
@@ -735,8 +812,13 @@ if __name__ == "__main__":
     mode.add_argument("--answers", action="store_true",
                       help="10 students: first pictures arriving together, then a slider, a "
                            "lesson and a page clicked at once")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="with --first-picture: against this git revision's app instead "
+                             "of Streamlit's floors")
     arguments = parser.parse_args()
-    if arguments.answers:
+    if arguments.first_picture and arguments.baseline:
+        first_picture_against(arguments.baseline, arguments.write)
+    elif arguments.answers:
         answers(arguments.write)
     elif arguments.first_picture:
         first_picture(arguments.write)
