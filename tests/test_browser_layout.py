@@ -144,3 +144,30 @@ def test_the_uploaders_state_the_apps_cap(server, browser):  # noqa: F811
         assert all(n == f'"Up to {MAX_UPLOAD_MB} MB per file"|0px' for n in notes), notes
     finally:
         page.close()
+
+
+# Legends drawn over a plotting area hide its points (at 1024 × 768 the Playground's legend
+# above the plot covered the top of the square plot when Plotly's automatic margin gave up).
+LEGEND_OVERLAPS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd => {
+    const legend = gd.querySelector('.legend');
+    if (!legend) return [];
+    const l = legend.getBoundingClientRect();
+    return [...gd.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect())
+        .filter(p => l.bottom > p.top + 1 && l.top < p.bottom - 1
+                     && l.right > p.left + 1 && l.left < p.right - 1)
+        .map(p => `legend ${Math.round(l.top)}-${Math.round(l.bottom)} over plot `
+                  + `${Math.round(p.top)}-${Math.round(p.bottom)}`);
+})"""
+
+
+@pytest.mark.parametrize("width, height", SCREENS)
+def test_the_playgrounds_legend_stays_off_its_plot(server, browser,  # noqa: F811
+                                                    width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    try:
+        open_page(page, f"{server}/")
+        page.wait_for_selector(".js-plotly-plot .legend", timeout=90_000)
+        assert page.evaluate(LEGEND_OVERLAPS) == [], (width, height)
+        assert min(page.evaluate(PLOT_WIDTHS)) >= MIN_PLOT_WIDTH
+    finally:
+        page.close()
