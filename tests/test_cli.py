@@ -191,7 +191,7 @@ def test_datasets_lists_and_downloads_from_a_mirror(capsys, tmp_path, monkeypatc
     (["heatmap", "moons", "--m", "ten", "--lam", "1e-3", "--out", "x.csv"], 2),
     (["fit", "no_such_dataset"], 1),
     (["fit", "moons", "--lam", "-1"], 1),
-    (["fit", "moons", "--m", "0"], 1),
+    (["fit", "moons", "--m", "0"], 2),  # refused by the parser, as "--lam abc" is
     (["heatmap", "moons", "--m", "10", "--lam", "0", "--out", "x.csv"], 1),
     (["heatmap", "moons", "--m", "10,20", "--gamma", "1,2", "--lam", "1e-3", "--out", "x.csv",
       "--plot", "x.html"], 1),
