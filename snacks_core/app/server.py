@@ -39,25 +39,8 @@ def _warm_up():
     teacher the server is ready before anyone visits)."""
     start = time.perf_counter()
     warm_up.warm_up()
-    _freeze_imports()
     print(f"Snacks Explorer: the solvers are warm ({time.perf_counter() - start:.1f} s).",
           file=sys.stderr, flush=True)
-
-
-def _freeze_imports():
-    """The pages' modules imported, then every object alive left out of the garbage
-    collector's scans (``gc.freeze``): Streamlit collects after each script run
-    (``runner.postScriptGC``), and walking what the imports made (numba, scikit-learn,
-    Plotly, pandas: about 200,000 objects) cost each run of each session 0.1 s of the
-    server's CPU.  What runs create later is still collected."""
-    import gc
-    import importlib
-
-    for name in ("run_view", "explorer", "auto_tune", "export", "lessons", "training",
-                 "drawing", "heatmap"):
-        importlib.import_module(f"snacks_core.app.{name}")
-    gc.collect()
-    gc.freeze()
 
 
 WARM_UP = cpu_sharing.BackgroundTask(_warm_up, name="snacks-warm-up")
