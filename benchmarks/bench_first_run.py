@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,9 @@ import numpy as np
 from sklearn.datasets import dump_svmlight_file
 
 from snacks_core.datasets import make_a9a_like
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from test_compiled import project_copy  # noqa: E402
 
 # The fit, then the specialisations each snacks_core dispatcher compiled (not found in a
 # cache), on standard error.
@@ -68,15 +70,6 @@ def timed(command, env, cwd):
     return np.array([wall, cpu]), done.stderr
 
 
-
-
-def project_copy(root, folder) -> Path:
-    """What ``pip install .`` reads: the sources, the build backend, pyproject and README."""
-    for name in ("snacks_core", "build_support"):
-        shutil.copytree(root / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(root / name, folder / name)
-    return folder
 
 
 def installed_environment(root, folder):

@@ -92,17 +92,23 @@ print(sorted(d.__name__ for d in gc.get_objects() if isinstance(d, CPUDispatcher
 """
 
 
+def project_copy(root, folder) -> Path:
+    """What ``pip install .`` reads of the checkout ``root``, copied into ``folder``: the
+    sources (nothing compiled), the build backend, pyproject and README (also
+    benchmarks/bench_first_run.py's)."""
+    for name in ("snacks_core", "build_support"):
+        shutil.copytree(root / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, folder / name)
+    return folder
+
+
 @pytest.mark.slow
 def test_a_wheel_carries_the_default_fits_compiled_code(tmp_path):
     """`pip install .` builds a wheel: its build step compiles the default fits into it, so
     the first fit after installing the wheel elsewhere compiles nothing."""
     root = Path(__file__).resolve().parent.parent
-    project = tmp_path / "project"
-    for name in ("snacks_core", "build_support"):
-        shutil.copytree(root / name, project / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(root / name, project / name)
+    project = project_copy(root, tmp_path / "project")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "wheel", str(project), "--no-deps", "--no-build-isolation",
                     "-w", str(tmp_path / "wheels")], check=True, capture_output=True)
