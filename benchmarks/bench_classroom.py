@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
+from snacks_core.app import preload  # noqa: E402
 from test_browser import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
 
 N_SESSIONS = 20
@@ -362,9 +363,9 @@ def sessions_report(rows, before, peak, after, alone, alone_heavy, cpu) -> str:
     return "\n".join(lines)
 
 
-# The first picture: the Playground's figure drawn (its plot area has its SVG layers).
-# A drawn figure: not the hidden chart that loads Plotly early (snacks_core.app.preload).
-PICTURE = ".js-plotly-plot:not(.st-key-plotly_loading *) .main-svg .cartesianlayer"
+# The first picture: the Playground's figure drawn (its plot area has its SVG layers), not
+# the hidden chart that loads Plotly early (snacks_core.app.preload).
+PICTURE = f".js-plotly-plot:not(.st-key-{preload.KEY} *) .main-svg .cartesianlayer"
 # Streamlit's floors: the smallest page that shows a Plotly figure, and the same page with
 # one widget of each kind the sidebar uses (each kind is a script loaded on first use).
 FLOOR_APP = """import plotly.graph_objects as go
