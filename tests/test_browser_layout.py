@@ -11,7 +11,15 @@ from __future__ import annotations
 import pytest
 
 from snacks_core.app.teaching import LESSONS
-from test_browser import SCREENS, assert_no_error_shown, browser, open_page, server, wait_until_idle  # noqa: F401
+from test_browser import (  # noqa: F401
+    SCREENS,
+    assert_no_error_shown,
+    browser,
+    click_lesson,
+    open_page,
+    server,
+    wait_until_idle,
+)
 
 pytestmark = pytest.mark.slow  # each test drives the app in Chromium
 
@@ -61,8 +69,7 @@ def start_lesson(page, url, name):
     """Open the app, start lesson ``name`` from the sidebar and draw its figures."""
     lesson = LESSONS[name]
     open_page(page, f"{url}/")
-    page.get_by_text("Lessons").first.click()
-    page.get_by_role("button", name=lesson.title, exact=True).click()
+    click_lesson(page, lesson.title)
     page.get_by_role("button", name="Got it").wait_for(timeout=60_000)
     wait_until_idle(page)
     if lesson.page == "robustness":
