@@ -412,9 +412,11 @@ def test_help_states_the_defaults_the_library_applies():
     quotes them must say what the library applies."""
     from snacks_core.model.defaults import DEFAULT_TEST_SIZE, SEARCH_FOLDS
     from snacks_core.model.estimator import SnacksClassifier
+    from snacks_core.model.specs import MULTICLASS_TOL, tol_value
 
+    # tol='auto': the help states the two-class value first, then the many-class one.
     library = {**SnacksClassifier().get_params(), "cv": SEARCH_FOLDS,
-               "test_size": DEFAULT_TEST_SIZE}
+               "test_size": DEFAULT_TEST_SIZE, "tol": tol_value(SnacksClassifier().tol)}
     subparsers = next(action for action in cli_parser.build_parser()._actions
                       if action.choices and "fit" in action.choices).choices
     checked = 0
@@ -427,6 +429,9 @@ def test_help_states_the_defaults_the_library_applies():
             assert action.default is None, f"{command} --{name} writes a default again"
             stated = re.search(r"default ([0-9.e-]+)", action.help)
             assert stated and float(stated.group(1)) == library[name], (command, name)
+            if name == "tol":
+                many = re.search(r"and ([0-9.e-]+) for each class", action.help)
+                assert many and float(many.group(1)) == MULTICLASS_TOL, command
             checked += 1
     assert checked >= 14
 

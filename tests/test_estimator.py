@@ -6,6 +6,7 @@ import time
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import (
@@ -449,3 +450,31 @@ def test_auto_early_stopping_is_for_two_classes_only():
     assert np.isfinite(forced.history_["validation_error"]).any()
     two = SnacksClassifier(**options).fit(X, (y == 0).astype(int))
     assert np.isfinite(two.history_["validation_error"]).any()
+
+
+def _final_relative_gaps(model):
+    """Each column's certified relative gap (F(w) − D)/F(w) at its last checkpoint."""
+    history = pd.DataFrame(model.history_).groupby("problem").tail(1)
+    return (history["gap"] / history["objective"]).to_numpy()
+
+
+def test_auto_tol_solves_many_class_columns_to_a_looser_certified_gap():
+    """tol='auto': one column (two classes) to the certified relative gap TOL, each column
+    of more classes to MULTICLASS_TOL; the labels, the argmax of the columns' scores, are
+    those of the tight tolerance on all but a few test rows."""
+    from snacks_core.model.specs import MULTICLASS_TOL, TOL
+
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X / 16.0, y, test_size=0.3,
+                                                        random_state=0)
+    options = dict(n_components=100, random_state=0)
+    auto = SnacksClassifier(**options).fit(X_train, y_train)
+    tight = SnacksClassifier(**options, tol=TOL, max_epochs=500).fit(X_train, y_train)
+    assert set(auto.stop_reasons_) == set(tight.stop_reasons_) == {"tol_gap"}
+    loose = _final_relative_gaps(auto)
+    assert (loose <= MULTICLASS_TOL).all() and (loose > TOL).any()
+    assert (_final_relative_gaps(tight) <= TOL).all()
+    assert np.mean(auto.predict(X_test) == tight.predict(X_test)) >= 0.98
+    assert abs(auto.score(X_test, y_test) - tight.score(X_test, y_test)) <= 0.01
+    binary = SnacksClassifier(**options).fit(X_train, y_train == 7)
+    assert (_final_relative_gaps(binary) <= TOL).all()

@@ -218,7 +218,8 @@ def _add_model_arguments(parser, *, grid):
             "'balanced' (weights inversely proportional to class frequencies), or "
             "LABEL=WEIGHT pairs such as 'fraud=9,ok=1' (default: every row weighs 1)"))
     parser.add_argument("--tol", type=float,
-                        help="solver tolerance (relative duality gap for Snacks; default 1e-3)")
+                        help=("solver tolerance (relative duality gap for Snacks; default "
+                              "1e-3, and 1e-2 for each class of more than two with Snacks)"))
     parser.add_argument("--dtype", choices=("float64", "float32") + (("auto",) if grid else ()),
                         default="float32", help=(
                             "precision of the embedding (default float32, as "

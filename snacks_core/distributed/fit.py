@@ -188,8 +188,9 @@ def _fit(model, client, data, eval_set, progress):
     model.embedding_time_ = time.perf_counter() - start
     if progress is not None:
         progress("embedding", n, n)
+    columns = 1 if len(partitions.classes) == 2 else len(partitions.classes)
     options = CocoaOptions(
-        max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.tol,
+        max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.column_tol(columns),
         n_iter_no_change=spec.n_iter_no_change if embedded.held_rows else None)
     solve = solve_assg if model.solver == "snacks" else solve_cocoa
     start = time.perf_counter()
@@ -197,7 +198,7 @@ def _fit(model, client, data, eval_set, progress):
                      seed=seeds.solver, progress=progress,
                      validation=None if evaluation is None
                      else (evaluation[0], evaluation[1][k]))
-               for k in range(1 if len(partitions.classes) == 2 else len(partitions.classes))]
+               for k in range(columns)]
     model.training_time_ = time.perf_counter() - start
     model.coef_ = np.vstack([r.coef for r in results])
     model.intercept_ = np.zeros(len(results))

@@ -177,7 +177,7 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     -------
     list of SolverResult, in the order of ``targets``.
     """
-    options = spec.solve_options(held is not None, seed, sample_weight)
+    options = spec.solve_options(held is not None, seed, sample_weight, len(targets))
     if w0 is not None:
         options.update(spec.warm_options() or {})
     if progress is not None and "callback" not in options:

@@ -41,7 +41,7 @@ from snacks_core.model.engine import (
     training_measures,
 )
 from snacks_core.model.landmark_growth import LandmarkGrowth, path_table
-from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec
+from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
 from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
 from snacks_core.solvers.storage import STORAGES, embed_to_store, plan_storage
@@ -100,10 +100,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     max_epochs : float, default=50
         Budget of passes over the data (an integer for 'pegasos' and 'liblinear');
         unused by 'libsvm' and 'admm' (whose budget is ``solver_options['max_iter']``).
-    tol : float, default=1e-3
+    tol : float or 'auto', default='auto'
         Stopping tolerance of the solver's own rule; for 'snacks' and 'smoothed_newton'
-        the certified relative duality gap (F(w) − F*)/F(w) ≤ tol.  Unused by 'libsvm'
-        and 'admm' (``solver_options['tol']``).
+        the certified relative duality gap (F(w) − F*)/F(w) ≤ tol.  'auto': 1e-3, and
+        1e-2 for each one-vs-rest column of 'snacks' on more than two classes (the labels
+        are the argmax of the columns' scores; :func:`snacks_core.model.specs.tol_value`).
+        Unused by 'libsvm' and 'admm' (``solver_options['tol']``).
     early_stopping : bool or 'auto', default='auto'
         Solvers that support it ('snacks'): hold out ``validation_fraction`` of the
         training rows (stratified) and stop when their error has not improved for
@@ -212,7 +214,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         "solver": [StrOptions(REGISTRY.keys())],
         "sampling": [StrOptions(set(SAMPLINGS))],
         "max_epochs": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "dtype": "no_validation",
         "random_state": ["random_state"],
@@ -229,7 +231,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                  coef0: float = 1.0, n_components: int | str = DEFAULT_N_COMPONENTS,
                  lam: float | str = "auto", C: float | None = None, solver: str = "snacks",
                  sampling: str = "balanced", max_epochs: float = 50,
-                 tol: float = 1e-3, class_weight: dict | str | None = None,
+                 tol: float | str = "auto", class_weight: dict | str | None = None,
                  dtype: DTypeLike = np.float32,
                  random_state: int | np.random.RandomState | None = None,
                  early_stopping: bool | str = "auto", validation_fraction: float = 0.1,
@@ -271,7 +273,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         ``decision_function`` on Dask rows return Dask arrays.
         """
         self._validate_params()
-        check_solver_params(self.solver, max_epochs=self.max_epochs, tol=self.tol,
+        check_solver_params(self.solver, max_epochs=self.max_epochs, tol=tol_value(self.tol),
                             solver_options=self.solver_options)
         self.train_error_ = self.train_objective_ = None
         self.m_path_ = self.m_stop_reason_ = None

@@ -80,7 +80,7 @@ from snacks_core.model.engine import (
 )
 from snacks_core.model.estimator import CellFacts, SnacksClassifier, cell_model
 from snacks_core.model.metrics import TrainingLabels, classification_scores, error_rate
-from snacks_core.model.specs import Kernel, Resources, SolverSpec
+from snacks_core.model.specs import Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import EMBEDDED_SOLVERS, check_solver_params
 from snacks_core.solvers.objective import decision_values
 
@@ -438,7 +438,8 @@ def grid_problem(estimator, schedule):
     if estimator.solver not in EMBEDDED_SOLVERS:
         raise ValueError(f"unknown solver {estimator.solver!r} for a grid; choose one of "
                          f"{tuple(EMBEDDED_SOLVERS)} (grids need a Nyström embedding).")
-    check_solver_params(estimator.solver, max_epochs=estimator.max_epochs, tol=estimator.tol,
+    check_solver_params(estimator.solver, max_epochs=estimator.max_epochs,
+                        tol=tol_value(estimator.tol),
                         solver_options=estimator.solver_options)
     specs = estimator.fit_specs()
     return _Problem(
