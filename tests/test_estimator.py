@@ -452,6 +452,31 @@ def test_auto_early_stopping_is_for_two_classes_only():
     assert np.isfinite(two.history_["validation_error"]).any()
 
 
+def test_early_stopping_on_a_rare_class_waits_until_it_is_learned():
+    """A class of 2 % (257 of 10,500 training rows, about 26 of the held-out ones): early
+    stopping ('auto', on from 10,000 rows) stops long before the certified gap, yet its
+    F1 is that of training to the end, well above the first epoch's (what a patience
+    spent too soon returns: the held-out 0-1 error barely sees the rare class)."""
+    X, y = make_classification(15_000, 20, n_informative=8, weights=[0.98, 0.02],
+                               flip_y=0.01, random_state=4)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,
+                                                        random_state=0)
+    scaler = StandardScaler().fit(X_train)
+    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+
+    def f1(model):
+        return f1_score(y_test, model.fit(X_train, y_train).predict(X_test))
+
+    stopped = SnacksClassifier(random_state=4)
+    to_the_end = SnacksClassifier(random_state=4, early_stopping=False)
+    first_epoch = SnacksClassifier(random_state=4, early_stopping=False, max_epochs=1)
+    f1_stopped, f1_end, f1_first = f1(stopped), f1(to_the_end), f1(first_epoch)
+    assert stopped.stop_reasons_ == ["early_stopping"]
+    assert stopped.history_["epoch"][-1] < to_the_end.history_["epoch"][-1] / 2
+    assert f1_stopped >= f1_end - 0.02
+    assert f1_stopped >= f1_first + 0.05
+
+
 def _final_relative_gaps(model):
     """Each column's certified relative gap (F(w) − D)/F(w) at its last checkpoint."""
     history = pd.DataFrame(model.history_).groupby("problem").tail(1)
