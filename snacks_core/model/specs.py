@@ -65,7 +65,7 @@ class Kernel:
 # Two classes (one column): TOL.  More classes with 'snacks': MULTICLASS_TOL per column;
 # the labels are the argmax of the columns' scores, which a gap of 1 % of each column's
 # F(w) leaves as they are: on pendigits, digits and a generated 26-class set the test error
-# was that of 1e-3 (within one test row in 3 splits) at 1.7-3.7x less fit time
+# was that of 1e-3 (within one test row per split, 3 splits) at 1.4-2.0x less fit time
 # (BENCHMARKS.md, "Many classes").  The other solvers keep TOL.
 TOL = 1e-3
 MULTICLASS_TOL = 1e-2
