@@ -42,7 +42,7 @@ def axes_with(extra):
     return explorer.grid_axes(
         kind, params, split.X_train, state.current("rob_size"), folds,
         axis_extra=(extra["rob_axis_below"], extra["rob_axis_above"]),
-        lam_extra=(extra["rob_lam_below"], extra["rob_lam_above"]))
+        lam_extra=(extra["rob_lam_below"], extra["rob_lam_above"]), n_classes=split.n_classes)
 
 
 with user_errors.stop_on_user_error():

@@ -18,9 +18,10 @@ It prints a Markdown table (BENCHMARKS.md, "The exact kernel SVM's accuracy").  
 against the default m ('sqrt') and ``SVC()``, each fit ``--repeats`` times (median time),
 with the F1 of the positive class on two-class sets and the path m took (BENCHMARKS.md,
 "m from the data").  With ``--many-classes`` it prints, for every set of more than two
-classes over ``--repeats`` seeded splits, the default ``tol='auto'`` (each one-vs-rest
-column to a certified gap of 1e-2) against ``tol=1e-3`` (the former default, every column
-to 1e-3) and ``SVC()`` (BENCHMARKS.md, "Many classes").
+classes over ``--repeats`` seeded splits, the former defaults (``tol=1e-3``, m = 2√n),
+``tol='auto'`` alone (each one-vs-rest column to a certified gap of 1e-2), today's
+defaults (with at least 30 landmarks a class) and ``SVC()`` (BENCHMARKS.md, "Many
+classes").
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from sklearn.svm import SVC
 from snacks_core import SnacksClassifier
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import default_m
 from snacks_core.model.search import search_around_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,24 +164,36 @@ def auto_m_row(name, X_train, X_test, y_train, y_test, repeats):
 
 
 def many_classes_row(name, X, y, test_size, splits):
-    """A row of the ``--many-classes`` table: tol=1e-3, the default and SVC() on
-    ``splits`` seeded splits (test error % per split, total fit time)."""
-    fits = {"1e-3": lambda seed: SnacksClassifier(tol=1e-3, random_state=seed),
-            "auto": lambda seed: SnacksClassifier(random_state=seed),
-            "svc": lambda seed: SVC()}
+    """A row of the ``--many-classes`` table on ``splits`` seeded splits (test error % per
+    split, total fit time): the former defaults (tol=1e-3, m = 2√n as for two classes),
+    tol='auto' at that m, the defaults (tol='auto', at least 30 landmarks a class) and
+    SVC()."""
+    def square_root(X_train):
+        return default_m(*X_train.shape)
+
+    fits = {
+        "former": lambda seed, X_train: SnacksClassifier(
+            tol=1e-3, n_components=square_root(X_train), random_state=seed),
+        "tol": lambda seed, X_train: SnacksClassifier(n_components=square_root(X_train),
+                                                      random_state=seed),
+        "default": lambda seed, X_train: SnacksClassifier(random_state=seed),
+        "svc": lambda seed, X_train: SVC()}
     errors = {key: [] for key in fits}
     times = dict.fromkeys(fits, 0.0)
     for seed in range(splits):
         X_train, X_test, y_train, y_test = split_and_scale(X, y, test_size, seed)
         for key, make in fits.items():
-            model, seconds = timed_fit(make(seed), X_train, y_train)
+            model, seconds = timed_fit(make(seed, X_train), X_train, y_train)
             errors[key].append(error(model, X_test, y_test))
             times[key] += seconds
     cells = [", ".join(f"{e:.2f}" for e in errors[key])
              + f" (mean {np.mean(errors[key]):.2f}), {times[key]:.2f} s" for key in fits]
-    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | " + " | ".join(cells)
-            + f" | {np.mean(errors['auto']) - np.mean(errors['1e-3']):+.2f}"
-            f" | {times['1e-3'] / times['auto']:.2f}× | {times['auto'] / times['svc']:.2f}× |")
+    m = default_m(*X_train.shape, np.unique(y_train).shape[0])
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,}, m {square_root(X_train)}"
+            f" → {m} | " + " | ".join(cells)
+            + f" | {np.mean(errors['default']) - np.mean(errors['former']):+.2f}"
+            f" | {times['former'] / times['tol']:.2f}× / {times['former'] / times['default']:.2f}×"
+            f" | {times['default'] / times['svc']:.2f}× |")
 
 
 def main():
@@ -199,10 +213,11 @@ def main():
     warnings.simplefilter("ignore")
     SnacksClassifier(n_components=10, max_epochs=2).fit(*make_classification(200))
     if args.many_classes:
-        print("| data (train / test) | tol=1e-3: error % per split (mean), fit s in all | "
-              "default (tol='auto'): error %, fit s | SVC(): error %, fit s | Δ points "
-              "default − 1e-3 | speed-up of the default | time default ÷ SVC |\n"
-              "|---|---|---|---|---|---|---|")
+        print("| data (train / test), m 2√n → default | former defaults (tol=1e-3, m = 2√n): "
+              "error % per split (mean), fit s in all | tol='auto', m = 2√n | defaults "
+              "(tol='auto', ≥ 30 landmarks a class) | SVC() | Δ points defaults − former "
+              "| speed-up of tol='auto' / of the defaults | time defaults ÷ SVC |\n"
+              "|---|---|---|---|---|---|---|---|")
         for name, load in selected(datasets(), args.sets).items():
             X, y, test_size = load()
             if np.unique(y).shape[0] > 2:

@@ -865,7 +865,9 @@ def test_every_dataset_starts_from_defaults_that_learn():
 def test_a_link_keeps_its_own_lambda():
     at = run_app({"lam": "0.01", "dataset": "bundled:wine"})
     assert_clean(at)
-    assert at.session_state["lam"] == 0.01 and at.session_state["m"] == 50
+    # m stays the data's default: 30 landmarks a class of wine's 3 is 90, the slider's
+    # step below it 75.
+    assert at.session_state["lam"] == 0.01 and at.session_state["m"] == 75
     assert at.session_state["C"] == 20.0
 
 

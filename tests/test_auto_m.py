@@ -82,8 +82,8 @@ def test_auto_stops_when_the_held_out_error_stops_improving():
     X, y = make_blobs(1000, 5, centers=3, random_state=0)
     model = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
     assert model.m_stop_reason_ == landmark_growth.NO_GAIN
-    np.testing.assert_array_equal(model.m_path_["m"], [default_m(*X.shape),
-                                                       2 * default_m(*X.shape)])
+    m = default_m(*X.shape, n_classes=3)
+    np.testing.assert_array_equal(model.m_path_["m"], [m, 2 * m])
     assert model.score(X, y) > 0.99
 
 

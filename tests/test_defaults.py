@@ -45,6 +45,19 @@ def test_m_is_two_root_n_within_bounds(n, d, m):
     assert defaults.default_m(n, d) == m
 
 
+@pytest.mark.parametrize("n, d, classes, m", [
+    (1_257, 64, 10, 300),   # digits: 30 a class, not 2√n = 71
+    (1_257, 64, 2, 71),     # two classes keep 2√n
+    (16_000, 16, 26, 500),  # 26 classes: 780, capped at 500
+    (100_000, 16, 3, 500),  # 2√n = 632 above 90: the cap
+    (40_000, 16, 3, 400),   # 2√n = 400 above 90
+    (80, 5, 3, 80),         # at most n
+    (400, 2, 5, 50),        # two features: the 2-D range, whatever the classes
+])
+def test_many_classes_get_thirty_landmarks_a_class(n, d, classes, m):
+    assert defaults.default_m(n, d, classes) == m
+
+
 def test_grids_centre_on_the_defaults():
     Cs = defaults.C_values_around_default(3)
     assert Cs[3] == defaults.DEFAULT_C_ON_STEPS == defaults.round_125(25.0)

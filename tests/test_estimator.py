@@ -477,6 +477,19 @@ def test_early_stopping_on_a_rare_class_waits_until_it_is_learned():
     assert f1_stopped >= f1_first + 0.05
 
 
+def test_a_ten_class_fit_draws_thirty_landmarks_a_class():
+    """The default m of 10 classes (digits, 1,257 training rows: 2√n = 71) is 30 a class,
+    drawn evenly over the classes by 'balanced' sampling, and it beats 2√n's test error."""
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X / 16.0, y, test_size=0.3,
+                                                        stratify=y, random_state=0)
+    model = SnacksClassifier(random_state=0).fit(X_train, y_train)
+    drawn = y_train[model.embedding_.landmark_indices_]
+    np.testing.assert_array_equal(np.bincount(drawn), np.full(10, 30))
+    square_root = SnacksClassifier(n_components=71, random_state=0).fit(X_train, y_train)
+    assert model.score(X_test, y_test) > square_root.score(X_test, y_test) + 0.005
+
+
 def _final_relative_gaps(model):
     """Each column's certified relative gap (F(w) − D)/F(w) at its last checkpoint."""
     history = pd.DataFrame(model.history_).groupby("problem").tail(1)

@@ -233,7 +233,7 @@ def progress_text(done, total, axis, row) -> str:
 
 
 def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
-              lam_extra=(0, 0)):
+              lam_extra=(0, 0), n_classes=2):
     """Values of the robustness grid: ('m', m values) or ('gamma', γ values) and the λ
     values, ``size`` values each, around the data-aware defaults
     (:func:`snacks_core.model.defaults.grid_m_values`,
@@ -242,12 +242,12 @@ def grid_axes(kind, params, X_train, size, folds=None, *, axis_extra=(0, 0),
     = (below, above) more steps beyond each end.  λ centres on 0.02/n of the training rows
     (the sidebar's default; a decade lower on sparse text rows); m on the default m of the
     rows a cell trains on (with ``folds``-fold cross-validation, the smallest fold's
-    training part), and never more."""
+    training part) and the training labels' ``n_classes``, and never more."""
     n_train = X_train.shape[0]
     lams = grid_lam_values(n_train, size, lam_extra, X=X_train)
     if kind == "m":
         n_fit = fold_training_rows(n_train, folds)
-        return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra), lams
+        return "m", grid_m_values(n_fit, X_train.shape[1], size, axis_extra, n_classes), lams
     if params.get("kernel") == "linear":
         raise ValueError("The linear kernel has no γ: choose another kernel or the m × λ grid.")
     gamma = resolve_gamma(params.get("gamma", "scale"), X_train)

@@ -148,7 +148,7 @@ def defaults_for(dataset, test_size) -> dict:
     be raised from there."""
     X = dataset.X
     n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
-    learned = defaults.data_aware_defaults(X, n_train)
+    learned = defaults.data_aware_defaults(X, n_train, dataset.classes.shape[0])
     lam, m = learned["lam"], learned["n_components"]
     if m >= min(M_OPTIONS):
         live = max(defaults.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))

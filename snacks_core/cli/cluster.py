@@ -53,10 +53,10 @@ def run_fit(args) -> int:
         scaling = () if scaler is None else (scaler,)
         X, y = scaled_rows(data.X, scaling), data.y
         n, d = X.shape
-        resolve_regularisation(args, n, d)
-        # The classes are read (one pass over the labels) only where --class-weight names them.
-        model = make_estimator(args, args.solver, label_classes(y)
-                               if isinstance(args.class_weight, dict) else None)
+        # One pass over the labels: the default m depends on the number of classes.
+        classes = label_classes(y)
+        resolve_regularisation(args, n, d, classes.shape[0])
+        model = make_estimator(args, args.solver, classes)
         model.fit(X, y, progress=progress)
         if progress is not None:
             progress.end()

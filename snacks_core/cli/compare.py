@@ -20,7 +20,7 @@ def run(args) -> int:
     progress = Progress.for_args(args)
     split = training_split(args, training_data(args, progress))
     n_train = split.X_train.shape[0]
-    resolve_regularisation(args, n_train, split.n_features)
+    resolve_regularisation(args, n_train, split.n_features, split.n_classes)
     solvers = flatten(args.solvers) if args.solvers else [
         s for s in SOLVERS if s not in ("libsvm",) or n_train <= EXACT_MAX_ROWS]
     unknown = [s for s in solvers if s not in SOLVERS]

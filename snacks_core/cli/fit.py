@@ -38,7 +38,7 @@ def run(args) -> int:
     dataset = training_data(args, progress)
     split = training_split(args, dataset)
     n_train = split.X_train.shape[0]
-    resolve_regularisation(args, n_train, split.n_features)
+    resolve_regularisation(args, n_train, split.n_features, split.n_classes)
     with CompileWatch(sys.stderr) as compiling:
         # On a few rows first: the times below are the fit's, not numba's loading or
         # compiling (once after installing).

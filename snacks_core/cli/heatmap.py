@@ -82,7 +82,7 @@ def _run_heatmap(args, out, m_values, gammas, seeds):
     n_train = split.X_train.shape[0]
     # Without --m or --lam/--C, the axes are the app's: around the data-aware defaults.
     if m_values is None:
-        m_values = grid_m_values(n_train, split.n_features)
+        m_values = grid_m_values(n_train, split.n_features, n_classes=split.n_classes)
     if args.lam:
         lams = flatten(args.lam)
     elif args.C:

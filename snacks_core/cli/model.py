@@ -15,19 +15,20 @@ from snacks_core.model.landmark_growth import describe_path
 TRAIN_ERROR_ROWS = 200_000
 
 
-def resolve_regularisation(args, n_train, n_features):
+def resolve_regularisation(args, n_train, n_features, n_classes):
     """Fill ``args.m`` and ``args.lam`` with what the estimator resolves on ``n_train``
-    training rows by its own rules (:meth:`SnacksClassifier.regularization
-    <snacks_core.SnacksClassifier.regularization>`: --lam, λ = 1/(2nC) from --C, else the
-    default; :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a
-    command prints is what it fits.  For ``--m auto``, ``args.m`` is the m it grows from
+    training rows of ``n_features`` features and ``n_classes`` classes by its own rules
+    (:meth:`SnacksClassifier.regularization <snacks_core.SnacksClassifier.regularization>`:
+    --lam, λ = 1/(2nC) from --C, else the default;
+    :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a command
+    prints is what it fits.  For ``--m auto``, ``args.m`` is the m it grows from
     and ``args.grow_m`` is set."""
     args.grow_m = args.m == "auto"
     probe = estimator_from_settings({
         "n_components": DEFAULT_N_COMPONENTS if args.m is None else args.m,
         "lam": "auto" if args.lam is None else args.lam, "C": args.C})
     probe._validate_params()
-    args.m = probe.landmark_count(n_train, n_features)
+    args.m = probe.landmark_count(n_train, n_features, n_classes)
     args.lam, args.C = probe.regularization(n_train), None
 
 

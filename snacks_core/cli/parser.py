@@ -305,7 +305,8 @@ def _add_fit_parser(commands):
     _add_model_arguments(fit, grid=False)
     fit.add_argument("--m", type=_landmark_count, default=None,
                      help="landmarks m (default 2√n within [50, 500] for n training rows, "
-                          "100 at most on two features, as in the app); 'auto' grows m "
+                          "at least 30 a class for more than two classes, 100 at most on "
+                          "two features, as in the app); 'auto' grows m "
                           "from there, doubling it while the error on held-out training "
                           "rows falls by more than its noise, and says why it stopped")
     _add_regularisation(
@@ -441,7 +442,7 @@ def _add_search_parser(commands):
     _add_model_arguments(search, grid=True)
     search.add_argument("--m", type=_number_list(int, "--m"), nargs="+", metavar="M",
                         help="landmark counts, comma separated (default 2√n within [50, 500] "
-                             "for n training rows)")
+                             "for n training rows, at least 30 a class beyond two)")
     _add_regularisation(search, grid=True,
                         lam_help="regularisations λ > 0, comma separated",
                         C_help="LIBSVM's C = 1/(2nλ) values, comma separated (default: "

@@ -181,7 +181,7 @@ def _search(args, dataset, scaling) -> Found:
     n_train = split.X_train.shape[0]
     param_grid = {"gamma": flatten(args.gamma or [["scale"]]),
                   "n_components": (flatten(args.m) if args.m else
-                                   [default_m(n_train, split.n_features)])}
+                                   [default_m(n_train, split.n_features, split.n_classes)])}
     if args.lam:
         param_grid["lam"] = flatten(args.lam)
     else:

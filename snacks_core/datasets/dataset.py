@@ -79,6 +79,11 @@ class Split:
     def n_features(self) -> int:
         return self.X_train.shape[1]
 
+    @property
+    def n_classes(self) -> int:
+        """The classes among the training labels."""
+        return np.unique(self.y_train).shape[0]
+
 
 def make_dataset(X: ArrayLike | sp.spmatrix, y: ArrayLike | None, name: str, *,
                  feature_names: Sequence[str] | None = None, description: str = "",

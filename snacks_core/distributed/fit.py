@@ -221,7 +221,8 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     """The Nyström embedding on landmarks drawn across the partitions (only the m drawn
     rows come to the client), its ``landmark_indices_`` rows of the whole X."""
     n = int(partitions.rows.sum())
-    m = clip_n_components(model.landmark_count(n, partitions.n_features), n)
+    m = clip_n_components(model.landmark_count(n, partitions.n_features,
+                                               len(partitions.classes)), n)
     # The rows the in-memory fit draws with this seed, whatever the partitioning.
     holder, kinds, ranks = landmark_draw(partitions.class_counts, m, model.sampling, seed)
     balanced = model.sampling == "balanced"

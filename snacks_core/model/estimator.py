@@ -78,9 +78,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     n_components : int, 'sqrt' or 'auto', default='sqrt'
         Number m of Nyström landmarks (clipped to n with a warning); 'sqrt' is
         :func:`snacks_core.model.defaults.default_m` of the training rows (m = 2√n in
-        [50, 500]); 'auto' starts there and doubles m while the error on held-out rows
-        improves by more than its standard error, reusing the landmarks, the embedding's
-        columns and the solution it has, up to
+        [50, 500], at least 30 a class for more than two classes); 'auto' starts there
+        and doubles m while the error on held-out rows improves by more than its standard
+        error, reusing the landmarks, the embedding's columns and the solution it has, up to
         :data:`~snacks_core.model.defaults.AUTO_M_MAX` landmarks, n and the memory budget
         (:mod:`snacks_core.model.landmark_growth`; ``m_path_`` and ``m_stop_reason_``
         tell the path and why it stopped).  'auto' grows m for the embedded solvers in
@@ -310,12 +310,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.C_ = lam_to_C(self.lam_, n_samples)
         return self.fit_specs(self.lam_, progress)
 
-    def landmark_count(self, n_samples, n_features) -> int:
-        """The m a fit on ``n_samples`` rows of ``n_features`` draws: ``n_components``, or
-        :func:`snacks_core.model.defaults.default_m` for 'sqrt' (and for 'auto', the m it
-        starts from)."""
+    def landmark_count(self, n_samples, n_features, n_classes=2) -> int:
+        """The m a fit on ``n_samples`` rows of ``n_features`` and ``n_classes`` classes
+        draws: ``n_components``, or :func:`snacks_core.model.defaults.default_m` for 'sqrt'
+        (and for 'auto', the m it starts from)."""
         if isinstance(self.n_components, str):
-            return default_m(n_samples, n_features)
+            return default_m(n_samples, n_features, n_classes)
         return self.n_components
 
     def regularization(self, n_samples) -> float:
@@ -420,7 +420,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
                                 sampling=self.sampling, n_classes=self.classes_.shape[0])
-        m = min(self.landmark_count(*X.shape), growth.cap)
+        m = min(self.landmark_count(*X.shape, self.classes_.shape[0]), growth.cap)
         reason = growth.cannot_start(m)
         if reason is not None:
             results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)
@@ -518,7 +518,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
         self.embedding_ = fit_embedding(
-            X, labels, specs.kernel, n_components=self.landmark_count(*X.shape),
+            X, labels, specs.kernel,
+            n_components=self.landmark_count(*X.shape, self.classes_.shape[0]),
             sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
 

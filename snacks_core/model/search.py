@@ -215,8 +215,8 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         elif "lam" in params:
             params["C"] = None
         model = clone(self.estimator).set_params(random_state=self._seed, **params)
-        return model.set_params(n_components=model.landmark_count(n_rows, self.n_features_in_),
-                                lam=model.regularization(n_rows), C=None)
+        m = model.landmark_count(n_rows, self.n_features_in_, len(self.classes_))
+        return model.set_params(n_components=m, lam=model.regularization(n_rows), C=None)
 
     def _round(self, candidates, X, y, splitter, iteration):
         """One record per candidate: its scores and times on each fold of X, y."""
@@ -376,7 +376,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     seed = _search_seed(estimator.random_state, random_state)
     X, y = _searched_rows(X, y, seed)
     fold_rows = fold_training_rows(X.shape[0], folds)
-    m = min(estimator.landmark_count(*X.shape), fold_rows)
+    m = min(estimator.landmark_count(*X.shape, np.unique(y).shape[0]), fold_rows)
     scorer = check_scoring(estimator, scoring)
     fits = []
 
