@@ -7,8 +7,8 @@ data), then trains Snacks with
 
 - the previous fixed defaults (m = 50, λ = 1e-3, γ 'scale'), and
 - the data-aware defaults the sidebar now starts from (``sidebar.defaults_for``: λ ≈ 0.02/n,
-  m ≈ 2√n within [50, 500] (100 at most on two features), γ 'scale', rounded to the
-  sliders' steps),
+  m ≈ 2√n within [50, 500] (100 at most on two features, at least 30 a class for more
+  than two classes), γ 'scale', rounded to the sliders' steps),
 
 and scikit-learn's exact ``SVC`` (γ 'scale') at C in {0.1, 1, 10, 100}, best C chosen on
 the test rows (an optimistic reference: the most a kernel SVM can gain).  "captured" is
