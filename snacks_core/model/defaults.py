@@ -34,11 +34,10 @@ DEFAULT_LAM = 1e-3
 DEFAULT_LAM_TIMES_N = 0.02
 DEFAULT_M_RANGE = (50, 500)
 # More than two classes on more than two features: at least this many landmarks a class
-# (within the range):
-# 'balanced' sampling spreads m evenly over the classes, and 2√n alone left 7 a class on
-# digits (m = 71, 10 classes), 17 on pendigits and 10 on a 26-class set.  30 a class cut
-# the test error on digits from 3.70 to 2.16 % and on pendigits from 0.60 to 0.53 % (SVC():
-# 1.85 and 0.61 %) at 1.0-1.5x the fit time (BENCHMARKS.md, "Landmarks for many classes").
+# (within the range).  'balanced' sampling spreads m evenly over the classes, and 2√n alone
+# left 7 a class on digits (m = 71, 10 classes), 17 on pendigits and 10 on a 26-class set.
+# 30 a class cut the test error on digits from 3.70 to 2.16 % and on pendigits from 0.60 to
+# 0.53 % (SVC(): 1.85 and 0.61 %) at 1.0-1.5x the fit time (BENCHMARKS.md, "Many classes").
 # Two classes keep the range's 50: on small binary sets 300 landmarks did not help
 # (a9a_small, a generated 10 %-positive set: one to seven test rows worse).
 DEFAULT_M_PER_CLASS = 30
