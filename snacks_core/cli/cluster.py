@@ -28,7 +28,6 @@ from snacks_core.distributed import current_client
 from snacks_core.distributed.files import (
     cluster_scores,
     fit_scaling,
-    label_classes,
     label_counts,
     majority_and_minority,
     predicted_blocks,
@@ -53,8 +52,10 @@ def run_fit(args) -> int:
         scaling = () if scaler is None else (scaler,)
         X, y = scaled_rows(data.X, scaling), data.y
         n, d = X.shape
-        # One pass over the labels: the default m depends on the number of classes.
-        classes = label_classes(y)
+        # One pass over the labels: their classes (the default m depends on their number)
+        # and counts (the majority error and the F1 class below).
+        training_counts = label_counts(y)
+        classes = training_counts[0]
         resolve_regularisation(args, n, d, classes.shape[0])
         model = make_estimator(args, args.solver, classes)
         model.fit(X, y, progress=progress)
@@ -63,7 +64,6 @@ def run_fit(args) -> int:
         train_error = model.train_error_
         if train_error is None:  # a compact embedding: the rows are scored once more
             train_error = float((model.predict(X) != y).mean().compute())
-        training_counts = label_counts(y)
         scores = None
         if args.test:
             test = read_on_cluster(client, args.test, label_column_value(args.label_column),

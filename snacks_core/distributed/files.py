@@ -186,14 +186,6 @@ def scaled_rows(X, steps):
     return X
 
 
-def label_classes(y):
-    """The classes of the Dask labels ``y`` (one pass over them on the workers)."""
-    import dask
-
-    return np.unique(np.concatenate(dask.compute(*[
-        dask.delayed(np.unique)(block) for block in y.to_delayed()])))
-
-
 def predicted_blocks(client, pipeline, data: ClusterData):
     """``(labels, truth)`` of each partition of ``data`` predicted by the fitted
     ``pipeline`` on the workers, in the files' order: every block is computed at once, on
