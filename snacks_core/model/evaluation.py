@@ -199,7 +199,7 @@ def _warm_up_for(split, params, keep_checkpoints):
 
 
 def _fit_and_measure(split, params, keep_checkpoints):
-    binary = np.unique(split.y_train).shape[0] == 2
+    binary = split.n_classes == 2
     recorder = None
     if keep_checkpoints and binary and params.get("solver") in EMBEDDED_SOLVERS:
         recorder = CheckpointRecorder()
