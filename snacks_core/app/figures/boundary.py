@@ -187,15 +187,18 @@ def _misclassified_trace(X_train, y_train, train_pred, X_test, y_test, test_pred
 LEGEND_ABOVE_MARGIN = 70
 
 
-def top_margin(style):
-    """Pixels above the plot: the title's room, or the legend's when it sits above."""
-    return (40 if style.title else 10) + (LEGEND_ABOVE_MARGIN if style.legend_above else 0)
+def boundary_frame(style):
+    """The margins and the legend of a boundary figure in ``style``: above the plot, the
+    title's room and the legend's when it sits above."""
+    top = (40 if style.title else 10) + (LEGEND_ABOVE_MARGIN if style.legend_above else 0)
+    return dict(margin=dict(l=50, r=10, t=top, b=45),
+                legend=boundary_legend(style.legend_above))
 
 
 def boundary_legend(legend_above):
     """The legend in rows above the plot (a column no wider than the plot), or beside it."""
     if legend_above:
-        # At the top of the figure (its container), in the room top_margin keeps.
+        # At the top of the figure (its container), in the room boundary_frame keeps.
         return dict(orientation="h", x=0, xanchor="left", y=1, yanchor="top", yref="container",
                     font=dict(size=11), traceorder="normal", tracegroupgap=0)
     return dict(orientation="v", x=1.02, xanchor="left", y=1, yanchor="top",
@@ -269,8 +272,7 @@ def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None
     # Legend above or beside the square plot and the colour bar right beside it: nothing
     # below, so a figure as tall as its column is wide keeps the plot square and no gap
     # opens between the plot and the colour bar.
-    fig.update_layout(margin=dict(l=50, r=10, t=top_margin(style), b=45),
-                      legend=boundary_legend(style.legend_above))
+    fig.update_layout(**boundary_frame(style))
     square_axes(fig, surface.xs, surface.ys, style.axis_titles)
     # A figure wider than the square plot leaves the room on the left, not between the
     # plot and its colour bar.

@@ -9,11 +9,10 @@ from snacks_core.app.figures.boundary import (
     MAX_TEST_POINTS,
     MAX_TRAIN_POINTS,
     BoundaryStyle,
-    boundary_legend,
+    boundary_frame,
     decision_boundary_figure,
     sampled_points_traces,
     square_axes,
-    top_margin,
 )
 from snacks_core.app.figures.style import apply_layout, dense
 
@@ -45,9 +44,7 @@ def drawing_figure(surface, X_train, y_train, X_test=None, y_test=None, *, class
             None if y_test is None else np.asarray(y_test), classes, size=9,
             max_train=MAX_TRAIN_POINTS, max_test=MAX_TEST_POINTS))
         fig = apply_layout(fig, None, height)
-        style = BoundaryStyle(legend_above=True)
-        fig.update_layout(margin=dict(l=50, r=10, t=top_margin(style), b=45),
-                          legend=boundary_legend(style.legend_above))
+        fig.update_layout(**boundary_frame(BoundaryStyle(legend_above=True)))
         square_axes(fig, np.array([low, high]), np.array([low, high]), ("x₁", "x₂"))
         # With no decision function to fill it, the plane is shown by a tint and a grid.
         fig.update_layout(plot_bgcolor="#f3f5f9")
