@@ -61,7 +61,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import machine, write_section  # noqa: E402
 from snacks_core.app import preload  # noqa: E402
-from test_browser import CHROMIUM_ARGS, chromium_path, free_port  # noqa: E402
+from test_browser import (  # noqa: E402
+    CHROMIUM_ARGS,
+    NOT_RUNNING,
+    RUNNING,
+    SETTLED,
+    chromium_path,
+    free_port,
+)
 
 N_SESSIONS = 20
 HEAVY_QUERY = "n_samples=20000&m=500"
@@ -639,19 +646,16 @@ def auto_tune_bench(write=False):
 
 # A class's answers (issue 38): the script run an action started is over, no element is
 # still loading and a figure is drawn.
-ANSWERED = f"""() => document.querySelector("[data-testid='stApp']")
-    ?.getAttribute("data-test-script-state") === "notRunning"
+ANSWERED = f"""() => document.querySelector("{NOT_RUNNING}") !== null
   && !document.querySelector("[data-testid='stSkeleton']")
   && document.querySelector("{PICTURE}") !== null"""
-RUN_STARTED = ("() => document.querySelector(\"[data-testid='stApp']\")"
-               "?.getAttribute('data-test-script-state') === 'running'")
 
 
 async def answered(page, started):
     """Seconds from ``started`` until the run an action started is drawn (the run may end
     before it is seen starting: then only the end is waited for)."""
     try:
-        await page.wait_for_function(RUN_STARTED, timeout=5_000, polling=20)
+        await page.wait_for_selector(RUNNING, timeout=5_000)
     except Exception:  # over before we looked
         pass
     await page.wait_for_function(ANSWERED, timeout=300_000, polling=20)
@@ -673,6 +677,10 @@ async def start_lesson(page):
 
     await page.get_by_text("Lessons").first.click()
     button = page.get_by_role("button", name=LESSONS["few_landmarks"].title, exact=True)
+    # As tests/test_browser.py's click_lesson: clicked once the page has settled, or the
+    # click may land where the button was a moment before.
+    await button.wait_for()
+    await page.evaluate(SETTLED)
     started = time.perf_counter()
     await button.click()
     return started

@@ -142,10 +142,13 @@ def wait_until_idle(page, timeout=120_000):
     page.wait_for_timeout(300)
 
 
+# Two animation frames: the work the page had pending is done and painted.
+SETTLED = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
 def settle(page):
-    """Wait for two animation frames: the work the page had pending is done and painted."""
-    page.evaluate("() => new Promise(done => requestAnimationFrame("
-                  "() => requestAnimationFrame(done)))")
+    """Wait until the page has done the work it had pending and painted (:data:`SETTLED`)."""
+    page.evaluate(SETTLED)
 
 
 def click_lesson(page, title):
