@@ -205,7 +205,8 @@ def main():
     parser.add_argument("--auto-m", action="store_true",
                         help="n_components='auto' against the default m and SVC() instead")
     parser.add_argument("--many-classes", action="store_true",
-                        help="tol='auto' against tol=1e-3 and SVC() on the many-class sets")
+                        help="the defaults against the former ones (tol=1e-3, m = 2√n), "
+                             "tol='auto' alone and SVC() on the many-class sets")
     parser.add_argument("--repeats", type=int, default=3,
                         help="fits per model with --auto-m (median time), splits with "
                         "--many-classes")
