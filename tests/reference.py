@@ -96,6 +96,20 @@ def pegasos_steps(Z, y, lam, epoch_indices, sample_weight=None, radius=np.inf):
     return w
 
 
+def dual_ascent_steps(Z, y, upper, order, alpha, w):
+    """LIBLINEAR's dual coordinate steps (Hsieh et al. 2008) over the rows ``order``, one
+    at a time: α_i ← clip(α_i − (y_i⟨w, z_i⟩ − 1)/‖z_i‖², 0, upper_i), w ← w + Δα_i y_i z_i.
+    Updates ``alpha`` and ``w`` in place."""
+    Z = np.asarray(Z, dtype=np.float64)
+    for i in order:
+        sqnorm = Z[i] @ Z[i]
+        if upper[i] <= 0.0 or sqnorm <= 0.0:
+            continue
+        new = min(upper[i], max(0.0, alpha[i] - (y[i] * (w @ Z[i]) - 1.0) / sqnorm))
+        w += (new - alpha[i]) * y[i] * Z[i]
+        alpha[i] = new
+
+
 def optimal_objective(Z, y, lam, sample_weight=None):
     """F* and w* from LIBLINEAR run to a tight tolerance (C = 1/(2nλ), no intercept)."""
     Z = np.asarray(Z, dtype=np.float64)

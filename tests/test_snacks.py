@@ -408,6 +408,41 @@ def test_dual_ascent_sweep_certifies_its_starting_point(weighted_problem):
     assert after > before
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_rows=st.integers(1, 3 * loops.PREFETCH_AHEAD),
+       offset=st.integers(0, 5), dtype=st.sampled_from([np.float32, np.float64]),
+       refine=st.booleans())
+def test_dual_ascent_sweeps_step_by_step_against_numpy(seed, n_rows, offset, dtype, refine):
+    """Both sweeps of dual ascent take the reference's steps, in the order given (rows of a
+    block at an offset, repeated rows, orders shorter and longer than the prefetch's reach:
+    the hint for the row ahead changes nothing)."""
+    rng = np.random.default_rng(seed)
+    n, m = offset + 12, 7
+    Z = rng.normal(size=(12, m)).astype(dtype)
+    Z[rng.integers(12)] = 0.0  # a row with ‖z_i‖ = 0 is skipped
+    y = rng.choice([-1.0, 1.0], size=n)
+    upper = rng.uniform(0.0, 2.0, size=n) * (rng.random(n) > 0.1)
+    alpha = upper * rng.uniform(0.0, 1.0, size=n)
+    order = rng.integers(offset, n, size=n_rows)
+    w = rng.normal(size=m)
+    sqnorm = np.zeros(n)
+    sqnorm[offset:] = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+    expected_alpha, expected_w = alpha.copy(), w.copy()
+    padded = np.zeros((n, m))
+    padded[offset:] = Z
+    reference.dual_ascent_steps(padded, y, upper, order, expected_alpha, expected_w)
+    if refine:
+        loops.dual_refine_sweep(Z, offset, y, upper, sqnorm, order, alpha, w)
+    else:
+        w_start = w.copy()
+        hinge = loops.dual_ascent_sweep(Z, offset, y, upper, sqnorm, order, alpha, w, w_start)
+        margins = y[order] * (padded[order] @ w_start)
+        assert hinge == pytest.approx(float(np.sum(upper[order] * np.maximum(0.0, 1.0 - margins))),
+                                      rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(alpha, expected_alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(w, expected_w, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 def test_checkpoint_pass_against_numpy(weighted_problem, monkeypatch, parallel):
     if parallel:  # the threaded pass, which large blocks take
