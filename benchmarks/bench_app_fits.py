@@ -1,6 +1,6 @@
 """What the app's own fits gain from the Snacks engine work, against the code before it.
 
-``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF] [--workload w8a]``
+``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF] [--workload app|w8a|defaults]``
 checks out ``REF`` (default: the commit before the engine issue's first change) in a
 temporary git worktree and times, alternately in fresh processes of each version, the fit
 the app makes with its default settings (``SnacksClassifier(n_components=50,
@@ -9,7 +9,11 @@ app's large-data case): median of 3 fits after one warm-up fit, 3 rounds; prints
 medians and the ratio.
 ``--workload w8a`` times instead, on a 30,000-row subsample of ``../shared/data/w8a``, a
 default fit + predict (m = 1000) and a 6 m × 6 λ robustness grid: how a refactor's
-version compares with the one before it.
+version compares with the one before it.  ``--workload defaults`` times
+``SnacksClassifier()`` at its defaults on the sets of ``bench_accuracy.py`` (w8a and
+pendigits from ``../shared/data`` where present, scikit-learn's digits, the generated
+26-class letters look-alike), each split 80/20 or 70/30 by a seeded stratified split:
+what a user's default call costs.
 """
 
 from __future__ import annotations
@@ -90,12 +94,57 @@ for name, job in work.items():
     out[name] = {"seconds": float(np.median(times)), "error": float(100 * error)}
 print(json.dumps(out))
 """
-W8A = ROOT.parent / "shared" / "data" / "w8a"
+
+# ``--workload defaults``: SnacksClassifier() on bench_accuracy.py's sets (its data, its
+# splits; dense sets standardised as the library's 'auto' scaling does, sparse w8a as is).
+DEFAULTS_WORK = r"""
+import json, sys, time, warnings
+from pathlib import Path
+import numpy as np
+import pandas as pd
+from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from snacks_core import SnacksClassifier
+warnings.simplefilter("ignore")
+shared = Path(sys.argv[1])
+sets = {"letters-like (generated, 26 classes)": lambda: (*make_classification(
+    20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
+    class_sep=1.5, random_state=0), 0.2)}
+if (shared / "pendigits.csv").exists():
+    frame = pd.read_csv(shared / "pendigits.csv")
+    sets["pendigits (real, 10 classes)"] = lambda: (
+        frame.drop(columns="class").to_numpy(np.float64), frame["class"].to_numpy(), 0.3)
+sets["digits (real, 10 classes)"] = lambda: (*load_digits(return_X_y=True), 0.3)
+if (shared / "w8a").exists():
+    sets["w8a (real)"] = lambda: (*load_svmlight_file(str(shared / "w8a"), n_features=300), 0.2)
+out = {}
+for name, load in sets.items():
+    X, y, test_size = load()
+    X, X_test, y, y_test = train_test_split(X, y, test_size=test_size, stratify=y,
+                                            random_state=0)
+    if isinstance(X, np.ndarray):
+        scaler = StandardScaler().fit(X)
+        X, X_test = scaler.transform(X), scaler.transform(X_test)
+    SnacksClassifier(random_state=0).fit(X[:2000], y[:2000])
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model = SnacksClassifier(random_state=0).fit(X, y)
+        times.append(time.perf_counter() - start)
+    out[f"{name}, {X.shape[0]:,} rows"] = {
+        "seconds": float(np.median(times)),
+        "error": float(100 * np.mean(model.predict(X_test) != y_test))}
+print(json.dumps(out))
+"""
+SHARED = ROOT.parent / "shared" / "data"
+W8A = SHARED / "w8a"
+WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]), "defaults": (DEFAULTS_WORK, [str(SHARED)])}
 
 
 def run(path, workload):
     env = {**os.environ, "PYTHONPATH": str(path)}
-    code, args = (FIT, []) if workload == "app" else (W8A_WORK, [str(W8A)])
+    code, args = WORK[workload]
     # From inside the checkout: ``python -c`` puts the working directory first on sys.path.
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=path,
                           capture_output=True, text=True, check=True)
@@ -106,8 +155,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--workload", choices=("app", "w8a"), default="app",
-                        help="the app's default fits, or a fit and a grid on w8a")
+    parser.add_argument("--workload", choices=tuple(WORK), default="app",
+                        help="the app's default fits, a fit and a grid on w8a, or "
+                             "SnacksClassifier() at its defaults on real and many-class sets")
     args = parser.parse_args()
     if args.workload == "w8a" and not W8A.exists():
         print(f"skipped: {W8A} not found.")
