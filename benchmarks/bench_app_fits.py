@@ -1,6 +1,7 @@
 """What the app's own fits gain from the Snacks engine work, against the code before it.
 
-``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF] [--workload app|w8a|defaults]``
+``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF]
+[--workload app|w8a|defaults|sweeps]``
 checks out ``REF`` (default: the commit before the engine issue's first change) in a
 temporary git worktree and times, alternately in fresh processes of each version, the fit
 the app makes with its default settings (``SnacksClassifier(n_components=50,
@@ -13,7 +14,10 @@ version compares with the one before it.  ``--workload defaults`` times
 ``SnacksClassifier()`` at its defaults on the sets of ``bench_accuracy.py`` (w8a and
 pendigits from ``../shared/data`` where present, scikit-learn's digits, the generated
 26-class letters look-alike), each split 80/20 or 70/30 by a seeded stratified split:
-what a user's default call costs.
+what a user's default call costs.  ``--workload sweeps`` times one sweep of dual ascent
+(the loop that polishes every default fit) over an embedding's rows in a random order, at
+sizes below and above this machine's caches, and checks that both versions end at the same
+point.
 """
 
 from __future__ import annotations
@@ -137,9 +141,37 @@ for name, load in sets.items():
         "error": float(100 * np.mean(model.predict(X_test) != y_test))}
 print(json.dumps(out))
 """
+
+# ``--workload sweeps``: one dual-ascent sweep (median of 9) over n rows × m float32 columns
+# in a random order, from the same α and w in both versions.
+SWEEPS_WORK = r"""
+import json, time
+import numpy as np
+from snacks_core.solvers.snacks_kernels import dual_ascent_sweep
+out = {}
+for n, m in [(1_257, 300), (7_694, 300), (16_000, 500), (50_000, 300), (16_000, 1_000),
+             (200_000, 50)]:
+    rng = np.random.default_rng(0)
+    Z = (rng.standard_normal((n, m)) / np.sqrt(m)).astype(np.float32)
+    y = np.where(rng.random(n) < 0.04, 1.0, -1.0)
+    upper = np.ones(n)
+    sqnorm = np.einsum("ij,ij->i", Z, Z, dtype=np.float64)
+    order = rng.permutation(n)
+    alpha, w = np.zeros(n), np.zeros(m)
+    dual_ascent_sweep(Z, 0, y, upper, sqnorm, order, alpha, w, w.copy())
+    times = []
+    for _ in range(9):
+        start = time.perf_counter()
+        hinge = dual_ascent_sweep(Z, 0, y, upper, sqnorm, order, alpha, w, w.copy())
+        times.append(time.perf_counter() - start)
+    out[f"one sweep, {n:,} rows × m = {m:,} ({Z.nbytes / 2**20:.0f} MiB)"] = {
+        "seconds": float(np.median(times)), "result": [float(hinge), float(w @ w)]}
+print(json.dumps(out))
+"""
 SHARED = ROOT.parent / "shared" / "data"
 W8A = SHARED / "w8a"
-WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]), "defaults": (DEFAULTS_WORK, [str(SHARED)])}
+WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]),
+        "defaults": (DEFAULTS_WORK, [str(SHARED)]), "sweeps": (SWEEPS_WORK, [])}
 
 
 def run(path, workload):
@@ -156,8 +188,9 @@ def main():
     parser.add_argument("--baseline", default=BASELINE)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workload", choices=tuple(WORK), default="app",
-                        help="the app's default fits, a fit and a grid on w8a, or "
-                             "SnacksClassifier() at its defaults on real and many-class sets")
+                        help="the app's default fits, a fit and a grid on w8a, "
+                             "SnacksClassifier() at its defaults on real and many-class sets, "
+                             "or one dual-ascent sweep at several sizes")
     args = parser.parse_args()
     if args.workload == "w8a" and not W8A.exists():
         print(f"skipped: {W8A} not found.")
@@ -176,15 +209,17 @@ def main():
     print(f"| {'app fit (m = 50, λ = 1e-3)' if app else 'workload'} | before "
           f"({args.baseline}) s | now s | before / now |"
           + (" epochs before → now | stop now |" if app else "")
-          + " test error % before → now |")
+          + (" same result |" if args.workload == "sweeps" else " test error % before → now |"))
     print("|---|---|---|---|" + ("---|---|" if app else "") + "---|")
     for name in rounds[0][0]:
         before = np.median([r[0][name]["seconds"] for r in rounds])
         now = np.median([r[1][name]["seconds"] for r in rounds])
         b, n = rounds[-1][0][name], rounds[-1][1][name]
         epochs = (f" {b['epochs']:.1f} → {n['epochs']:.1f} | {n['stop']} |" if app else "")
-        print(f"| {name} | {before:.3f} | {now:.3f} | **{before / now:.2f}×** |{epochs} "
-              f"{b['error']:.2f} → {n['error']:.2f} |")
+        outcome = (("yes" if b["result"] == n["result"] else "**no**") if "result" in n
+                   else f"{b['error']:.2f} → {n['error']:.2f}")
+        print(f"| {name} | {before:.3g} | {now:.3g} | **{before / now:.2f}×** |{epochs} "
+              f"{outcome} |")
 
 
 if __name__ == "__main__":
