@@ -415,3 +415,10 @@ def dual_refine_sweep(Z, offset, y, upper, sqnorm, rows, alpha, w):
             for j in range(w.shape[0]):
                 w[j] += delta * zi[j]
             alpha[i] = new
+
+
+@njit(cache=True, nogil=True)
+def dual_refine_sweeps(Z, offset, y, upper, sqnorm, orders, alpha, w):
+    """:func:`dual_refine_sweep` over each row of ``orders`` in turn."""
+    for s in range(orders.shape[0]):
+        dual_refine_sweep(Z, offset, y, upper, sqnorm, orders[s], alpha, w)
