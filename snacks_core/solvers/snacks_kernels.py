@@ -29,8 +29,9 @@ CHECKPOINT_TASK_ROWS = 8192
 # The loops that visit rows in a random order ask the CPU for the row this many visits
 # ahead (its cache lines and its entries of the per-row vectors) while they work on the
 # current one: rows in a random order defeat the hardware's prefetcher, and a sweep of dual
-# ascent over an embedding larger than the caches ran 1.5-2.5x faster with it (m = 50 to
-# 1,000; BENCHMARKS.md, "Rows in a random order").  A hint only: the results are the same.
+# ascent over 9 to 61 MiB of rows ran 1.4-2.6x faster with it on this project's machine,
+# 1.5-2.7x from 31 MiB on a 16-core one (BENCHMARKS.md, "Rows in a random order").  A hint
+# only: the results are the same.
 PREFETCH_AHEAD = 6
 CACHE_LINE_BYTES = 64
 
