@@ -664,9 +664,11 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     if stages.blocks.array is not None and len(stages.blocks.bounds) == 1:
         # One block in memory: the same orders, drawn first, swept in one jitted call (the
         # sweeps of a small problem cost less than calling them one by one from Python).
-        orders = np.array([rng.permutation(rows) for _ in range(sweeps)], dtype=np.int64)
+        orders = np.empty((sweeps, rows.size), dtype=np.int64)
+        for k in range(sweeps):
+            orders[k] = rng.permutation(rows)
         loops.dual_refine_sweeps(stages.blocks.array, 0, stages.y, upper, stages.sqnorm,
-                                 orders.reshape(sweeps, rows.size), alpha, w)
+                                 orders, alpha, w)
         return steps + sweeps * rows.size
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
