@@ -487,8 +487,10 @@ HEATMAP_FIT = """(gd) => {
 
 
 # The heatmap's columns, rows and cell labels (the mean, without the best cell's ★).
-CELL_LABELS = """(gd) => [Array.from(gd.data[0].x), Array.from(gd.data[0].y),
-    Array.from(gd.data[0].text, row => Array.from(row, t => t.replace('★ ', '')))]"""
+# The heatmap's axes and its cells' values (the labels round them to as many decimals as
+# the grid's spread of colours needs, which an extension can change).
+CELL_VALUES = """(gd) => [Array.from(gd.data[0].x), Array.from(gd.data[0].y),
+    Array.from(gd._fullData[0].z, row => Array.from(row))]"""
 
 
 def assert_heatmap_fits(page, where):
@@ -540,7 +542,7 @@ def test_heatmap_fills_its_column_and_an_edge_cell_extends_the_grid(
         open_robustness(page, server, "n_samples=400&rob_size=2&rob_seeds=1&rob_select=test")
         before = assert_heatmap_fits(page, "2 × 2 grid")
         heatmap = page.locator(".js-plotly-plot").first
-        old = heatmap.evaluate(CELL_LABELS)
+        old = heatmap.evaluate(CELL_VALUES)
         warning = page.get_by_text("the good models may lie beyond the grid")
         assert warning.count() == 1
         extend = page.get_by_role("button", name=re.compile("^Extend the grid"))
@@ -555,10 +557,11 @@ def test_heatmap_fills_its_column_and_an_edge_cell_extends_the_grid(
         assert_no_error_shown(page, "extended grid")
         after = assert_heatmap_fits(page, "extended grid")
         assert after["cells"] > before["cells"], (before, after)
-        x, y, text = page.locator(".js-plotly-plot").first.evaluate(CELL_LABELS)
+        x, y, values = page.locator(".js-plotly-plot").first.evaluate(CELL_VALUES)
         for j, row in enumerate(old[1]):
             for i, col in enumerate(old[0]):
-                assert text[y.index(row)][x.index(col)] == old[2][j][i], (row, col)
+                value = values[y.index(row)][x.index(col)]
+                assert value == pytest.approx(old[2][j][i]), (row, col)
         assert "Default axes" in page.inner_text("body")
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshot_folder(tmp_path_factory, False)
