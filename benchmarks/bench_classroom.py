@@ -677,8 +677,9 @@ async def start_lesson(page):
 
     await page.get_by_text("Lessons").first.click()
     button = page.get_by_role("button", name=LESSONS["few_landmarks"].title, exact=True)
-    # As tests/test_browser.py's click_lesson: clicked once the page has settled, or the
-    # click may land where the button was a moment before.
+    # A student's mouse click, once the page has settled, or it may land where the button
+    # was a moment before (tests/test_browser.py's click_lesson dispatches its click on the
+    # button instead, which no late move of the page can miss).
     await button.wait_for()
     await page.evaluate(SETTLED)
     started = time.perf_counter()
