@@ -2,10 +2,11 @@
 
 ``PYTHONPATH=. python benchmarks/bench_accuracy.py [--sets NAME ...] [--search]``
 
-For every real set at hand (``../shared/data``: w8a, pendigits; scikit-learn's digits; the
-project's ``sample_data``) and one generated many-class set (26 classes shaped like the
-UCI letters set, 16 features: a look-alike, named as one), split with a seeded stratified
-split, scaled by the library's own rule (``datasets.scaling``, 'auto'), it fits in one run:
+For every real set at hand (``_accuracy_sets.py``: w8a and pendigits from
+``../shared/data``, scikit-learn's digits, the project's ``sample_data``) and one generated
+many-class set (26 classes shaped like the UCI letters set, 16 features: a look-alike,
+named as one), split with a seeded stratified split, scaled by the library's own rule
+(``datasets.scaling``, 'auto'), it fits in one run:
 
 * ``SnacksClassifier()`` at its defaults against ``SVC()`` (C = 1, γ 'scale'): test error
   and fit time, and their difference and ratio;
@@ -29,58 +30,20 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from sklearn.base import clone
-from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.datasets import make_classification
 from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.svm import SVC
 
+from _accuracy_sets import datasets, selected
 from snacks_core import SnacksClassifier
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import default_m
 from snacks_core.model.search import search_around_defaults
-
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
-SAMPLES = ROOT / "sample_data"
-
-
-def _csv(path, label):
-    frame = pd.read_csv(path)
-    return frame.drop(columns=label).to_numpy(np.float64), frame[label].to_numpy()
-
-
-def datasets():
-    """``name → (X, y, test share)`` loaders of every set at hand (real first)."""
-    sets = {}
-    if (SHARED / "w8a").exists():
-        sets["w8a (real)"] = lambda: (*load_svmlight_file(str(SHARED / "w8a"),
-                                                          n_features=300), 0.2)
-    if (SHARED / "pendigits.csv").exists():
-        sets["pendigits (real, 10 classes)"] = lambda: (
-            *_csv(SHARED / "pendigits.csv", "class"), 0.3)
-    sets["digits (real, 10 classes)"] = lambda: (*load_digits(return_X_y=True), 0.3)
-    sets["a9a_small (sample)"] = lambda: (*load_svmlight_file(str(SAMPLES / "a9a_small.svm")),
-                                          0.3)
-    for name in ("imbalanced_blobs", "two_spirals"):
-        path = SAMPLES / f"{name}.csv"
-        sets[f"{name} (sample)"] = lambda path=path: (*_csv(path, pd.read_csv(
-            path, nrows=0).columns[-1]), 0.3)
-    sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
-        20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
-        class_sep=1.5, random_state=0), 0.2)
-    return sets
-
-
-def selected(sets, prefixes):
-    """The sets whose names start with one of ``prefixes`` (all without any)."""
-    return {name: load for name, load in sets.items()
-            if not prefixes or any(name.startswith(p) for p in prefixes)}
 
 
 def split_and_scale(X, y, test_size, seed=0):

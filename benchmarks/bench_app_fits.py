@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+from _accuracy_sets import ROOT, SHARED
+
 BASELINE = "2a0f64b^"  # before "storage: EmbeddingStore ...", the engine issue's first commit
 
 FIT = r"""
@@ -99,29 +100,19 @@ for name, job in work.items():
 print(json.dumps(out))
 """
 
-# ``--workload defaults``: SnacksClassifier() on bench_accuracy.py's sets (its data, its
-# splits; dense sets standardised as the library's 'auto' scaling does, sparse w8a as is).
+# ``--workload defaults``: SnacksClassifier() on bench_accuracy.py's sets (_accuracy_sets.py,
+# its splits; dense sets standardised as the library's 'auto' scaling does, sparse w8a as
+# is).
 DEFAULTS_WORK = r"""
 import json, sys, time, warnings
-from pathlib import Path
 import numpy as np
-import pandas as pd
-from sklearn.datasets import load_digits, load_svmlight_file, make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from snacks_core import SnacksClassifier
+sys.path.insert(0, sys.argv[1])
+from _accuracy_sets import datasets, selected
 warnings.simplefilter("ignore")
-shared = Path(sys.argv[1])
-sets = {"letters-like (generated, 26 classes)": lambda: (*make_classification(
-    20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
-    class_sep=1.5, random_state=0), 0.2)}
-if (shared / "pendigits.csv").exists():
-    frame = pd.read_csv(shared / "pendigits.csv")
-    sets["pendigits (real, 10 classes)"] = lambda: (
-        frame.drop(columns="class").to_numpy(np.float64), frame["class"].to_numpy(), 0.3)
-sets["digits (real, 10 classes)"] = lambda: (*load_digits(return_X_y=True), 0.3)
-if (shared / "w8a").exists():
-    sets["w8a (real)"] = lambda: (*load_svmlight_file(str(shared / "w8a"), n_features=300), 0.2)
+sets = selected(datasets(), ("w8a", "pendigits", "digits", "letters"))
 out = {}
 for name, load in sets.items():
     X, y, test_size = load()
@@ -168,10 +159,9 @@ for n, m in [(1_257, 300), (7_694, 300), (16_000, 500), (50_000, 300), (16_000, 
         "seconds": float(np.median(times)), "result": [float(hinge), float(w @ w)]}
 print(json.dumps(out))
 """
-SHARED = ROOT.parent / "shared" / "data"
 W8A = SHARED / "w8a"
 WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]),
-        "defaults": (DEFAULTS_WORK, [str(SHARED)]), "sweeps": (SWEEPS_WORK, [])}
+        "defaults": (DEFAULTS_WORK, [str(ROOT / "benchmarks")]), "sweeps": (SWEEPS_WORK, [])}
 
 
 def run(path, workload):
