@@ -438,7 +438,7 @@ def test_help_states_the_defaults_the_library_applies():
 
 def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(capsys,
                                                                                tmp_path):
-    """Without --gamma, --m, --lam and --C: γ × C around the defaults then m and 4m (the
+    """Without --gamma, --m, --lam and --C: γ × C around the defaults then larger m (the
     library's search_around_defaults, the app's Auto-tune); the summary counts the settings
     it lists from, and the choice is printed with γ as a number."""
     X, y = make_moons(300, noise=0.3, random_state=0)

@@ -260,9 +260,10 @@ def test_an_integer_cv_is_shuffled_stratified_folds_seeded_as_the_candidates():
 
 
 def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
-    """Stage 1: 5 γ × 5 C with halving at m (at most SEARCH_M); stage 2: m and 4m at the
-    chosen γ and C.  The results hold each setting once per round, the fits are the
-    settings × folds scored, and the choice is the best CV setting on all the rows."""
+    """Stage 1: 5 γ × 5 C with halving at m (at most SEARCH_M); stage 2: 4m at the chosen γ
+    and C (m itself was stage 1's).  The results hold each setting once per round, the fits
+    are the settings × folds scored, and the choice is the best CV setting on all the
+    rows: no row of the table printed from them beats it."""
     from snacks_core.model.defaults import SEARCH_FOLDS
     from snacks_core.model.search import search_around_defaults
 
@@ -273,8 +274,34 @@ def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
     assert results["gamma"].nunique() == 5 and results["C"].nunique() == 5
     assert sorted(results["m"].unique().tolist()) == [20, 80]
     last = results[results["rows"] == 600]
-    assert found.fits == SEARCH_FOLDS * (len(results) + 1)  # stage 2 scores the choice again
+    assert found.fits == SEARCH_FOLDS * len(results)
+    assert not results.duplicated(["gamma", "C", "m", "rows"]).any()
     best = last.loc[last["cv_error"].idxmin()]
     assert found.cv_error == pytest.approx(best["cv_error"])
+    assert (found.params["gamma"], found.params["C"], found.params["n_components"]) == (
+        best["gamma"], best["C"], best["m"])
     assert found.params["n_components"] in (20, 80)
     assert isinstance(found.params["gamma"], float)
+
+
+@pytest.mark.parametrize("informative, class_sep, flip_y, climbs",
+                         [(4, 1.0, 0.01, True), (2, 2.0, 0.1, False)])
+def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
+        monkeypatch, informative, class_sep, flip_y, climbs):
+    """Stage 2's ladder (stage 1 at m = 10 here, then the estimator's m = 20, then 80): a
+    rung is scored only after one that lowered the best CV error, and the choice is the
+    best setting on all the rows.  Two cases: a curved boundary where more landmarks help
+    all the way, and well-separated noisy blobs where 10 already do (20 does no better)."""
+    from snacks_core.model import search
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    X, y = make_classification(600, informative + 2, n_informative=informative, n_redundant=0,
+                               flip_y=flip_y, class_sep=class_sep, random_state=0)
+    found = search.search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
+                                          X, y)
+    full = found.results[found.results["rows"] == 600]
+    by_m = full.groupby("m")["cv_error"].min()
+    assert by_m.index.tolist() == ([10, 20, 80] if climbs else [10, 20])
+    assert (by_m[20] < by_m[10]) == climbs
+    assert found.cv_error == pytest.approx(by_m.min())
+    assert found.params["n_components"] == int(by_m.idxmin())

@@ -195,8 +195,9 @@ AUTO_TUNE_FOLDS = SEARCH_FOLDS
 
 def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     """The library's default search (:func:`snacks_core.model.search.search_around_defaults`:
-    γ × C around the defaults, then m and 4m, by shuffled stratified cross-validation on
-    the training part; the test part is not used) for the explorer's sidebar.
+    γ × C around the defaults, then m and 4m while they help, by shuffled stratified
+    cross-validation on the training part; the test part is not used) for the explorer's
+    sidebar.
 
     The chosen C becomes λ = 1/(2nC) with n every training row (rounded to 1, 2 or 5 times
     a power of ten unless ``by_C``, for a sidebar that sets λ).  ``progress(fits, rows)`` is

@@ -430,7 +430,7 @@ def _add_search_parser(commands):
                     "search_around_defaults, the app's Auto-tune): γ around the 'scale' rule "
                     "against C a decade apart around the default C, with successive halving "
                     "(on a stratified subsample of a large training part), then m and 4m at "
-                    "the chosen γ and C.  With any "
+                    "the chosen γ and C while they lower the CV error.  With any "
                     "of them: the grid of γ × λ (or C) × m they give (SnacksSearchCV; each "
                     "fold's grid shares landmarks and embeddings across m and warm starts "
                     "along λ; without --lam or --C, C a decade apart around the default C; "

@@ -3,10 +3,10 @@ the chosen model once.
 
 Without --gamma, --m, --lam or --C it runs the library's default search
 (:func:`snacks_core.model.search.search_around_defaults`, the app's Auto-tune): γ × C around
-the defaults, then m and 4m.  With any of them, the grid they give
-(:class:`~snacks_core.model.search.SnacksSearchCV`).  With --scheduler, DATA is read here
-and the cells of each fold run on the cluster's workers (the search's 'dask' backend): the
-same scores, so the same choice.
+the defaults, then m and 4m while they lower the CV error.  With any of them, the grid
+they give (:class:`~snacks_core.model.search.SnacksSearchCV`).  With --scheduler, DATA is
+read here and the cells of each fold run on the cluster's workers (the search's 'dask'
+backend): the same scores, so the same choice.
 """
 
 from __future__ import annotations

@@ -70,6 +70,10 @@ from snacks_core.model.sweeps import (
 )
 from snacks_core.solvers import EMBEDDED_SOLVERS
 
+# The fewest rows a halving round scores on: below ~100 validation rows a fold, its errors
+# are steps of a point or more, too coarse to rank candidates by.
+HALVING_MIN_ROWS = 300
+
 # The parameters one grid shares work across; the others split candidates into groups.
 GRID_PARAMS = ("gamma", "lam", "C", "n_components")
 
@@ -234,10 +238,13 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         return records
 
     def _halving(self, candidates, X, y, splitter):
-        """Successive halving: rounds on growing stratified subsamples of the rows."""
+        """Successive halving: rounds on growing stratified subsamples of the rows, the
+        first of at least m·folds rows (each fold then trains on (folds − 1)·m rows or more),
+        two rows of each class per fold and :data:`HALVING_MIN_ROWS` rows."""
         n_rounds = 1 + int(math.floor(math.log(len(candidates), self.factor) + 1e-9))
         m_max = max(self._candidate(p, X.shape[0]).n_components for p in candidates)
-        smallest = max(m_max * 2 * self.n_splits_, 2 * self.n_splits_ * len(self.classes_))
+        smallest = max(m_max * self.n_splits_, 2 * self.n_splits_ * len(self.classes_),
+                       HALVING_MIN_ROWS)
         while n_rounds > 1 and X.shape[0] // self.factor ** (n_rounds - 1) < smallest:
             n_rounds -= 1
         rng = check_random_state(self.random_state)
@@ -364,8 +371,14 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
        (rounded to 1, 2 or 5 times a power of ten; not for the linear kernel) against C in
        decades around the default C, at m = ``estimator``'s for these rows (at most
        :data:`~snacks_core.model.defaults.SEARCH_M`), with successive halving;
-    2. at the chosen γ and C: that m and four times it (at most
-       :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the rows a fold trains on).
+    2. at the chosen γ and C, a ladder: the estimator's m for these rows, then four times it
+       (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the rows a fold
+       trains on), each scored on the same folds as a fit of its own, while each rung
+       lowers the CV error.
+
+    The choice is the setting with the lowest CV error among those scored on all the rows
+    (the table's last round of stage 1 and the ladder's rungs), so the table printed from
+    ``results`` shows no better setting than the one chosen.
 
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
     C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
@@ -400,23 +413,24 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     grid = {"C": list(C_values_around_default(SEARCH_C_DECADES))}
     if estimator.kernel != "linear":
         grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), SEARCH_GAMMA_FACTORS)
-    best, results = search(grid, min(m, SEARCH_M), halving=True)
-    chosen = dict(best.best_params_, n_components=min(m, SEARCH_M))
-    ms = sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)})
-    if ms != [chosen["n_components"]]:
+    m_first = min(m, SEARCH_M)
+    best, results = search(grid, m_first, halving=True)
+    chosen, cv_error = dict(best.best_params_, n_components=m_first), 1.0 - best.best_score_
+    # Stage 2, a ladder of larger m at the chosen γ and C, each a fit of its own on the same
+    # folds: a rung is scored only while the last one lowered the CV error.
+    for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
         at_best = {name: [value] for name, value in best.best_params_.items()}
-        best, compared = search({**at_best, "n_components": ms}, m, halving=False)
-        results = pd.concat([results, compared], ignore_index=True)
-        chosen = dict(best.best_params_)
+        found, scored = search(at_best, rung, halving=False)
+        results = pd.concat([results, scored], ignore_index=True)
+        if 1.0 - found.best_score_ >= cv_error:
+            break
+        chosen, cv_error = dict(found.best_params_, n_components=rung), 1.0 - found.best_score_
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
-    # Stage 2 scores the stage-1 choice again beside 4m: one row for it.
-    table = table.drop_duplicates(["gamma", "C", "m", "rows"], keep="last")
-    return DefaultSearch(chosen, 1.0 - best.best_score_, table.reset_index(drop=True),
-                         X.shape[0], len(fits))
+    return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits))
 
 
 def _searched_rows(X, y, seed):
