@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.interpolate import RegularGridInterpolator
 
 from snacks_core import SnacksClassifier
 from snacks_core.app.figures.animation import boundary_animation_figure
@@ -60,8 +61,24 @@ def test_boundary_figure_layers(moons):
         landmarks=model.embedding_.landmarks_)
     names = [trace.name for trace in fig.data]
     assert names[:3] == ["f(x)", "f = 0", "margins f = ±1"]
-    assert fig.data[1].contours.start == 0 and fig.data[2].contours.start == -1
-    assert fig.data[2].contours.size == 2
+    fill, boundary, margins = fig.data[:3]
+    assert fill.type == "heatmap" and fill.zsmooth == "fast"
+    np.testing.assert_array_equal(fill.z, np.clip(surface.scores.astype(np.float32),
+                                                  -DECISION_CLIP, DECISION_CLIP))
+    # The curves traced here lie where the grid, linearly interpolated, is 0 and ±1, and
+    # where the model itself is (to the grid's resolution).
+    grid = RegularGridInterpolator((surface.ys, surface.xs), surface.scores.astype(np.float32),
+                                   bounds_error=False, fill_value=None)
+    for trace, levels in ((boundary, [0.0]), (margins, [-1.0, 1.0])):
+        points = np.column_stack([trace.x, trace.y])
+        points = points[np.isfinite(points).all(axis=1)]
+        assert len(points) > 10
+        on_grid = grid(points[:, ::-1])
+        nearest = np.min(np.abs(on_grid[:, None] - np.array(levels)[None]), axis=1)
+        np.testing.assert_allclose(nearest, 0.0, atol=1e-5)
+        assert set(np.round(on_grid).astype(int)) == {int(level) for level in levels}
+        np.testing.assert_allclose(np.abs(model.decision_function(points)),
+                                   np.abs(on_grid), atol=0.1)
     assert {"train · -1", "train · 1", "test · -1", "test · 1"} <= set(names)
     assert "landmarks (m = 15)" in names
     wrong = np.sum(model.predict(split.X_train) != split.y_train) + np.sum(
@@ -380,7 +397,7 @@ def test_heatmap_labels_shrink_to_fit_an_extended_grid():
 def test_a_figure_draws_its_markers_in_one_kind_svg_when_few(moons):
     """Few markers (the Playground's defaults) are SVG, which draws sooner than WebGL
     starts; beyond SVG_MAX_POINTS every marker trace is WebGL (one kind per figure, else
-    WebGL would cover the SVG markers)."""
+    WebGL would cover the SVG markers; the curves f = 0 and ±1 are SVG lines under them)."""
     split, model = moons
     surface = decision_surface(model, split.X_train, resolution=20)
 
@@ -388,7 +405,7 @@ def test_a_figure_draws_its_markers_in_one_kind_svg_when_few(moons):
         fig = decision_boundary_figure(surface, X, y, X[:50], y[:50], classes=[-1, 1],
                                        train_pred=-y, test_pred=-y[:50],
                                        landmarks=model.embedding_.landmarks_)
-        return {t.type for t in fig.data if t.type.startswith("scatter")}
+        return {t.type for t in fig.data if t.type.startswith("scatter") and "markers" in t.mode}
 
     assert marker_types(split.X_train, split.y_train) == {"scatter"}
     rng = np.random.default_rng(0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import contourpy
 import numpy as np
 import plotly.graph_objects as go
 
@@ -56,18 +57,34 @@ def clipped_scores(scores):
 
 
 def decision_fill(xs, ys, z, **options):
-    """The filled contour of f(x) in the decision colours; ``z`` clipped to ±DECISION_CLIP."""
-    return go.Contour(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
-                      colorscale=DECISION_COLORSCALE, ncontours=21, line_width=0, opacity=0.85,
-                      **options)
+    """f(x) as an image in the decision colours; ``z`` clipped to ±DECISION_CLIP.
+
+    A heatmap smoothed by the browser's own image scaling: one grid sent and drawn as one
+    picture, where a filled contour made Plotly trace 21 levels' polygons in the visitor's
+    browser (BENCHMARKS.md, 'The decision surface as an image')."""
+    return go.Heatmap(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
+                      colorscale=DECISION_COLORSCALE, zsmooth="fast", opacity=0.85, **options)
+
+
+def level_lines(xs, ys, z, levels):
+    """The curves f = level of the grid ``z`` (``z[i, j]`` at (xs[j], ys[i])) for each of
+    ``levels``, as (x, y) arrays with NaN between curves, ready for one line trace."""
+    generator = contourpy.contour_generator(xs, ys, np.asarray(z, dtype=np.float64),
+                                            line_type=contourpy.LineType.Separate)
+    curves = [curve for level in levels for curve in generator.lines(float(level))]
+    if not curves:
+        return np.empty(0), np.empty(0)
+    gap = np.full((1, 2), np.nan)
+    points = np.vstack([part for curve in curves for part in (curve, gap)][:-1])
+    return points[:, 0], points[:, 1]
 
 
 def surface_traces(surface, classes):
     """Two classes: f(x) filled, the boundary f = 0 and the margins f = ±1; more classes:
     the regions of the predicted class."""
     if surface.scores.ndim == 2:
-        # Float32 halves what a visitor downloads (the contours carry the grid three times)
-        # at no visible cost (BENCHMARKS.md, 'First picture').
+        # Float32 halves what a visitor downloads at no visible cost (BENCHMARKS.md, 'First
+        # picture'); the curves f = 0 and f = ±1 are traced here, so the grid is sent once.
         scores = surface.scores.astype(np.float32, copy=False)
         fill = decision_fill(
             surface.xs, surface.ys, clipped_scores(scores),
@@ -75,14 +92,14 @@ def surface_traces(surface, classes):
                           len=0.3, x=1.02, xanchor="left", y=0, yanchor="bottom"),
             hovertemplate="x₁=%{x:.2f}<br>x₂=%{y:.2f}<br>f(x)=%{z:.2f}<extra></extra>",
             name="f(x)", showlegend=False)
-        boundary = go.Contour(
-            x=surface.xs, y=surface.ys, z=scores, showscale=False,
-            contours=dict(coloring="none", start=0, end=0, size=1),
+        line_x, line_y = level_lines(surface.xs, surface.ys, scores, [0.0])
+        boundary = go.Scatter(
+            x=line_x, y=line_y, mode="lines",
             line=dict(color="#111111", width=2.5), hoverinfo="skip", name="f = 0",
             showlegend=True)
-        margins = go.Contour(
-            x=surface.xs, y=surface.ys, z=scores, showscale=False,
-            contours=dict(coloring="none", start=-1, end=1, size=2),
+        margin_x, margin_y = level_lines(surface.xs, surface.ys, scores, [-1.0, 1.0])
+        margins = go.Scatter(
+            x=margin_x, y=margin_y, mode="lines",
             line=dict(color="#333333", width=1.3, dash="dash"), hoverinfo="skip",
             name="margins f = ±1", showlegend=True)
         return [fill, boundary, margins]
