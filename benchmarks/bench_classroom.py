@@ -32,7 +32,9 @@ checkout's Playground and to REV's (a temporary git worktree), alternating, 9 ea
 pictures alone and 10 arriving together; then 10 students (browser contexts) at once move
 a sidebar slider, start a lesson and open another page: seconds from the action to its
 answer drawn (the run over, a figure drawn), and the server's CPU seconds per answer.
-Every browser runs on the server's cores, as students' machines would not.
+Every browser runs on the server's cores, as students' machines would not.  Beside the
+first pictures, the same visits to Streamlit's floor (one small figure and the sidebar's
+kinds of widget), alone and arriving together, on its own server.
 
 ``--auto-tune`` (section "auto-tune"): the Playground's Auto-tune on w8a
 (``../shared/data/w8a``, skipped when absent) and on a census-shaped set
@@ -393,6 +395,15 @@ st.plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[1, 0, 1], mode="markers")))
 """
 
 
+def floor_server(widgets):
+    """A server of Streamlit's floor page (:data:`FLOOR_APP`), with or without the
+    sidebar's kinds of widget: (process, URL)."""
+    folder = Path(os.environ.get("TMPDIR") or "/tmp") / f"snacks_floor_{os.getpid()}_{widgets}"
+    folder.mkdir(exist_ok=True)
+    (folder / "app.py").write_text(f"WIDGETS = {widgets}\n" + FLOOR_APP)
+    return start_server(folder)
+
+
 def new_visitor(browser, url, measure_bytes=False) -> dict:
     """One new visitor (a fresh context: no cache) on ``url``: seconds to each stage; with
     ``measure_bytes``, what was downloaded instead (reading each response's body slows the
@@ -444,13 +455,8 @@ def first_picture(write=False, visitors=5):
         browser = playwright.chromium.launch(executable_path=chromium_path(),
                                              args=CHROMIUM_ARGS)
         process, url = start_server()
-        floors = {}
-        for name, widgets in (("floor", False), ("floor with widgets", True)):
-            folder = (Path(os.environ.get("TMPDIR") or "/tmp")
-                      / f"snacks_floor_{os.getpid()}_{widgets}")
-            folder.mkdir(exist_ok=True)
-            (folder / "app.py").write_text(f"WIDGETS = {widgets}\n" + FLOOR_APP)
-            floors[name] = start_server(folder)
+        floors = {name: floor_server(widgets)
+                  for name, widgets in (("floor", False), ("floor with widgets", True))}
         try:
             rows, downloads = {}, {}
             for name, (_, address) in {"Playground": (process, url), **floors}.items():
@@ -773,27 +779,38 @@ def answers(write=False, students=10):
     a slider, starting a lesson and opening a page at once (issue 38)."""
     import asyncio
 
-    process, url = start_server()
-    try:
+    def first_pictures(url):
         asyncio.run(arriving_together(url, 1))  # the first visitor trains the defaults
         alone = [asyncio.run(arriving_together(url, 1))[0] for _ in range(3)]
-        together = asyncio.run(arriving_together(url, students))
+        return alone, asyncio.run(arriving_together(url, students))
+
+    floor, floor_url = floor_server(widgets=True)
+    try:
+        floor_pictures = first_pictures(floor_url)
+    finally:
+        floor.terminate()
+        floor.wait(timeout=20)
+    process, url = start_server()
+    try:
+        pictures = first_pictures(url)
         alone_answers, alone_cpu = asyncio.run(class_answers(url, process.pid, 1))
         seconds, server_cpu = asyncio.run(class_answers(url, process.pid, students))
     finally:
         process.terminate()
         process.wait(timeout=20)
-    report = answers_report(students, alone, together, alone_answers, alone_cpu, seconds,
-                            server_cpu)
+    report = answers_report(students, pictures, floor_pictures, alone_answers, alone_cpu,
+                            seconds, server_cpu)
     print(report)
     if write:
         write_section("class-answers", report)
 
 
-def answers_report(students, alone, together, alone_answers, alone_cpu, seconds,
+def answers_report(students, pictures, floor_pictures, alone_answers, alone_cpu, seconds,
                    server_cpu) -> str:
-    """The medians against issue 38's targets."""
+    """The medians against issue 38's targets; ``pictures`` and ``floor_pictures``: the
+    first pictures (alone, together) of the Playground and of Streamlit's floor."""
     median = statistics.median
+    (alone, together), (floor_alone, floor_together) = pictures, floor_pictures
     lines = ["## A class's answers (issue 38): `bench_classroom.py --answers`", "",
              f"Machine: {machine()} (load average {os.getloadavg()[0]:.1f} at the end); the "
              "server and every student's headless Chromium on the same cores.", "",
@@ -801,7 +818,10 @@ def answers_report(students, alone, together, alone_answers, alone_cpu, seconds,
              f"{students} at once: median s | max s | server CPU s per answer "
              "(alone / at once) | target |", "|---|---|---|---|---|---|",
              f"| a new visitor's first picture | {median(alone):.2f} | {median(together):.2f} "
-             f"| {max(together):.2f} | - | ≤ 3 alone, ≤ 5 together |"]
+             f"| {max(together):.2f} | - | ≤ 3 alone, ≤ 5 together |",
+             f"| Streamlit's floor: one small figure and the sidebar's widgets "
+             f"| {median(floor_alone):.2f} | {median(floor_together):.2f} "
+             f"| {max(floor_together):.2f} | - | - |"]
     for name in ACTIONS:
         lines.append(f"| {name} | {median(alone_answers[name]):.2f} | "
                      f"{median(seconds[name]):.2f} | {max(seconds[name]):.2f} | "
