@@ -686,6 +686,11 @@ def test_auto_tune_sets_the_sidebar_to_its_choice():
     assert "the sidebar holds them" in caption
     assert len(tuned["results"]) >= 10 and float(metric(at, "Test error")[:-2]) <= float(
         before[:-2])
+    # The table's caption names the m it scored: stage 1's, then each rung of the ladder.
+    scored = sorted(tuned["results"]["m"].unique())
+    assert len(scored) >= 2
+    assert any(f"(m scored: {', '.join(f'{m:,}' for m in scored)})" in c.value
+               for c in at.caption)
 
 
 def test_lesson_peeking_text_is_true():

@@ -107,8 +107,10 @@ def tried_table(request, split, run):
                    "searched rows, the best third on three times as many, until all"
                    if results["rows"].nunique() > 1 else
                    "Every (γ, C) was scored on all the searched rows")
+        scored_m = ", ".join(f"{m:,}" for m in sorted(results["m"].unique()))
         st.caption(
-            f"{halving}; then m as set and 4× (at most the rows a fold trains on) at the "
-            "chosen γ and C. C = 1/(2nλ) carries a choice from the rows searched to every "
+            f"{halving}; then, at the chosen γ and C, m as set and 4× (at most the rows a "
+            f"fold trains on), each only while the m before it lowered the CV error (m "
+            f"scored: {scored_m}). C = 1/(2nλ) carries a choice from the rows searched to every "
             "training row (λ is shown for all of them, as the sidebar gets it). m counts the "
             "landmarks asked for: the model's facts count the distinct rows drawn.")

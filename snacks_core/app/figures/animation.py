@@ -17,7 +17,8 @@ from snacks_core.app.figures.style import apply_layout, class_colors, class_poin
 
 
 def _animation_contours(xs, ys, scores):
-    """A frame's traces: f(x) filled, and the lines f = −1, 0, +1 labelled."""
+    """A frame's traces: f(x) in the decision colours, and the lines f = −1, 0, +1
+    labelled."""
     z = np.round(clipped_scores(scores), 3)
     return [
         decision_fill(xs, ys, z, showscale=False, hoverinfo="skip", showlegend=False),

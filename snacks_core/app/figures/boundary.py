@@ -256,10 +256,10 @@ class BoundaryStyle:
 def decision_boundary_figure(surface, X_train, y_train, X_test=None, y_test=None, *,
                              classes, train_pred=None, test_pred=None, landmarks=None,
                              style=BoundaryStyle()):
-    """Filled contour of f(x), the boundary f = 0 and margins f = ±1, the points by class
+    """f(x) in the decision colours, the boundary f = 0 and margins f = ±1, the points by class
     (train: circles, test: diamonds), misclassified points crossed, landmarks as stars.
 
-    For more than two classes the regions of the predicted class replace the contour.
+    For more than two classes the regions of the predicted class replace f(x).
     ``style`` (:class:`BoundaryStyle`) sets the titles, the height, where the legend sits
     and how many points large data shows; the landmarks are always all drawn, on top.
     """
