@@ -418,8 +418,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     chosen, cv_error = dict(best.best_params_, n_components=m_first), 1.0 - best.best_score_
     # Stage 2, a ladder of larger m at the chosen γ and C, each a fit of its own on the same
     # folds: a rung is scored only while the last one lowered the CV error.
+    at_best = {name: [value] for name, value in best.best_params_.items()}
     for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
-        at_best = {name: [value] for name, value in best.best_params_.items()}
         found, scored = search(at_best, rung, halving=False)
         results = pd.concat([results, scored], ignore_index=True)
         if 1.0 - found.best_score_ >= cv_error:

@@ -61,7 +61,7 @@ def decision_fill(xs, ys, z, **options):
 
     A heatmap smoothed by the browser's own image scaling: one grid sent and drawn as one
     picture, where a filled contour made Plotly trace 21 levels' polygons in the visitor's
-    browser (BENCHMARKS.md, 'The decision surface as an image')."""
+    browser (BENCHMARKS.md, 'First picture': the decision surface as an image)."""
     return go.Heatmap(x=xs, y=ys, z=z, zmin=-DECISION_CLIP, zmax=DECISION_CLIP,
                       colorscale=DECISION_COLORSCALE, zsmooth="fast", opacity=0.85, **options)
 
@@ -80,7 +80,7 @@ def level_lines(xs, ys, z, levels):
 
 
 def surface_traces(surface, classes):
-    """Two classes: f(x) filled, the boundary f = 0 and the margins f = ±1; more classes:
+    """Two classes: f(x) shaded, the boundary f = 0 and the margins f = ±1; more classes:
     the regions of the predicted class."""
     if surface.scores.ndim == 2:
         # Float32 halves what a visitor downloads at no visible cost (BENCHMARKS.md, 'First
