@@ -305,3 +305,8 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert (by_m[20] < by_m[10]) == climbs
     assert found.cv_error == pytest.approx(by_m.min())
     assert found.params["n_components"] == int(by_m.idxmin())
+    # The path it reports is the table's: each m in the order scored, with its CV error.
+    assert [m for m, _ in found.m_path] == by_m.index.tolist()
+    np.testing.assert_allclose([error for _, error in found.m_path], by_m.to_numpy())
+    assert found.m_stop == ("the ladder's top (4× the default m, at most 1,500 and the rows a "
+                            "fold trains on)" if climbs else "m = 20 did not lower the CV error")

@@ -60,6 +60,7 @@ class Found(NamedTuple):
     n_rows: int
     fits: int
     refit_seconds: float
+    m_ladder: str = ""  # the default search's m, as printed: each CV error, why it stopped
 
 
 def run(args) -> int:
@@ -92,6 +93,9 @@ def run(args) -> int:
     for row in shown.itertuples():
         print(f"  {row.score:.4f} ± {row.spread:.4f}  {row.setting}"
               + (f", scaling = {row.scaling}" if several else ""))
+    for found in searches:
+        if found.m_ladder:
+            print(f"m{f' (scaling {found.scaling})' if several else ''}: {found.m_ladder}")
     scores = classification_scores(split.y_train, split.y_test, best.model.predict(split.X_test),
                                    best.model.classes_)
     print(f"chosen by CV: {best.chosen}"
@@ -171,8 +175,10 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
         "scaling": scaling})
     chosen = _setting(found.params.get("gamma"), C=found.params["C"],
                       m=found.params["n_components"])
+    ladder = " → ".join(f"{m:,} (CV error {100 * error:.2f} %)" for m, error in found.m_path)
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
-                 found.results.assign(scaling=scaling), found.n_rows, found.fits, refit)
+                 found.results.assign(scaling=scaling), found.n_rows, found.fits, refit,
+                 f"{ladder}; stopped: {found.m_stop}")
 
 
 def _search(args, dataset, scaling) -> Found:

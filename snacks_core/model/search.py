@@ -356,6 +356,8 @@ class DefaultSearch(NamedTuple):
     results: pd.DataFrame  # per setting and round: gamma, C, m, rows, cv_error, cv_spread
     n_rows: int  # the training rows searched (a stratified subsample above the cap)
     fits: int  # the fits scored (settings × folds, every round)
+    m_path: tuple = ()  # (m, its CV error at the chosen γ and C) in the order scored
+    m_stop: str = ""  # why the ladder of m stopped where it did
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
@@ -419,10 +421,15 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     # Stage 2, a ladder of larger m at the chosen γ and C, each a fit of its own on the same
     # folds: a rung is scored only while the last one lowered the CV error.
     at_best = {name: [value] for name, value in best.best_params_.items()}
+    m_path = [(m_first, cv_error)]
+    m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,} and the rows a "
+              "fold trains on)")
     for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
         found, scored = search(at_best, rung, halving=False)
         results = pd.concat([results, scored], ignore_index=True)
+        m_path.append((rung, 1.0 - found.best_score_))
         if 1.0 - found.best_score_ >= cv_error:
+            m_stop = f"m = {rung:,} did not lower the CV error"
             break
         chosen, cv_error = dict(found.best_params_, n_components=rung), 1.0 - found.best_score_
     table = pd.DataFrame({
@@ -430,7 +437,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
-    return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits))
+    return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits), tuple(m_path), m_stop)
 
 
 def _searched_rows(X, y, seed):
