@@ -356,8 +356,8 @@ class DefaultSearch(NamedTuple):
     results: pd.DataFrame  # per setting and round: gamma, C, m, rows, cv_error, cv_spread
     n_rows: int  # the training rows searched (a stratified subsample above the cap)
     fits: int  # the fits scored (settings × folds, every round)
-    m_path: tuple = ()  # (m, its CV error at the chosen γ and C) in the order scored
-    m_stop: str = ""  # why the ladder of m stopped where it did
+    m_path: tuple  # (m, its CV error at the chosen γ and C) in the order scored
+    m_stop: str  # why the ladder of m stopped where it did
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
@@ -427,11 +427,12 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
         found, scored = search(at_best, rung, halving=False)
         results = pd.concat([results, scored], ignore_index=True)
-        m_path.append((rung, 1.0 - found.best_score_))
-        if 1.0 - found.best_score_ >= cv_error:
+        rung_error = 1.0 - found.best_score_
+        m_path.append((rung, rung_error))
+        if rung_error >= cv_error:
             m_stop = f"m = {rung:,} did not lower the CV error"
             break
-        chosen, cv_error = dict(found.best_params_, n_components=rung), 1.0 - found.best_score_
+        chosen, cv_error = dict(found.best_params_, n_components=rung), rung_error
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
         "m": results["m"].astype(int), "rows": results["n_resources"],
