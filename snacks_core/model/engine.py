@@ -186,18 +186,35 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
                                                           max_epochs)
     if spec.entry.streaming and n_jobs is not None:
         options["n_jobs"] = n_jobs
-    solve = spec.entry.solve
+    solve, together = spec.entry.solve, spec.entry.columns
+
+    def own(k):
+        mine = {}
+        if held is not None:
+            mine["stopping_set"] = (held[0], held[1][k])
+        if validation is not None:
+            mine["validation"] = (validation[0], validation[1][k])
+        if w0 is not None:
+            mine["w0"] = w0[k]
+        return mine
 
     def solve_one(k):
-        own = {}
-        if held is not None:
-            own["stopping_set"] = (held[0], held[1][k])
-        if validation is not None:
-            own["validation"] = (validation[0], validation[1][k])
-        if w0 is not None:
-            own["w0"] = w0[k]
-        return solve(Z, targets[k], spec.lam, **options, **own)
+        return solve(Z, targets[k], spec.lam, **options, **own(k))
 
+    def solve_group(ks):
+        # The group's columns share every full sweep of the rows (registry ``columns``).
+        return together(Z, [targets[k] for k in ks], spec.lam, own=[own(k) for k in ks],
+                        **options)
+
+    if together is not None and len(targets) > 1:
+        # As many groups as workers, each solved together on a thread of its own.
+        groups = [list(ks) for ks in np.array_split(np.arange(len(targets)),
+                                                     min(max(workers, 1), len(targets)))]
+        if len(groups) == 1:
+            return solve_group(groups[0])
+        with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+            parts = list(pool.map(carry(solve_group), groups))
+        return [result for part in parts for result in part]
     if workers <= 1:
         return [solve_one(k) for k in range(len(targets))]
     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -81,6 +81,11 @@ class Solver:
         The names a ``solve`` taking ``**options`` accepts there: an adapter that groups
         flat ``solver_options`` into the solver's frozen options (e.g.
         :func:`snacks_core.solvers.snacks.registry_solve`).
+    columns : callable or None
+        ``columns(Z, ys, lam, own=[...], **keywords)``: several problems on the same
+        embedding solved together (one-vs-rest columns sharing reads of the rows), each
+        result ``solve``'s to its tolerance; ``own`` holds each problem's ``w0``,
+        ``validation`` and ``stopping_set``.  None: the columns are solved one by one.
     """
 
     solve: Callable
@@ -91,6 +96,7 @@ class Solver:
     streaming: bool = False
     constraints: dict = field(default_factory=lambda: dict(BUDGET_CONSTRAINTS))
     option_keywords: frozenset = frozenset()
+    columns: Callable | None = None
 
     def __post_init__(self):
         if self.input not in INPUTS:
@@ -115,7 +121,7 @@ WARM_STAGE_EPOCHS = 3.0
 
 REGISTRY = {
     "snacks": Solver(snacks.registry_solve, option_keywords=snacks.OPTION_KEYWORDS,
-                     warm_start=True,
+                     columns=snacks.registry_solve_columns, warm_start=True,
                      warm_start_options={"stage_epochs": WARM_STAGE_EPOCHS},
                      early_stopping=True, streaming=True, constraints={
                          "max_epochs": [_POSITIVE],

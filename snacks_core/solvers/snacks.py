@@ -310,14 +310,33 @@ def registry_solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3,
     and ``stopping_set`` make the :class:`EarlyStopping`.  The other keywords are
     :func:`solve`'s.
     """
-    schedule = AssgSchedule(**{name: options.pop(name) for name in _SCHEDULE_KEYWORDS
-                               if name in options})
-    early_stopping = (None if n_iter_no_change is None
-                      else EarlyStopping(n_iter_no_change, stopping_set))
     return solve(Z, y, lam, sample_weight=sample_weight, max_epochs=max_epochs, tol=tol,
                  random_state=random_state, validation=validation, callback=callback, w0=w0,
-                 options=SnacksOptions(schedule=schedule, **options),
-                 early_stopping=early_stopping)
+                 options=_grouped_options(options),
+                 early_stopping=_early_stopping(n_iter_no_change, stopping_set))
+
+
+def registry_solve_columns(Z, ys, lam, *, own=None, n_iter_no_change=None, **keywords):
+    """:func:`solve_columns` from :func:`registry_solve`'s flat keywords, shared by the
+    problems, and each problem's own (``own``: ``validation``, ``w0``, ``stopping_set``)."""
+    options = _grouped_options({name: keywords.pop(name) for name in OPTION_KEYWORDS
+                                if name in keywords})
+    problems = [{**{name: value for name, value in mine.items() if name != "stopping_set"},
+                 "early_stopping": _early_stopping(n_iter_no_change, mine.get("stopping_set"))}
+                for mine in ([{}] * len(ys) if own is None else own)]
+    return solve_columns(Z, ys, lam, own=problems, options=options, **keywords)
+
+
+def _grouped_options(options):
+    """:class:`SnacksOptions` from the flat ``solver_options``."""
+    options = dict(options)
+    schedule = AssgSchedule(**{name: options.pop(name) for name in _SCHEDULE_KEYWORDS
+                               if name in options})
+    return SnacksOptions(schedule=schedule, **options)
+
+
+def _early_stopping(n_iter_no_change, stopping_set):
+    return None if n_iter_no_change is None else EarlyStopping(n_iter_no_change, stopping_set)
 
 
 def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_state=None,
@@ -380,6 +399,17 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     ValueError
         When ``w0`` does not have m entries, or early stopping has no held-out rows.
     """
+    with numba_threads(options.n_jobs):
+        return _alone(_solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state,
+                                   validation, callback, w0, options, early_stopping))
+
+
+def _solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state, validation,
+                 callback, w0, options, early_stopping):
+    """:func:`solve` as a generator: it yields a :class:`_FullSweep` for each full sweep
+    of dual ascent, is sent the sweep's hinge sum, and returns the :class:`SolverResult`.
+    The caller makes the sweeps: :func:`_alone` one by one, :func:`solve_columns` those of
+    several problems together."""
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
     n_iter_no_change, stopping_set = None, validation
     if early_stopping is not None:
@@ -398,17 +428,134 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     recorder = HistoryRecorder(blocks.array, y, lam, sample_weight, validation, callback)
     sample_weight = np.ones(n) if sample_weight is None else sample_weight
     early = n_iter_no_change is not None
+    stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(blocks, y, sample_weight,
+                                                                    lam, recorder)
+    run = _Run(recorder, tol, n_iter_no_change, stopping_set, n)
+    objective, gap = stages.certificate(w)
+    run.checkpoint(w, 0, 0.0, objective, gap)
+    schedule = _Schedule.first(stages, w, objective, gap, n, options.schedule)
+    polish = (options.polish and options.penalty == "l2"
+              and (not early or _dual_ascent_is_fast(stages, lam)))
+    steps = yield from _optimise(stages, run, w, objective, schedule, rng, max_steps, polish,
+                                 early)
+    return _result(stages, run, recorder, steps)
+
+
+@dataclass
+class _FullSweep:
+    """One full sweep of dual ascent that a solve asks for (:func:`_polish`): over every
+    row of ``stages.blocks`` from ``w``, certifying ``w_start``; ``rng`` and ``order`` are
+    the solve's own, for a sweep made alone."""
+
+    stages: _L2Stages
+    upper: np.ndarray
+    alpha: np.ndarray
+    w: np.ndarray
+    w_start: np.ndarray
+    rng: np.random.Generator
+    order: np.ndarray
+
+
+def _alone(steps):
+    """Drive one solve's generator (:func:`_solve_steps`), making its full sweeps in its
+    own random order: the rows of each block shuffled, the blocks in a random order."""
+    try:
+        sweep = next(steps)
+        while True:
+            stages = sweep.stages
+            hinge = 0.0
+            for block in stages.blocks.shuffled(sweep.rng):
+                rows = sweep.order[block.start:block.stop]
+                sweep.rng.shuffle(rows)
+                hinge += loops.dual_ascent_sweep(block.Z, block.start, stages.y, sweep.upper,
+                                                 stages.sqnorm, rows, sweep.alpha, sweep.w,
+                                                 sweep.w_start)
+            sweep = steps.send(hinge)
+    except StopIteration as done:
+        return done.value
+
+
+def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOptions(),
+                  **common):
+    """:func:`solve` for several problems on the same embedding (one-vs-rest columns), their
+    full sweeps of dual ascent made together: each visit of a row reads z_i once for every
+    problem still polishing (:func:`~snacks_core.solvers.snacks_kernels.dual_ascent_sweep_columns`).
+
+    Each problem runs its own ASSG stages, restricted sweeps, checkpoints and stop rules as
+    :func:`solve` does; only the order of the rows in the shared sweeps differs (one order
+    for all, drawn from ``random_state``), so each result is :func:`solve`'s to its
+    certified tolerance.  The histories' clocks count the time of the problems solved
+    together.
+
+    Parameters
+    ----------
+    Z : ndarray or EmbeddingStore
+        The embedded rows, shared by the problems.
+    ys : list of ndarray
+        Each problem's ±1 labels.
+    lam : float
+        Regularisation λ, shared.
+    own : list of dict or None
+        Each problem's own keywords of :func:`solve` (``validation``, ``w0``,
+        ``early_stopping``); None: none.
+    random_state, options, **common
+        As :func:`solve`'s, shared by the problems (``random_state`` seeds each problem as
+        it seeds :func:`solve`, and the shared sweeps' order).
+
+    Returns
+    -------
+    list of SolverResult, in the order of ``ys``.
+    """
+    own = [{} for _ in ys] if own is None else own
+    keywords = {"sample_weight": None, "max_epochs": 50, "tol": 1e-3, "validation": None,
+                "callback": None, "w0": None, "early_stopping": None}
+    keywords.update(common)
+    seed = resolve_seed(random_state)
+    rng = np.random.default_rng(seed)
     with numba_threads(options.n_jobs):
-        stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(blocks, y, sample_weight,
-                                                                        lam, recorder)
-        run = _Run(recorder, tol, n_iter_no_change, stopping_set, n)
-        objective, gap = stages.certificate(w)
-        run.checkpoint(w, 0, 0.0, objective, gap)
-        schedule = _Schedule.first(stages, w, objective, gap, n, options.schedule)
-        polish = (options.polish and options.penalty == "l2"
-                  and (not early or _dual_ascent_is_fast(stages, lam)))
-        steps = _optimise(stages, run, w, objective, schedule, rng, max_steps, polish, early)
-    return _result(stages, run, recorder, steps, options.n_jobs)
+        solves = [_solve_steps(Z, y, lam, **{**keywords, **mine, "random_state": seed,
+                                              "options": options})
+                  for y, mine in zip(ys, own)]
+        return _together(solves, rng)
+
+
+def _together(solves, rng):
+    """Drive several solves' generators, making the full sweeps they ask for at the same
+    time in one read of the rows, in one random order."""
+    results = [None] * len(solves)
+    waiting = {}
+
+    def advance(k, hinge):
+        try:
+            waiting[k] = next(solves[k]) if hinge is None else solves[k].send(hinge)
+        except StopIteration as done:
+            results[k] = done.value
+
+    for k in range(len(solves)):
+        advance(k, None)
+    order = None
+    while waiting:
+        ks = sorted(waiting)
+        sweeps = [waiting.pop(k) for k in ks]
+        stages = sweeps[0].stages
+        if order is None:
+            order = np.arange(stages.blocks.shape[0])
+        Y = np.stack([s.stages.y for s in sweeps])
+        upper = np.stack([s.upper for s in sweeps])
+        alpha = np.stack([s.alpha for s in sweeps])
+        W = np.stack([s.w for s in sweeps])
+        W_start = np.stack([s.w_start for s in sweeps])
+        hinge = np.zeros(len(sweeps))
+        for block in stages.blocks.shuffled(rng):
+            rows = order[block.start:block.stop]
+            rng.shuffle(rows)
+            loops.dual_ascent_sweep_columns(block.Z, block.start, Y, upper, stages.sqnorm,
+                                            rows, alpha, W, W_start, hinge)
+        for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge):
+            sweep.alpha[:] = alpha_k
+            sweep.w[:] = w_k
+            advance(k, float(hinge_k))
+    return results
 
 
 @dataclass
@@ -453,7 +600,7 @@ def _optimise(stages, run, w, objective, schedule, rng, max_steps, polish, early
     check_rows = rows_between_checks(n, early)
     while run.stop_reason is None and steps < max_steps:
         if polish and stages.assg_steps >= POLISH_AFTER_EPOCHS * n:
-            return _polish(stages, run, steps, max_steps, rng)
+            return (yield from _polish(stages, run, steps, max_steps, rng))
         T = schedule.next_stage(max_steps - steps)
         w, objective, steps = _stage(stages, run, w, T, steps, rng, schedule, check_rows, early)
         # No decrease over two whole stages: the sampling noise floor is reached.
@@ -494,15 +641,14 @@ def _stage(stages, run, c, T, steps, rng, schedule, check_rows, early):
     return w, objective, steps
 
 
-def _result(stages, run, recorder, steps, n_jobs):
+def _result(stages, run, recorder, steps):
     """The point to return, with the history ending at it, and the epochs of each phase."""
     n = stages.blocks.shape[0]
     best_w, best_objective = run.result()
     unmeasured = np.isnan(best_objective)
     if unmeasured:
         # Early stopping chose a point inside a stage: one pass measures its F.
-        with numba_threads(n_jobs):
-            best_objective, _ = stages.certificate(best_w, with_dual=False)
+        best_objective, _ = stages.certificate(best_w, with_dual=False)
     gap = max(best_objective - run.best_dual, 0.0)
     if best_w is not run.last_w:
         # The history ends with the point returned.
@@ -613,7 +759,8 @@ def _polish(stages, run, steps, max_steps, rng):
     had a margin ≥ 1 and mostly keeps it; up to :data:`_SHRUNK_SWEEPS` of them, at most
     :data:`_SHRUNK_EPOCHS` full sweeps' worth of rows in all); the next full sweep brings
     back any row that needs it (not under early stopping, whose patience counts full
-    sweeps).  Returns the number of steps (rows visited).
+    sweeps).  A generator: yields a :class:`_FullSweep` for each full sweep, is sent its
+    hinge sum, and returns the number of steps (rows visited).
     """
     blocks, lam = stages.blocks, stages.lam
     n = blocks.shape[0]
@@ -629,12 +776,7 @@ def _polish(stages, run, steps, max_steps, rng):
     while run.stop_reason is None and steps + n <= max_steps:
         w_start = w.copy()
         alpha_sum = float(alpha.sum())
-        hinge = 0.0
-        for block in blocks.shuffled(rng):
-            rows = order[block.start:block.stop]
-            rng.shuffle(rows)
-            hinge += loops.dual_ascent_sweep(block.Z, block.start, stages.y, upper,
-                                             stages.sqnorm, rows, alpha, w, w_start)
+        hinge = yield _FullSweep(stages, upper, alpha, w, w_start, rng, order)
         steps += n
         norm2 = float(w_start @ w_start)
         objective = hinge / (C * n) + lam * norm2

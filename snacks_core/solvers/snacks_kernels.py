@@ -397,6 +397,55 @@ def dual_ascent_sweep(Z, offset, y, upper, sqnorm, order, alpha, w, w_start):
     return hinge
 
 
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def dual_ascent_sweep_columns(Z, offset, Y, upper, sqnorm, order, alpha, W, W_start, hinge):
+    """:func:`dual_ascent_sweep` for K problems on the same rows in one read of them.
+
+    Row k of ``Y``, ``upper``, ``alpha``, ``W`` and ``W_start`` is problem k's y, upper,
+    α, w and w_start; ``hinge[k]`` gets its hinge sum.  Each visit of a row reads z_i once
+    for the K margins (2K dot products against ``W`` and ``W_start``, which stay in cache),
+    then makes each problem's clipped Newton step, exactly as K sweeps in the same order:
+    problem k's step reads only its own w_k.
+    """
+    K = W.shape[0]
+    m = W.shape[1]
+    current = np.empty(K)
+    start = np.empty(K)
+    count = order.shape[0]
+    for r in range(count):
+        if r + PREFETCH_AHEAD < count:
+            prefetch_row(Z, order[r + PREFETCH_AHEAD] - offset)
+        i = order[r]
+        zi = Z[i - offset]
+        for k in range(K):
+            first = 0.0
+            second = 0.0
+            wk = W[k]
+            sk = W_start[k]
+            for j in range(m):
+                zj = np.float64(zi[j])
+                first += wk[j] * zj
+                second += sk[j] * zj
+            current[k] = first
+            start[k] = second
+        usable = sqnorm[i] > 0.0
+        for k in range(K):
+            yk = Y[k, i]
+            start_margin = yk * start[k]
+            if start_margin < 1.0:
+                hinge[k] += upper[k, i] * (1.0 - start_margin)
+            if not usable or upper[k, i] <= 0.0:
+                continue
+            old = alpha[k, i]
+            new = min(upper[k, i], max(0.0, old - (yk * current[k] - 1.0) / sqnorm[i]))
+            if new != old:
+                delta = (new - old) * yk
+                wk = W[k]
+                for j in range(m):
+                    wk[j] += delta * zi[j]
+                alpha[k, i] = new
+
+
 @njit(cache=True, nogil=True)
 def dual_refine_sweep(Z, offset, y, upper, sqnorm, rows, alpha, w):
     """Dual coordinate ascent over ``rows`` only (no certificate): a sweep restricted to
