@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_blobs
 
 import reference
+from conftest import random_fourier_features
 from snacks_core import SnacksClassifier
 from snacks_core.model.engine import binary_targets, train_columns
 from snacks_core.model.specs import SolverSpec
@@ -25,7 +26,6 @@ from snacks_core.solvers import REGISTRY, snacks
 from snacks_core.solvers import snacks_kernels as loops
 from snacks_core.solvers.snacks import EarlyStopping
 from snacks_core.solvers.storage import EmbeddingStore
-from conftest import random_fourier_features
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_columns_together_equal_separate_solves_to_tol(four_classes, tol):
     together = snacks.solve_columns(Z, ys, lam, sample_weight=weights, tol=tol,
                                     max_epochs=500, random_state=0)
     assert len(together) == len(ys)
-    for y, star, joint in zip(ys, stars, together):
+    for y, star, joint in zip(ys, stars, together, strict=False):
         alone = snacks.solve(Z, y, lam, sample_weight=weights, tol=tol, max_epochs=500,
                              random_state=0)
         assert joint.stop_reason == alone.stop_reason == "tol_gap"
@@ -114,7 +114,7 @@ def test_columns_in_shuffled_blocks_of_a_store(four_classes, tmp_path):
         assert len(store.block_bounds()) > 5
         results = snacks.solve_columns(store, ys, lam, sample_weight=weights, tol=1e-4,
                                        max_epochs=500, random_state=1)
-    for y, result in zip(ys, results):
+    for y, result in zip(ys, results, strict=False):
         star, _ = reference.optimal_objective(stored, y, lam, weights)
         F = reference.objective(result.coef, stored, y, lam, weights)
         assert result.stop_reason == "tol_gap"
@@ -165,7 +165,7 @@ def test_train_columns_solves_the_columns_together(four_classes, monkeypatch):
         assert sorted(groups) == [len(ys) // workers] * workers
         monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=None))
         alone = train_columns(spec, Z, ys, seed=0, sample_weight=weights, workers=workers)
-        for y, star, joint, single in zip(ys, stars, together, alone):
+        for y, star, joint, single in zip(ys, stars, together, alone, strict=False):
             F = reference.objective(joint.coef, Z, y, lam, weights)
             assert (F - star) / F <= 1e-4 + 1e-9
             bound = np.sqrt(_gap(joint) / lam) + np.sqrt(_gap(single) / lam)

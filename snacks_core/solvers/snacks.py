@@ -515,7 +515,7 @@ def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOpti
     with numba_threads(options.n_jobs):
         solves = [_solve_steps(Z, y, lam, **{**keywords, **mine, "random_state": seed,
                                               "options": options})
-                  for y, mine in zip(ys, own)]
+                  for y, mine in zip(ys, own, strict=False)]
         return _together(solves, rng)
 
 
@@ -551,7 +551,7 @@ def _together(solves, rng):
             rng.shuffle(rows)
             loops.dual_ascent_sweep_columns(block.Z, block.start, Y, upper, stages.sqnorm,
                                             rows, alpha, W, W_start, hinge)
-        for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge):
+        for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge, strict=False):
             sweep.alpha[:] = alpha_k
             sweep.w[:] = w_k
             advance(k, float(hinge_k))
