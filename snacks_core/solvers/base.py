@@ -169,7 +169,7 @@ def check_problem(Z, y, lam, sample_weight=None):
         raise ValueError(f"lam must be a positive finite number, got {lam!r}.")
     if hasattr(Z, "block_bounds"):
         # An EmbeddingStore: its rows were checked when they were embedded.
-        return (Z, *_check_labels_and_weights(y, sample_weight, Z.n_rows))
+        return (Z, *check_labels_and_weights(y, sample_weight, Z.n_rows))
     Z = np.asarray(Z)
     if Z.dtype not in (np.float32, np.float64):
         Z = Z.astype(np.float64)
@@ -178,7 +178,7 @@ def check_problem(Z, y, lam, sample_weight=None):
         raise ValueError(f"Z must be a non-empty 2-D array, got shape {Z.shape}.")
     if not _all_finite(Z):
         raise ValueError("Z contains NaN or infinite values.")
-    return (Z, *_check_labels_and_weights(y, sample_weight, Z.shape[0]))
+    return (Z, *check_labels_and_weights(y, sample_weight, Z.shape[0]))
 
 
 def _all_finite(Z):
@@ -191,7 +191,9 @@ def _all_finite(Z):
     return all(np.isfinite(Z[start:start + rows]).all() for start in range(0, Z.shape[0], rows))
 
 
-def _check_labels_and_weights(y, sample_weight, n_rows):
+def check_labels_and_weights(y, sample_weight, n_rows):
+    """Validate ±1 labels and weights s_i for n_rows rows (a part of :func:`check_problem`);
+    returns them as contiguous float64 arrays (the weights None when not given)."""
     y = np.ascontiguousarray(y, dtype=np.float64).ravel()
     if y.shape[0] != n_rows:
         raise ValueError(f"Z has {n_rows} rows but y has {y.shape[0]} labels.")

@@ -71,6 +71,7 @@ from snacks_core.solvers.base import (
     TOL_OBJECTIVE,
     HistoryRecorder,
     SolverResult,
+    check_labels_and_weights,
     check_problem,
     resolve_seed,
 )
@@ -399,18 +400,30 @@ def solve(Z, y, lam, *, sample_weight=None, max_epochs=50, tol=1e-3, random_stat
     ValueError
         When ``w0`` does not have m entries, or early stopping has no held-out rows.
     """
-    with numba_threads(options.n_jobs):
-        return _alone(_solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state,
-                                   validation, callback, w0, options, early_stopping))
-
-
-def _solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state, validation,
-                 callback, w0, options, early_stopping):
-    """:func:`solve` as a generator: it yields a :class:`_FullSweep` for each full sweep
-    of dual ascent, is sent the sweep's hinge sum, and returns the :class:`SolverResult`.
-    The caller makes the sweeps: :func:`_alone` one by one, :func:`solve_columns` those of
-    several problems together."""
     Z, y, sample_weight = check_problem(Z, y, lam, sample_weight)
+    with numba_threads(options.n_jobs):
+        return _alone(_solve_steps(_Rows(Z), y, lam, sample_weight, max_epochs, tol,
+                                   random_state, validation, callback, w0, options,
+                                   early_stopping))
+
+
+class _Rows:
+    """The embedded rows (checked), as the solves on them read them: their blocks and
+    squared norms ‖z_i‖², shared by the problems of :func:`solve_columns`."""
+
+    def __init__(self, Z):
+        self.blocks = RowBlocks(Z)
+        self.sqnorm = np.empty(self.blocks.shape[0])
+        for block in self.blocks:
+            loops.squared_norms(block.Z, self.sqnorm[block.start:block.stop])
+
+
+def _solve_steps(rows, y, lam, sample_weight, max_epochs, tol, random_state, validation,
+                 callback, w0, options, early_stopping):
+    """:func:`solve` on checked inputs (:class:`_Rows`) as a generator: it yields a
+    :class:`_FullSweep` for each full sweep of dual ascent, is sent the sweep's hinge sum,
+    and returns the :class:`SolverResult`.  The caller makes the sweeps: :func:`_alone` one
+    by one, :func:`solve_columns` those of several problems together."""
     n_iter_no_change, stopping_set = None, validation
     if early_stopping is not None:
         n_iter_no_change = early_stopping.n_iter_no_change
@@ -418,7 +431,7 @@ def _solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state, valida
             stopping_set = early_stopping.stopping_set
         if stopping_set is None:
             raise ValueError("n_iter_no_change (early stopping) needs a validation set.")
-    blocks = RowBlocks(Z)
+    blocks = rows.blocks
     n, m = blocks.shape
     w = np.zeros(m) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     if w.shape[0] != m:
@@ -428,7 +441,7 @@ def _solve_steps(Z, y, lam, sample_weight, max_epochs, tol, random_state, valida
     recorder = HistoryRecorder(blocks.array, y, lam, sample_weight, validation, callback)
     sample_weight = np.ones(n) if sample_weight is None else sample_weight
     early = n_iter_no_change is not None
-    stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(blocks, y, sample_weight,
+    stages = (_L1Stages if options.penalty == "l1" else _L2Stages)(rows, y, sample_weight,
                                                                     lam, recorder)
     run = _Run(recorder, tol, n_iter_no_change, stopping_set, n)
     objective, gap = stages.certificate(w)
@@ -507,16 +520,20 @@ def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOpti
     list of SolverResult, in the order of ``ys``.
     """
     own = [{} for _ in ys] if own is None else own
-    keywords = {"sample_weight": None, "max_epochs": 50, "tol": 1e-3, "validation": None,
-                "callback": None, "w0": None, "early_stopping": None}
+    keywords = {"max_epochs": 50, "tol": 1e-3, "validation": None, "callback": None,
+                "w0": None, "early_stopping": None}
     keywords.update(common)
+    Z, _, sample_weight = check_problem(Z, ys[0], lam, keywords.pop("sample_weight", None))
+    n = Z.n_rows if hasattr(Z, "block_bounds") else Z.shape[0]
+    ys = [check_labels_and_weights(y, None, n)[0] for y in ys]
     seed = resolve_seed(random_state)
-    rng = np.random.default_rng(seed)
     with numba_threads(options.n_jobs):
-        solves = [_solve_steps(Z, y, lam, **{**keywords, **mine, "random_state": seed,
-                                              "options": options})
-                  for y, mine in zip(ys, own, strict=False)]
-        return _together(solves, rng)
+        rows = _Rows(Z)
+        solves = [_solve_steps(rows, y, lam, sample_weight,
+                               **{**keywords, **mine, "random_state": seed,
+                                  "options": options})
+                  for y, mine in zip(ys, own, strict=True)]
+        return _together(solves, np.random.default_rng(seed))
 
 
 def _together(solves, rng):
@@ -803,20 +820,19 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     sweeps = min(max_sweeps, int(epochs * n // max(rows.size, 1)))
     if steps + sweeps * rows.size + n > max_steps:
         return steps
+    loops.seed_shuffles(int(rng.integers(2**32)))
     if stages.blocks.array is not None and len(stages.blocks.bounds) == 1:
-        # One block in memory: the same orders, drawn first, swept in one jitted call (the
-        # sweeps of a small problem cost less than calling them one by one from Python).
-        orders = np.empty((sweeps, rows.size), dtype=np.int64)
-        for k in range(sweeps):
-            orders[k] = rng.permutation(rows)
+        # One block in memory: the sweeps in one jitted call, which draws their orders
+        # (the sweeps of a small problem cost less than drawing and calling them one by
+        # one from Python); a store read as one block draws the same.
         loops.dual_refine_sweeps(stages.blocks.array, 0, stages.y, upper, stages.sqnorm,
-                                 orders, alpha, w)
+                                 rows, sweeps, alpha, w)
         return steps + sweeps * rows.size
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
             part = rows[np.searchsorted(rows, block.start):np.searchsorted(rows, block.stop)]
-            loops.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
-                                    rng.permutation(part), alpha, w)
+            loops.dual_refine_sweeps(block.Z, block.start, stages.y, upper, stages.sqnorm,
+                                     part, 1, alpha, w)
         steps += rows.size
     return steps
 
@@ -828,13 +844,10 @@ class _L2Stages:
     estimate β and g = Σ s_i β_i y_i z_i; the next stage's table ⟨z_i, c⟩ is y·margin.
     """
 
-    def __init__(self, blocks, y, sample_weight, lam, recorder):
-        n, m = blocks.shape
-        self.blocks, self.y, self.sample_weight = blocks, y, sample_weight
-        self.lam, self.recorder = lam, recorder
-        self.sqnorm = np.empty(n)
-        for block in blocks:
-            loops.squared_norms(block.Z, self.sqnorm[block.start:block.stop])
+    def __init__(self, rows, y, sample_weight, lam, recorder):
+        n, m = rows.blocks.shape
+        self.blocks, self.sqnorm, self.y = rows.blocks, rows.sqnorm, y
+        self.sample_weight, self.lam, self.recorder = sample_weight, lam, recorder
         self.v, self.u = np.empty(m), np.empty(m)
         # Counts (halved at each stage): float32 holds them exactly enough, in half the memory.
         self.hits, self.violations = np.zeros(n, np.float32), np.zeros(n, np.float32)
