@@ -20,7 +20,8 @@ from sklearn.datasets import make_blobs
 import reference
 from conftest import random_fourier_features
 from snacks_core import SnacksClassifier
-from snacks_core.model.engine import binary_targets, train_columns
+from snacks_core.model import engine
+from snacks_core.model.engine import binary_targets
 from snacks_core.model.specs import SolverSpec
 from snacks_core.solvers import REGISTRY, snacks
 from snacks_core.solvers import snacks_kernels as loops
@@ -89,7 +90,7 @@ def test_columns_together_equal_separate_solves_to_tol(four_classes, tol):
     together = snacks.solve_columns(Z, ys, lam, sample_weight=weights, tol=tol,
                                     max_epochs=500, random_state=0)
     assert len(together) == len(ys)
-    for y, star, joint in zip(ys, stars, together, strict=False):
+    for y, star, joint in zip(ys, stars, together, strict=True):
         alone = snacks.solve(Z, y, lam, sample_weight=weights, tol=tol, max_epochs=500,
                              random_state=0)
         assert joint.stop_reason == alone.stop_reason == "tol_gap"
@@ -114,7 +115,7 @@ def test_columns_in_shuffled_blocks_of_a_store(four_classes, tmp_path):
         assert len(store.block_bounds()) > 5
         results = snacks.solve_columns(store, ys, lam, sample_weight=weights, tol=1e-4,
                                        max_epochs=500, random_state=1)
-    for y, result in zip(ys, results, strict=False):
+    for y, result in zip(ys, results, strict=True):
         star, _ = reference.optimal_objective(stored, y, lam, weights)
         F = reference.objective(result.coef, stored, y, lam, weights)
         assert result.stop_reason == "tol_gap"
@@ -145,11 +146,18 @@ def test_each_column_keeps_its_own_start_and_stopping(four_classes):
     assert alone.stop_reason == "early_stopping"
 
 
-def test_train_columns_solves_the_columns_together(four_classes, monkeypatch):
-    """The engine solves the one-vs-rest columns together, in as many groups as workers,
-    each column to its tolerance; with the registry's ``columns`` removed, one by one, to
-    the same optima."""
+@pytest.mark.parametrize("state_bytes, workers, sizes", [
+    (1, 1, [4]), (1, 2, [2, 2]),  # the rule allows all four columns in one group
+    (100, 1, [2, 2]), (100, 2, [2, 2]),  # 320 bytes a row: groups of at most 3
+    (1000, 2, [1, 1, 1, 1])])  # a column's state outweighs a row: one at a time
+def test_train_columns_solves_the_columns_together(four_classes, monkeypatch, state_bytes,
+                                                   workers, sizes):
+    """The engine solves the one-vs-rest columns together, in at least as many groups as
+    workers and in groups whose state stays within the embedding's bytes per row, each
+    column to its tolerance; with the registry's ``columns`` removed, one by one, to the
+    same optima."""
     Z, ys, lam, weights, stars = four_classes
+    monkeypatch.setattr(engine, "COLUMN_STATE_BYTES", state_bytes)
     spec = SolverSpec("snacks", lam, max_epochs=500, tol=1e-4)
     entry = REGISTRY["snacks"]
     groups = []
@@ -158,18 +166,39 @@ def test_train_columns_solves_the_columns_together(four_classes, monkeypatch):
         groups.append(len(ys))
         return entry.columns(Z, ys, lam, **keywords)
 
-    for workers in (1, 2):
-        groups.clear()
-        monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=counting))
-        together = train_columns(spec, Z, ys, seed=0, sample_weight=weights, workers=workers)
-        assert sorted(groups) == [len(ys) // workers] * workers
-        monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=None))
-        alone = train_columns(spec, Z, ys, seed=0, sample_weight=weights, workers=workers)
-        for y, star, joint, single in zip(ys, stars, together, alone, strict=False):
-            F = reference.objective(joint.coef, Z, y, lam, weights)
-            assert (F - star) / F <= 1e-4 + 1e-9
-            bound = np.sqrt(_gap(joint) / lam) + np.sqrt(_gap(single) / lam)
-            assert np.linalg.norm(joint.coef - single.coef) <= bound + 1e-9
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=counting))
+    together = engine.train_columns(spec, Z, ys, seed=0, sample_weight=weights,
+                                    workers=workers)
+    assert sorted(groups) == sizes
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=None))
+    alone = engine.train_columns(spec, Z, ys, seed=0, sample_weight=weights, workers=workers)
+    for y, star, joint, single in zip(ys, stars, together, alone, strict=True):
+        F = reference.objective(joint.coef, Z, y, lam, weights)
+        assert (F - star) / F <= 1e-4 + 1e-9
+        bound = np.sqrt(_gap(joint) / lam) + np.sqrt(_gap(single) / lam)
+        assert np.linalg.norm(joint.coef - single.coef) <= bound + 1e-9
+
+
+def test_train_columns_on_a_store_solves_them_one_by_one(four_classes, monkeypatch):
+    """A store's columns are not held together (their state would take the memory the store
+    saves): each is solved alone, to its tolerance."""
+    Z, ys, lam, _, _ = four_classes
+    entry = REGISTRY["snacks"]
+
+    def refused(*args, **keywords):
+        raise AssertionError("columns solved together on a store")
+
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=refused))
+    stored = Z.astype(np.float32)
+    with EmbeddingStore(*Z.shape, "disk", np.float32, block_rows=200) as store:
+        store.write(0, stored)
+        results = engine.train_columns(SolverSpec("snacks", lam, max_epochs=500, tol=1e-4),
+                                       store, ys, seed=0)
+    stored = stored.astype(np.float64)
+    for y, result in zip(ys, results, strict=True):
+        star, _ = reference.optimal_objective(stored, y, lam)
+        F = reference.objective(result.coef, stored, y, lam)
+        assert (F - star) / F <= 1e-4 + 1e-9
 
 
 def test_classifier_with_many_classes_predicts_as_separate_solves(monkeypatch):

@@ -457,8 +457,8 @@ def _solve_steps(rows, y, lam, sample_weight, max_epochs, tol, random_state, val
 @dataclass
 class _FullSweep:
     """One full sweep of dual ascent that a solve asks for (:func:`_polish`): over every
-    row of ``stages.blocks`` from ``w``, certifying ``w_start``; ``rng`` and ``order`` are
-    the solve's own, for a sweep made alone."""
+    row of ``stages.blocks`` from ``w``, certifying ``w_start``; ``rng`` is the solve's
+    own, for a sweep made alone."""
 
     stages: _L2Stages
     upper: np.ndarray
@@ -466,7 +466,6 @@ class _FullSweep:
     w: np.ndarray
     w_start: np.ndarray
     rng: np.random.Generator
-    order: np.ndarray
 
 
 def _alone(steps):
@@ -474,11 +473,12 @@ def _alone(steps):
     own random order: the rows of each block shuffled, the blocks in a random order."""
     try:
         sweep = next(steps)
+        order = np.arange(sweep.stages.blocks.shape[0])
         while True:
             stages = sweep.stages
             hinge = 0.0
             for block in stages.blocks.shuffled(sweep.rng):
-                rows = sweep.order[block.start:block.stop]
+                rows = order[block.start:block.stop]
                 sweep.rng.shuffle(rows)
                 hinge += loops.dual_ascent_sweep(block.Z, block.start, stages.y, sweep.upper,
                                                  stages.sqnorm, rows, sweep.alpha, sweep.w,
@@ -568,7 +568,7 @@ def _together(solves, rng):
             rng.shuffle(rows)
             loops.dual_ascent_sweep_columns(block.Z, block.start, Y, upper, stages.sqnorm,
                                             rows, alpha, W, W_start, hinge)
-        for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge, strict=False):
+        for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge, strict=True):
             sweep.alpha[:] = alpha_k
             sweep.w[:] = w_k
             advance(k, float(hinge_k))
@@ -789,11 +789,10 @@ def _polish(stages, run, steps, max_steps, rng):
     steps = _restricted_sweeps(stages, near, _REFINE_SWEEPS, _REFINE_EPOCHS, upper, alpha, w,
                                rng, steps, max_steps)
     stages.zc = None
-    order = np.arange(n)
     while run.stop_reason is None and steps + n <= max_steps:
         w_start = w.copy()
         alpha_sum = float(alpha.sum())
-        hinge = yield _FullSweep(stages, upper, alpha, w, w_start, rng, order)
+        hinge = yield _FullSweep(stages, upper, alpha, w, w_start, rng)
         steps += n
         norm2 = float(w_start @ w_start)
         objective = hinge / (C * n) + lam * norm2
