@@ -819,19 +819,20 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     sweeps = min(max_sweeps, int(epochs * n // max(rows.size, 1)))
     if steps + sweeps * rows.size + n > max_steps:
         return steps
-    loops.seed_shuffles(int(rng.integers(2**32)))
     if stages.blocks.array is not None and len(stages.blocks.bounds) == 1:
-        # One block in memory: the sweeps in one jitted call, which draws their orders
-        # (the sweeps of a small problem cost less than drawing and calling them one by
-        # one from Python); a store read as one block draws the same.
+        # One block in memory: the same orders, drawn first, swept in one jitted call (the
+        # sweeps of a small problem cost less than calling them one by one from Python).
+        orders = np.empty((sweeps, rows.size), dtype=np.int64)
+        for k in range(sweeps):
+            orders[k] = rng.permutation(rows)
         loops.dual_refine_sweeps(stages.blocks.array, 0, stages.y, upper, stages.sqnorm,
-                                 rows, sweeps, alpha, w)
+                                 orders, alpha, w)
         return steps + sweeps * rows.size
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
             part = rows[np.searchsorted(rows, block.start):np.searchsorted(rows, block.stop)]
-            loops.dual_refine_sweeps(block.Z, block.start, stages.y, upper, stages.sqnorm,
-                                     part, 1, alpha, w)
+            loops.dual_refine_sweep(block.Z, block.start, stages.y, upper, stages.sqnorm,
+                                    rng.permutation(part), alpha, w)
         steps += rows.size
     return steps
 
