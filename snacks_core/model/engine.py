@@ -172,7 +172,10 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
         Each column's starting point: a warm start with the registry's warm-start options
         (:meth:`SolverSpec.warm_options <snacks_core.model.specs.SolverSpec.warm_options>`).
     workers : int
-        Columns solved at once, on threads (the solvers' loops release the GIL).
+        Threads solving columns at once (the solvers' loops release the GIL).  With a
+        solver whose registry entry has ``columns`` and an embedding in memory, the
+        columns go in groups (at least one a worker, each within the embedding's bytes a
+        row of state: :data:`COLUMN_STATE_BYTES`), each group's solved together.
     n_jobs : int or None
         Threads of a streaming solver's own passes (None: the solver's default).
     progress : callable or None
