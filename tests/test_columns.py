@@ -214,3 +214,26 @@ def test_classifier_with_many_classes_predicts_as_separate_solves(monkeypatch):
     np.testing.assert_allclose(joint.decision_function(X), alone.decision_function(X),
                                atol=0.05 * scale)
     assert np.mean(joint.predict(X) == alone.predict(X)) >= 0.99
+
+
+def test_a_w0_among_the_solver_options_starts_every_column(monkeypatch):
+    """``solver_options={'w0': ...}`` starts each one-vs-rest column, together as alone:
+    every column's first checkpoint is F(w0), not F(0) = 1."""
+    X, y = make_blobs(600, centers=3, n_features=3, cluster_std=2.0, random_state=1)
+    options = {"w0": np.full(40, 0.05)}
+    models = []
+    for columns in (REGISTRY["snacks"].columns, None):
+        monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(REGISTRY["snacks"],
+                                                                     columns=columns))
+        models.append(SnacksClassifier(n_components=40, random_state=0,
+                                       solver_options=options).fit(X, y))
+    joint, alone = models
+    def first_objectives(model):
+        history = model.history_
+        problems = np.asarray(history["problem"])
+        return np.array([np.asarray(history["objective"])[problems == k][0] for k in range(3)])
+
+    for model in models:
+        assert np.abs(first_objectives(model) - 1.0).min() > 1e-3
+    np.testing.assert_allclose(first_objectives(joint), first_objectives(alone), rtol=1e-12)
+    assert np.mean(joint.predict(X) == alone.predict(X)) >= 0.99

@@ -206,30 +206,28 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
             mine["w0"] = w0[k]
         return mine
 
-    def solve_one(k):
-        return solve(Z, targets[k], spec.lam, **options, **own(k))
+    # Not on a store: its rows' state in memory would take what it saves.
+    joint = together is not None and len(targets) > 1 and isinstance(Z, np.ndarray)
 
     def solve_group(ks):
+        if not joint:
+            return [solve(Z, targets[k], spec.lam, **options, **own(k)) for k in ks]
         # The group's columns share every full sweep of the rows (registry ``columns``).
         return together(Z, [targets[k] for k in ks], spec.lam, own=[own(k) for k in ks],
                         **options)
 
-    if together is not None and len(targets) > 1 and isinstance(Z, np.ndarray):
+    groups = [[k] for k in range(len(targets))]
+    if joint:
         # At least as many groups as workers, each group's columns solved together on a
-        # thread.  Not on a store: its rows' state in memory would take what it saves.
+        # thread.
         size = max(1, Z.shape[1] * Z.itemsize // COLUMN_STATE_BYTES)
         count = max(min(max(workers, 1), len(targets)), -(-len(targets) // size))
         groups = [list(ks) for ks in np.array_split(np.arange(len(targets)), count)]
-        if workers <= 1:
-            return [result for ks in groups for result in solve_group(ks)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(carry(solve_group), groups))
-        return [result for part in parts for result in part]
     if workers <= 1:
-        return [solve_one(k) for k in range(len(targets))]
+        return [result for ks in groups for result in solve_group(ks)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        # Each column polls the caller's stop check (snacks_core.core.cancellation).
-        return list(pool.map(carry(solve_one), range(len(targets))))
+        # Each group polls the caller's stop check (snacks_core.core.cancellation).
+        return [result for part in pool.map(carry(solve_group), groups) for result in part]
 
 
 def stack_histories(histories):

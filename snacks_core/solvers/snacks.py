@@ -322,7 +322,10 @@ def registry_solve_columns(Z, ys, lam, *, own=None, n_iter_no_change=None, **key
     problems, and each problem's own (``own``: ``validation``, ``w0``, ``stopping_set``)."""
     options = _grouped_options({name: keywords.pop(name) for name in OPTION_KEYWORDS
                                 if name in keywords})
-    problems = [{**{name: value for name, value in mine.items() if name != "stopping_set"},
+    # A w0 among the solver options starts every problem (as it starts each separate solve).
+    shared = {"w0": keywords.pop("w0")} if "w0" in keywords else {}
+    problems = [{**shared,
+                 **{name: value for name, value in mine.items() if name != "stopping_set"},
                  "early_stopping": _early_stopping(n_iter_no_change, mine.get("stopping_set"))}
                 for mine in ([{}] * len(ys) if own is None else own)]
     return solve_columns(Z, ys, lam, own=problems, options=options, **keywords)
@@ -477,9 +480,7 @@ def _alone(steps):
         while True:
             stages = sweep.stages
             hinge = 0.0
-            for block in stages.blocks.shuffled(sweep.rng):
-                rows = order[block.start:block.stop]
-                sweep.rng.shuffle(rows)
+            for block, rows in _shuffled_rows(stages.blocks, order, sweep.rng):
                 hinge += loops.dual_ascent_sweep(block.Z, block.start, stages.y, sweep.upper,
                                                  stages.sqnorm, rows, sweep.alpha, sweep.w,
                                                  sweep.w_start)
@@ -488,8 +489,17 @@ def _alone(steps):
         return done.value
 
 
-def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOptions(),
-                  **common):
+def _shuffled_rows(blocks, order, rng):
+    """The blocks of a full sweep in a random order, each with its rows of ``order`` (global
+    indices) shuffled in place."""
+    for block in blocks.shuffled(rng):
+        rows = order[block.start:block.stop]
+        rng.shuffle(rows)
+        yield block, rows
+
+
+def solve_columns(Z, ys, lam, *, own=None, sample_weight=None, max_epochs=50, tol=1e-3,
+                  random_state=None, callback=None, options=SnacksOptions()):
     """:func:`solve` for several problems on the same embedding (one-vs-rest columns), their
     full sweeps of dual ascent made together: each visit of a row reads z_i once for every
     problem still polishing (:func:`~snacks_core.solvers.snacks_kernels.dual_ascent_sweep_columns`).
@@ -511,7 +521,7 @@ def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOpti
     own : list of dict or None
         Each problem's own keywords of :func:`solve` (``validation``, ``w0``,
         ``early_stopping``); None: none.
-    random_state, options, **common
+    sample_weight, max_epochs, tol, random_state, callback, options
         As :func:`solve`'s, shared by the problems (``random_state`` seeds each problem as
         it seeds :func:`solve`, and the shared sweeps' order).
 
@@ -520,18 +530,14 @@ def solve_columns(Z, ys, lam, *, own=None, random_state=None, options=SnacksOpti
     list of SolverResult, in the order of ``ys``.
     """
     own = [{} for _ in ys] if own is None else own
-    keywords = {"max_epochs": 50, "tol": 1e-3, "validation": None, "callback": None,
-                "w0": None, "early_stopping": None}
-    keywords.update(common)
-    Z, _, sample_weight = check_problem(Z, ys[0], lam, keywords.pop("sample_weight", None))
-    n = Z.n_rows if hasattr(Z, "block_bounds") else Z.shape[0]
-    ys = [check_labels_and_weights(y, None, n)[0] for y in ys]
+    Z, _, sample_weight = check_problem(Z, ys[0], lam, sample_weight)
     seed = resolve_seed(random_state)
     with numba_threads(options.n_jobs):
         rows = _Rows(Z)
-        solves = [_solve_steps(rows, y, lam, sample_weight,
-                               **{**keywords, **mine, "random_state": seed,
-                                  "options": options})
+        solves = [_solve_steps(rows, check_labels_and_weights(y, None, rows.blocks.shape[0])[0],
+                               lam, sample_weight, max_epochs, tol, seed,
+                               mine.get("validation"), callback, mine.get("w0"), options,
+                               mine.get("early_stopping"))
                   for y, mine in zip(ys, own, strict=True)]
         return _together(solves, np.random.default_rng(seed))
 
@@ -563,9 +569,7 @@ def _together(solves, rng):
         W = np.stack([s.w for s in sweeps])
         W_start = np.stack([s.w_start for s in sweeps])
         hinge = np.zeros(len(sweeps))
-        for block in stages.blocks.shuffled(rng):
-            rows = order[block.start:block.stop]
-            rng.shuffle(rows)
+        for block, rows in _shuffled_rows(stages.blocks, order, rng):
             loops.dual_ascent_sweep_columns(block.Z, block.start, Y, upper, stages.sqnorm,
                                             rows, alpha, W, W_start, hinge)
         for k, sweep, alpha_k, w_k, hinge_k in zip(ks, sweeps, alpha, W, hinge, strict=True):
