@@ -4,6 +4,7 @@ work, halving, refinement, and a test set that is never looked at."""
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from snacks_core import SnacksClassifier
+from snacks_core.model import sweeps
 from snacks_core.model.search import SnacksSearchCV
 from snacks_core.model.sweeps import GridSchedule, robustness_grid
 from snacks_core.solvers.objective import C_to_lam
@@ -310,3 +312,24 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     np.testing.assert_allclose([error for _, error in found.m_path], by_m.to_numpy())
     assert found.m_stop == ("the ladder's top (4× the default m, at most 1,500 and the rows a "
                             "fold trains on)" if climbs else "m = 20 did not lower the CV error")
+
+
+def test_halving_rounds_solve_the_surviving_candidates_only(monkeypatch):
+    """After a round the survivors are not a full grid of γ × λ: each round solves one cell
+    per candidate and fold, no more."""
+    X, y = make_classification(2700, 6, n_informative=4, random_state=0)
+    grid = {"gamma": [0.02, 0.2, 2.0], "lam": [1e-2, 1e-4, 1e-6]}
+    solved = []
+    train_columns = sweeps.train_columns
+
+    def counted(spec, Z, *args, **kwargs):
+        solved.append(Z.shape[0])
+        return train_columns(spec, Z, *args, **kwargs)
+
+    monkeypatch.setattr(sweeps, "train_columns", counted)
+    search = SnacksSearchCV(SnacksClassifier(n_components=10, random_state=0), grid, cv=3,
+                            halving=True, factor=3, random_state=0).fit(X, y)
+    rounds = search.cv_results_["iter"]
+    # 9, 3 and 1 candidates, each on 3 folds of 300, 900 and 2700 rows.
+    assert sorted(Counter(solved).items()) == [(200, 27), (600, 9), (1800, 3)]
+    assert len(solved) == 3 * len(rounds)

@@ -505,3 +505,43 @@ def test_the_chosen_cell_is_refitted_in_the_grids_precision(monkeypatch):
                             estimator=SnacksClassifier(dtype=np.float64, random_state=0))
     assert table.attrs["plan"]["dtype"] == "float64"
     assert refits == [np.float64]
+
+
+def test_threads_left_over_solve_a_cells_columns_side_by_side(monkeypatch):
+    """One γ and one m on two threads: the cell's one-vs-rest columns go to two workers,
+    with the table of one thread."""
+    X, y = make_blobs(300, centers=4, cluster_std=2.0, random_state=3)
+    grid = dict(m=[20], lam=[1e-3, 1e-4], gamma=0.3, estimator=SnacksClassifier(max_epochs=20))
+    workers = []
+    train_columns = sweeps.train_columns
+
+    def recorded(*args, **kwargs):
+        workers.append(kwargs["workers"])
+        return train_columns(*args, **kwargs)
+
+    monkeypatch.setattr(sweeps, "train_columns", recorded)
+    one = robustness_grid(X, y, **grid, resources=Resources(n_jobs=1))
+    two = robustness_grid(X, y, **grid, resources=Resources(n_jobs=2))
+    assert workers == [1, 1, 2, 2]
+    assert one[RESULT_COLUMNS].equals(two[RESULT_COLUMNS])
+
+
+def test_a_group_with_its_own_lams_solves_those_cells_only(moons):
+    """Oracle: the cells of a grid of every λ (cold cells are each the estimator's fit)."""
+    X, y, X_test, y_test = moons
+    problem = sweeps.with_labels(sweeps.grid_problem(
+        SnacksClassifier(max_epochs=10), GridSchedule(warm_start=False)), y, y_test)._replace(
+            lams=(1e-2, 1e-3, 1e-4))
+    groups = [GridGroup(0, g, draw_seeds(0)) for g in (0.5, 2.0)]
+    full, _, _ = sweeps.run_grid(X, X_test, [15], problem, groups, Resources(n_jobs=1))
+    own = [groups[0]._replace(lams=(1e-2, 1e-4)), groups[1]._replace(lams=(1e-3,))]
+    seen = []
+    some, _, _ = sweeps.run_grid(X, X_test, [15], problem, own, Resources(
+        n_jobs=1, progress=lambda done, total, row: seen.append((done, total))))
+    assert sorted((r["gamma"], r["lam"]) for r in some) == [(0.5, 1e-4), (0.5, 1e-2),
+                                                            (2.0, 1e-3)]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    by_cell = {(r["gamma"], r["lam"]): r for r in full}
+    for row in some:
+        for name in ("test_error", "train_error", "objective"):
+            assert row[name] == by_cell[row["gamma"], row["lam"]][name]

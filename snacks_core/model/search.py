@@ -284,12 +284,15 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
                     for spec in dict.fromkeys(model.gamma for model in models)}
         cells = [(gamma_of[model.gamma], int(model.n_components), float(model.lam))
                  for model in models]
-        gammas = sorted({c[0] for c in cells})
         schedule = GridSchedule(warm_start=self.warm_start,
                                 keep_test_scores=self._scorer is not None)
         problem = with_labels(grid_problem(base, schedule), y[train], y[test])._replace(
-            lams=tuple(sorted({c[2] for c in cells}, reverse=True)))
-        groups = [GridGroup(self._seed, g, draw_seeds(self._seed)) for g in gammas]
+            lams=_descending({c[2] for c in cells}))
+        # Each γ solves its own candidates' λ values only: after a round of successive
+        # halving the survivors are not a full grid of γ × C.
+        groups = [GridGroup(self._seed, g, draw_seeds(self._seed),
+                            _descending({c[2] for c in cells if c[0] == g}))
+                  for g in sorted({c[0] for c in cells})]
         rows, _, _ = run_grid(X_train, X[test], sorted({c[1] for c in cells}), problem, groups,
                               Resources(dtype=base.dtype, n_jobs=self.n_jobs,
                                         backend=self.backend))
@@ -439,6 +442,11 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
     return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits), tuple(m_path), m_stop)
+
+
+def _descending(lams) -> tuple:
+    """λ values from large to small: the order a grid's warm starts follow."""
+    return tuple(sorted(lams, reverse=True))
 
 
 def _searched_rows(X, y, seed):

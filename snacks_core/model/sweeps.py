@@ -302,11 +302,24 @@ class _Problem(NamedTuple):
 
 
 class GridGroup(NamedTuple):
-    """One (seed, γ), with the landmark and solver seeds SnacksClassifier would draw."""
+    """One (seed, γ), with the landmark and solver seeds SnacksClassifier would draw, and
+    the λ values of its cells when they are only some of the problem's (a search's
+    surviving cells; empty: all of them)."""
 
     seed: int
     gamma: float
     seeds: Seeds
+    lams: tuple = ()
+
+
+def _group_lams(problem, group) -> tuple:
+    """The λ values of ``group``'s cells, from large to small."""
+    return group.lams or problem.lams
+
+
+def _n_cells(m_values, problem, groups) -> int:
+    """The cells of ``groups`` on ``m_values``: one per (group, m, λ of the group)."""
+    return len(m_values) * sum(len(_group_lams(problem, group)) for group in groups)
 
 
 class _GroupBlocks(NamedTuple):
@@ -484,7 +497,7 @@ def _run_folds(X, y, splits, m_values, problem, groups, resources):
     """The grid on every fold: trained on the fold's training rows, scored on its
     validation rows (the rows' ``test_*`` columns), each row with its ``fold``."""
     rows, plans, stopped = [], [], False
-    total = len(splits) * len(m_values) * len(problem.lams) * len(groups)
+    total = len(splits) * _n_cells(m_values, problem, groups)
     if resources.progress is not None:
         progress = resources.progress
         resources = replace(resources,
@@ -539,7 +552,8 @@ def run_grid(X_train, X_test, m_values, problem, groups, resources):
                   "memory_limit": min(memory) if memory and min(memory) > 0 else None}
     try:
         plan = plan_grid(X_train.shape[0], X_test.shape[0], m_values,
-                         n_lams=len(problem.lams), n_groups=len(groups),
+                         n_lams=max(len(_group_lams(problem, g)) for g in groups),
+                         n_groups=len(groups),
                          dtype=_dtype_name(resources.dtype), backend=resources.backend,
                          **limits)
         for note in plan.notes:
@@ -552,7 +566,8 @@ def run_grid(X_train, X_test, m_values, problem, groups, resources):
         else:
             columns = _iter_local(waves, m_values, X_train, X_test, problem, plan.n_jobs,
                                   resources.backend)
-        rows, stopped = _collect(columns, plan.n_cells, resources.progress,
+        rows, stopped = _collect(columns, _n_cells(m_values, problem, groups),
+                                 resources.progress,
                                  resources.should_stop)
     finally:
         if owned_client is not None:
@@ -690,8 +705,10 @@ def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
                          time.perf_counter() - start, held)
 
 
-def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
-    """Every λ of one (group, m), from large to small λ; returns the column's rows.
+def _solve_column(blocks, group, m, n_m, problem, limit_blas=True, workers=1):
+    """Every λ of one (group, m), from large to small λ; returns the column's rows (``n_m``:
+    the m values of the group, which share its kernel blocks' time; ``workers``: threads
+    solving a cell's one-vs-rest columns at once).
 
     ``limit_blas=False`` when the caller already holds one BLAS thread for the process
     (threadpoolctl's limits are process-wide: columns on threads must not set and reset
@@ -701,17 +718,18 @@ def _solve_column(blocks, group, m, n_group_cells, problem, limit_blas=True):
         prefix = EmbeddingPrefix.of(blocks.embedding, m, problem.dtype)
         Z_all = prefix.from_block(blocks.train)
         test = TestRows(prefix.from_block(blocks.test), problem.y_test)
-        embedding_time = ((time.perf_counter() - start) / len(problem.lams)
-                          + blocks.seconds / n_group_cells)
+        lams = _group_lams(problem, group)
+        embedding_time = ((time.perf_counter() - start) / len(lams)
+                          + blocks.seconds / (n_m * len(lams)))
         column = _ColumnRows(problem, blocks.held, Z_all)
         coefs, table_rows = None, []
-        for lam in problem.lams:
+        for lam in lams:
             warm = problem.spec.warm_options() is not None and coefs is not None
             start = time.perf_counter()
             results = train_columns(
                 replace(problem.spec, lam=lam), column.Z, column.targets,
                 seed=group.seeds.solver, sample_weight=column.weight, held=column.held,
-                w0=coefs if warm else None)
+                w0=coefs if warm else None, workers=workers)
             training_time = time.perf_counter() - start
             coefs = [result.coef for result in results]
             model = cell_model(problem.estimator, prefix, results, CellFacts(
@@ -795,7 +813,6 @@ def _wave_columns(wave, m_values):
 def _iter_local(waves, m_values, X_train, X_test, problem, n_jobs, backend):
     """Rows of each finished column, columns solved by joblib on threads (one BLAS thread
     for the process meanwhile) or in worker processes."""
-    n_group_cells = len(m_values) * len(problem.lams)
     threads = backend == "threads"
     with (threadpool_limits(limits=1, user_api="blas") if threads else nullcontext(),
           warnings.catch_warnings(),
@@ -809,9 +826,13 @@ def _iter_local(waves, m_values, X_train, X_test, problem, n_jobs, backend):
                       for group in wave]
             # On threads, each column polls the caller's stop check (snacks_core.core.cancellation).
             solve = carry(_solve_column) if threads else _solve_column
-            results = pool(delayed(solve)(blocks[g], wave[g], m, n_group_cells,
-                                          problem, not threads)
-                           for g, m in _wave_columns(wave, m_values))
+            columns = _wave_columns(wave, m_values)
+            # Fewer columns than threads (a search's last rounds, one γ and one m): the
+            # threads left over solve the cells' one-vs-rest columns side by side.
+            workers = max(1, n_jobs // len(columns)) if threads else 1
+            results = pool(delayed(solve)(blocks[g], wave[g], m, len(m_values),
+                                          problem, not threads, workers)
+                           for g, m in columns)
             try:
                 yield from results
             finally:
@@ -822,7 +843,6 @@ def _iter_dask(client, waves, m_values, X_train, X_test, problem):
     """Rows of each finished column, kernel blocks and columns computed on a Dask cluster."""
     from distributed import as_completed
 
-    n_group_cells = len(m_values) * len(problem.lams)
     # Unique keys: a content-hashed key shared with an earlier grid's data can be
     # released by that grid while this one still needs it.
     data = client.scatter([X_train, X_test, problem], hash=False)
@@ -830,7 +850,7 @@ def _iter_dask(client, waves, m_values, X_train, X_test, problem):
         blocks = [client.submit(_group_blocks, data[0], data[1], m_values[-1], group, data[2],
                                 pure=False)
                   for group in wave]
-        columns = [client.submit(_solve_column, blocks[g], wave[g], m, n_group_cells,
+        columns = [client.submit(_solve_column, blocks[g], wave[g], m, len(m_values),
                                  data[2], pure=False)
                    for g, m in _wave_columns(wave, m_values)]
         try:
