@@ -426,7 +426,8 @@ def test_a_line_longer_than_any_row_is_refused_with_its_number(capsys, monkeypat
 
 def test_a_centred_model_on_sparse_rows_and_a_folder_as_model(capsys, tmp_path, fitted):
     """A model trained on dense rows (standard scaling) predicts a LIBSVM file's rows made
-    dense; a folder as MODEL is named, not an errno."""
+    dense; a folder as MODEL is named, not an errno.  One-hot columns in a CSV are on one
+    scale: 'auto' uses them as they are, as it does the same rows in a LIBSVM file."""
     _, _, test = fitted
     X, y, _, _ = make_a9a_like(300, 1, random_state=4)
     frame = pd.DataFrame(X.toarray(), columns=[f"f{j}" for j in range(X.shape[1])])
@@ -434,7 +435,10 @@ def test_a_centred_model_on_sparse_rows_and_a_folder_as_model(capsys, tmp_path, 
     table = tmp_path / "train.csv"
     frame.to_csv(table, index=False)
     dense = tmp_path / "dense.npz"
-    status, out, err = run(capsys, "fit", table, "--model", dense, *FAST)
+    status, out, err = run(capsys, "fit", table, *FAST)
+    assert status == 0 and "scaling none (chosen by auto)" in out, err
+    status, out, err = run(capsys, "fit", table, "--model", dense, "--scaling", "standard",
+                           *FAST)
     assert status == 0 and "scaling standard" in out, err
     status, out, err = run(capsys, "predict", dense, test)
     assert status == 0, err

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import doctest
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given
+from hypothesis.extra.numpy import arrays
 
 from snacks_core.datasets import make_dataset, split_dataset
 from snacks_core.model import defaults
@@ -32,6 +35,45 @@ def test_scaling_follows_the_kind_of_data(X, expected):
     assert defaults.data_aware_defaults(X, 1000)["scaling"] == expected
     assert defaults.resolve_scaling("auto", X) == expected
     assert defaults.resolve_scaling("minmax", X) == "minmax"
+
+
+def test_dense_columns_on_one_scale_are_used_as_they_are():
+    """Oracle: the sets measured in BENCHMARKS.md ("Data on one scale"): digits' pixels
+    (0 to 16, border pixels rarely inked) on one scale, the same standardised or any set
+    of mixed units not; two columns never tell."""
+    from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    digits = load_digits().data
+    assert defaults.default_scaling(digits) == "none"
+    assert defaults.default_scaling(digits.astype(np.float32)) == "none"
+    assert defaults.default_scaling(digits.astype(np.uint8)) == "none"
+    assert defaults.default_scaling(StandardScaler().fit_transform(digits)) == "standard"
+    for load in (load_iris, load_wine, load_breast_cancer):
+        assert defaults.default_scaling(load().data) == "standard"
+    rng = np.random.default_rng(0)
+    assert defaults.default_scaling(rng.integers(0, 101, (50, 2)).astype(float)) == "standard"
+    assert defaults.default_scaling(rng.integers(0, 101, (50, 3)).astype(float)) == "none"
+    with_nan = digits.copy()
+    with_nan[0, 0] = np.nan  # refused later by the checks; never 'none' by accident
+    assert defaults.default_scaling(with_nan) == "standard"
+    assert defaults.default_scaling(np.zeros((0, 5))) == "standard"
+
+
+@given(arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(3, 12)),
+              elements=st.floats(-1e6, 1e6)), st.floats(0.01, 100.0), st.floats(-50.0, 50.0))
+def test_one_scale_does_not_depend_on_the_unit_or_the_origin(X, unit, origin):
+    """Brute force: a shared unit and origin change nothing, and the rule is the median of
+    the columns' spans against the whole range."""
+    spans = X.max(axis=0) - X.min(axis=0)
+    whole = X.max() - X.min()
+    expected = bool(whole > 0 and np.median(spans) >= defaults.SHARED_SCALE_SPAN * whole)
+    assert defaults.on_one_scale(X.min(axis=0), X.max(axis=0)) == expected
+    moved = X * unit + origin
+    # Clear of rounding: not at the threshold itself, nor a range lost in the origin.
+    clear = whole > 0 and abs(np.median(spans) / whole - defaults.SHARED_SCALE_SPAN) > 1e-9
+    if clear and whole * unit > 1e-6 * max(1.0, np.abs(moved).max()):
+        assert defaults.on_one_scale(moved.min(axis=0), moved.max(axis=0)) == expected
 
 
 @pytest.mark.parametrize("n", [1, 100, 35_000, 10**7])

@@ -386,6 +386,34 @@ def test_a_sparse_libsvm_file_trains_on_the_same_unscaled_rows_locally_and_on_th
     assert np.mean(labels[1] != y) <= np.mean(labels[0] != y) + 0.02
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_auto_scaling_is_decided_on_all_the_files_rows_as_in_memory(client, tmp_path, wide):
+    """Dense columns on one scale (counts from 0 to 16, as pixels) are used as they are by
+    ``snacks fit`` in memory and on the cluster.  With one column reaching far beyond them
+    in the last file only, both standardise: the cluster decides on all the files'
+    columns, not on the first file's."""
+    from snacks_core import cli
+    from snacks_core.persistence import load_model
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 17, (600, 6)).astype(np.float64)
+    if wide:
+        X[400:, 5] *= 100.0
+    y = np.where(X[:, 0] + X[:, 1] > 16, 1, -1)
+    _write_parts(tmp_path / "parts", X, y, 3, "csv")
+    _write_parts(tmp_path / "whole", X, y, 1, "csv")
+    local, cluster = tmp_path / "local.npz", tmp_path / "cluster.npz"
+    common = ["--m", "30", "--solver", "liblinear", "--progress", "never"]
+    whole = str(tmp_path / "whole" / "part-0.csv")
+    assert cli.main(["fit", whole, "--test", whole, "--model", str(local), *common]) == 0
+    assert cli.main(["fit", str(tmp_path / "parts" / "part-*.csv"), "--scheduler",
+                     client.scheduler.address, "--model", str(cluster), *common]) == 0
+    steps = [[name for name, _ in load_model(path.read_bytes()).pipeline.steps]
+             for path in (local, cluster)]
+    assert steps[0] == steps[1]
+    assert len(steps[0]) == (2 if wide else 1)
+
+
 def test_held_out_rows_are_those_the_in_memory_fit_holds_out():
     """The cluster draws the held-out rows from the per-partition class counts alone, and
     gets validation_split's rows (stratified, or plain when a class is too small) for the

@@ -189,8 +189,9 @@ def _add_data_arguments(parser, *, scalings=False):
     else:
         parser.add_argument("--scaling", choices=SCALINGS, default="auto", help=(
             "feature scaling fitted on the training part (default auto: standard for dense "
-            "data, none for sparse data such as one-hot or tf-idf rows; standard scales "
-            "sparse data without centring)"))
+            "data, none for dense columns on one scale such as pixels and for sparse data "
+            "such as one-hot or tf-idf rows; standard scales sparse data without "
+            "centring)"))
     parser.add_argument("--n-samples", type=_positive_int, metavar="N", help=(
         "rows of a generated dataset (synthetic default 1000; a9a_like default 32561 "
         "training + half as many test rows)"))

@@ -7,7 +7,8 @@ Every place that scales rows goes through here: a split fits it on its training 
 (:func:`scaling_fields`, :func:`scaling_from_fields`).  The rule is one for all three:
 
 * ``'auto'`` is :func:`snacks_core.model.defaults.default_scaling` of the rows: standard
-  for dense rows, none for sparse ones (binary or not, such as tf-idf);
+  for dense rows, none for sparse ones (binary or not, such as tf-idf) and for dense
+  columns on one scale (pixels; on a cluster decided on all the files' columns);
 * ``'standard'`` divides each column by its standard deviation and centres it on dense
   rows only (sparse rows stay sparse: scikit-learn's ``StandardScaler(with_mean=False)``);
 * ``'minmax'`` maps each column to [−1, 1] on dense rows, and divides it by its largest

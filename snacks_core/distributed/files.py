@@ -30,19 +30,19 @@ from snacks_core.datasets.scaling import (
     scaling_from_sums,
 )
 from snacks_core.distributed.data import contiguous_places
+from snacks_core.model.defaults import on_one_scale
 
 
 class ClusterData(NamedTuple):
     """The rows of a glob's files on the cluster: X (dense) and y as Dask arrays, a
-    partition per file, the LIBSVM index base (None for other formats), whether the files
-    hold sparse rows (LIBSVM) and the scaling 'auto' gives them."""
+    partition per file, the LIBSVM index base (None for other formats) and whether the
+    files hold sparse rows (LIBSVM)."""
 
     X: object
     y: object
     paths: list
     index_base: int | None
     sparse: bool
-    auto_scaling: str
 
 
 class _Scan(NamedTuple):
@@ -52,7 +52,6 @@ class _Scan(NamedTuple):
     width: int
     holds_zero: bool
     sparse: bool
-    auto_scaling: str
 
 
 def _read_file(path, label_column, index_base):
@@ -78,7 +77,7 @@ def _scan(part) -> _Scan:
     X, _ = part
     sparse = sp.issparse(X)
     holds_zero = bool(sparse and X.nnz and (sp.csr_matrix(X).indices == 0).any())
-    return _Scan(X.shape[0], X.shape[1], holds_zero, sparse, resolve_scaling("auto", X))
+    return _Scan(X.shape[0], X.shape[1], holds_zero, sparse)
 
 
 def _dense_rows(part, start, width):
@@ -162,21 +161,29 @@ def read_on_cluster(client, pattern, label_column, index_base, n_features=None) 
                         for part, scan in zip(parts, scans, strict=True)])
     y = da.concatenate([da.from_delayed(dask.delayed(_labels)(part), (scan.rows,), object)
                         for part, scan in zip(parts, scans, strict=True)])
-    return ClusterData(X, y, paths, base, any(scan.sparse for scan in scans),
-                       scans[0].auto_scaling)
+    return ClusterData(X, y, paths, base, any(scan.sparse for scan in scans))
 
 
 def fit_scaling(data: ClusterData, scaling) -> FeatureScaling | None:
-    """The ``scaling`` ('auto' as the files' rows give it) of the rows of ``data``, from
-    the column sums each worker computes over its partition; None for 'none'."""
+    """The ``scaling`` of the rows of ``data``, from the column sums each worker computes
+    over its partition; None for 'none'.  'auto' is the library's rule for all the files'
+    rows together: none for sparse rows, and for dense ones whose columns share one scale
+    (:func:`~snacks_core.model.defaults.on_one_scale` of their minima and maxima), standard
+    otherwise."""
     import dask
 
-    resolved = data.auto_scaling if scaling == "auto" else resolve_scaling(scaling, None)
+    if scaling == "auto" and data.sparse:
+        return None
+    resolved = resolve_scaling(scaling, None) if scaling != "auto" else None
     if resolved == "none":
         return None
-    sums = dask.compute(*[dask.delayed(column_sums)(block)
-                          for block in data.X.to_delayed().ravel()])
-    return scaling_from_sums(resolved, reduce(lambda a, b: a.combine(b), sums), data.sparse)
+    sums = reduce(lambda a, b: a.combine(b), dask.compute(
+        *[dask.delayed(column_sums)(block) for block in data.X.to_delayed().ravel()]))
+    if resolved is None:
+        if on_one_scale(sums.minimum, sums.maximum):
+            return None
+        resolved = "standard"
+    return scaling_from_sums(resolved, sums, data.sparse)
 
 
 def scaled_rows(X, steps):
