@@ -101,8 +101,8 @@ print(json.dumps(out))
 """
 
 # ``--workload defaults``: SnacksClassifier() on bench_accuracy.py's sets (_accuracy_sets.py,
-# its splits; dense sets standardised as the library's 'auto' scaling does, sparse w8a as
-# is).
+# its splits; dense sets standardised, as 'auto' scaling did before it left dense columns
+# on one scale as they are: every version compared gets the same rows; sparse w8a as is).
 DEFAULTS_WORK = r"""
 import json, sys, time, warnings
 import numpy as np
