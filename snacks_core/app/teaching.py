@@ -28,7 +28,8 @@ HELP = {
                          "imbalanced data.",
     "test_size": "Share of the rows held out to measure the test error.",
     "scaling": "Feature scaling fitted on the training rows: kernels compare distances, so "
-               "features on different scales need it.",
+               "features on different scales need it. By default, features already on one "
+               "scale (pixels) and sparse rows are used as they are.",
     "pca2d": "Project data with more than two features onto its first two principal "
              "components, to draw a decision boundary. The model then learns from the "
              "projection only.",
