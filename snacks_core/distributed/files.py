@@ -172,18 +172,14 @@ def fit_scaling(data: ClusterData, scaling) -> FeatureScaling | None:
     otherwise."""
     import dask
 
-    if scaling == "auto" and data.sparse:
-        return None
-    resolved = resolve_scaling(scaling, None) if scaling != "auto" else None
-    if resolved == "none":
+    auto = scaling == "auto"
+    if (auto and data.sparse) or (not auto and resolve_scaling(scaling, None) == "none"):
         return None
     sums = reduce(lambda a, b: a.combine(b), dask.compute(
         *[dask.delayed(column_sums)(block) for block in data.X.to_delayed().ravel()]))
-    if resolved is None:
-        if on_one_scale(sums.minimum, sums.maximum):
-            return None
-        resolved = "standard"
-    return scaling_from_sums(resolved, sums, data.sparse)
+    if auto and on_one_scale(sums.minimum, sums.maximum):
+        return None
+    return scaling_from_sums("standard" if auto else scaling, sums, data.sparse)
 
 
 def scaled_rows(X, steps):
