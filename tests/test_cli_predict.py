@@ -436,7 +436,7 @@ def test_a_centred_model_on_sparse_rows_and_a_folder_as_model(capsys, tmp_path, 
     frame.to_csv(table, index=False)
     dense = tmp_path / "dense.npz"
     status, out, err = run(capsys, "fit", table, *FAST)
-    assert status == 0 and "scaling none (chosen by auto)" in out, err
+    assert status == 0 and "scaling none (chosen by auto: columns on one scale)" in out, err
     status, out, err = run(capsys, "fit", table, "--model", dense, "--scaling", "standard",
                            *FAST)
     assert status == 0 and "scaling standard" in out, err
@@ -499,7 +499,7 @@ def test_fit_prints_the_landmarks_the_model_holds_and_the_scaling_auto_chose(cap
     assert status == 0, err
     held = load_model(model.read_bytes()).pipeline[-1].embedding_.landmarks_.shape[0]
     assert held < 60 and f"m = {held} (60 asked)" in out
-    assert "scaling standard (chosen by auto)" in out
+    assert "scaling standard (chosen by auto: columns on different scales)" in out
 
 
 def test_a_binary_model_saved_from_python_reports_a_class_f1_as_fit_does(capsys, tmp_path):

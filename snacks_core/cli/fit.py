@@ -16,6 +16,7 @@ from snacks_core.cli.output import check_writable, write_bytes_when_complete
 from snacks_core.cli.progress import CompileWatch, Progress
 from snacks_core.datasets.scaling import resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model.defaults import scaling_reason
 from snacks_core.persistence import model_to_npz
 from snacks_core.solvers.objective import lam_to_C
 
@@ -49,7 +50,8 @@ def run(args) -> int:
     scaling = resolve_scaling(args.scaling, dataset.X)
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features, scaling {scaling}"
-          + (" (chosen by auto)" if args.scaling == "auto" else ""))
+          + (f" (chosen by auto: {scaling_reason(dataset.X)})" if args.scaling == "auto"
+             else ""))
     # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
     gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
                                                                       split.X_train)

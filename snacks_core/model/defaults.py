@@ -155,6 +155,21 @@ def default_scaling(X) -> str:
     return "standard"
 
 
+def scaling_reason(X) -> str:
+    """Why :func:`default_scaling` chose what it chose for X, in words for the user.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scaling_reason(np.tile(np.arange(17.0), (3, 1)).T)
+    'columns on one scale'
+    """
+    if sp.issparse(X):
+        return "sparse rows"
+    return ("columns on one scale" if default_scaling(X) == "none"
+            else "columns on different scales")
+
+
 def resolve_scaling(scaling, X) -> str:
     """``scaling`` itself, or :func:`default_scaling` of X for 'auto'."""
     return default_scaling(X) if scaling == "auto" else scaling
