@@ -37,7 +37,9 @@ def run(args) -> int:
         check_writable(args.model, [("DATA", args.data), ("--test", args.test)])
     progress = Progress.for_args(args)
     dataset = training_data(args, progress)
-    split = training_split(args, dataset)
+    # Resolved once: 'auto' on dense rows reads every column's range.
+    scaling = resolve_scaling(args.scaling, dataset.X)
+    split = training_split(args, dataset, scaling)
     n_train = split.X_train.shape[0]
     resolve_regularisation(args, n_train, split.n_features, split.n_classes)
     with CompileWatch(sys.stderr) as compiling:
@@ -47,10 +49,9 @@ def run(args) -> int:
         before = compiling.seconds
         model, table, metrics = fit_and_measure(args, args.solver, split, progress)
         compiled_in_fit = compiling.seconds - before
-    scaling = resolve_scaling(args.scaling, dataset.X)
     print(f"{split.name}: {n_train} training rows, {split.X_test.shape[0]} test rows, "
           f"{split.n_features} features, scaling {scaling}"
-          + (f" (chosen by auto: {scaling_reason(dataset.X)})" if args.scaling == "auto"
+          + (f" (chosen by auto: {scaling_reason(scaling, dataset.X)})" if args.scaling == "auto"
              else ""))
     # The γ the fit resolved (resolving 'scale' again would pass over the data once more).
     gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,

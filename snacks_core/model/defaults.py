@@ -155,19 +155,20 @@ def default_scaling(X) -> str:
     return "standard"
 
 
-def scaling_reason(X) -> str:
-    """Why :func:`default_scaling` chose what it chose for X, in words for the user.
+def scaling_reason(scaling, X) -> str:
+    """Why :func:`default_scaling` chose ``scaling`` for X, in words for the user (without
+    another pass over X).
 
     Examples
     --------
     >>> import numpy as np
-    >>> scaling_reason(np.tile(np.arange(17.0), (3, 1)).T)
+    >>> X = np.tile(np.arange(17.0), (3, 1)).T
+    >>> scaling_reason(default_scaling(X), X)
     'columns on one scale'
     """
     if sp.issparse(X):
         return "sparse rows"
-    return ("columns on one scale" if default_scaling(X) == "none"
-            else "columns on different scales")
+    return "columns on one scale" if scaling == "none" else "columns on different scales"
 
 
 def resolve_scaling(scaling, X) -> str:
