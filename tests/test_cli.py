@@ -451,6 +451,8 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
     assert scored["gamma"].nunique() == 5 and scored["C"].nunique() == 5
     assert scored["m"].nunique() == 2
     settings = re.search(r"(\d+) settings, (\d+) fits", out)
+    assert ("210 training rows, scaling standard (chosen by auto: columns on different "
+            "scales), searched by 3-fold") in out
     shown = re.search(r"the best (\d+) of (\d+) by CV accuracy", out)
     assert shown and shown.group(2) == settings.group(1)
     assert int(shown.group(1)) == len(re.findall(r"^  \d\.\d{4} ± \d\.\d{4}  γ = ", out,

@@ -34,6 +34,7 @@ from snacks_core.model.defaults import (
     C_values_around_default,
     default_m,
     resolve_scaling,
+    scaling_reason,
 )
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.metrics import classification_scores
@@ -83,11 +84,16 @@ def run(args) -> int:
     split, folds = best.split, args.cv or SEARCH_FOLDS
     rows = (f"{split.X_train.shape[0]:,} training rows" if best.n_rows >= split.X_train.shape[0]
             else f"a stratified {best.n_rows:,} of the {split.X_train.shape[0]:,} training rows")
+    several = len(searches) > 1
+    if not several:
+        # The one scaling searched, and why when 'auto' chose it (as snacks fit says).
+        rows += f", scaling {best.scaling}" + (
+            f" (chosen by auto: {scaling_reason(best.scaling, dataset.X)})"
+            if args.scaling == ["auto"] else "") + ","
     print(f"{split.name}: {rows} searched by {folds}-fold shuffled stratified CV: "
           f"{len(table)} settings, {sum(found.fits for found in searches)} fits, in "
           f"{time.perf_counter() - started:.1f} s (refit "
           f"{sum(found.refit_seconds for found in searches):.2f} s){where}")
-    several = len(searches) > 1
     shown = table.nlargest(SHOWN, "score")
     print(f"the best {len(shown)} of {len(table)} by CV {args.scoring or 'accuracy'}:")
     for row in shown.itertuples():
