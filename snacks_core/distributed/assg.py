@@ -33,9 +33,7 @@ certified ``tol``.
 
 from __future__ import annotations
 
-import operator
 import time
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -45,6 +43,7 @@ from snacks_core.core.threads import numba_threads
 from snacks_core.distributed.cocoa import (
     COMPACT_BLOCK_ROWS,
     RESTARTS,
+    named_problems,
     shuffled_blocks,
     solve_cocoa,
 )
@@ -161,6 +160,21 @@ def local_assg_round(partition, previous, task, worker):
                                float(weight**2 @ sqnorm)))
 
 
+def local_assg_rounds(partition, previous, tasks, worker):
+    """Run on a worker: one round of several subproblems (an :class:`AssgTask` each) by
+    :func:`local_assg_round`, from the previous round's results (problem → ``(AssgState,
+    AssgSummary)``; None: every problem's counts restart); returns problem → its result."""
+    previous = previous or {}
+    return {task.problem: local_assg_round(partition, previous.get(task.problem), task,
+                                           worker) for task in tasks}
+
+
+def assg_summaries(round_result):
+    """Run on a worker: each problem's :class:`AssgSummary` of a round (what the client
+    gathers; the states stay)."""
+    return {p: summary for p, (_, summary) in round_result.items()}
+
+
 def _sampled_blocks(Z, count, rng):
     """``(start, block, rows)``: ``count`` rows of Z drawn uniformly with replacement, grouped
     by block (float16 blocks converted to float32 as in
@@ -178,41 +192,95 @@ def _sampled_blocks(Z, count, rng):
                    start + rng.integers(0, size, size=drawn))
 
 
-def dual_variables(round_result, partition, C):
-    """Run on a worker: α_i = C s_i β_i (LIBLINEAR's scaling) of the last certificate's β,
-    where the CoCoA+ polish starts."""
-    return C * partition.weight * round_result[0].beta
+def dual_variables(round_results, partition, C):
+    """Run on a worker: α_i = C s_i β_i (LIBLINEAR's scaling) of each problem's last
+    certificate's β, where the CoCoA+ polish starts; ``round_results`` holds, for each
+    problem, the round (a :func:`local_assg_rounds` result) that certified it."""
+    return {p: C * partition.weight * result[p][0].beta for p, result in round_results.items()}
 
 
-def solve_assg(client, partitions, problem, lam, n_train, options, *, seed,
-               validation=None, progress=None) -> SolverResult:
-    """Minimise F on the embedded ``partitions`` for one-vs-rest subproblem ``problem`` by
-    the Snacks steps averaged across workers (module docstring), polished by CoCoA+.
+def solve_assg(client, partitions, problems, lam, n_train, options, *, seed,
+               validation=None, progress=None) -> list[SolverResult]:
+    """Minimise F on the embedded ``partitions`` for the one-vs-rest subproblems
+    ``problems`` by the Snacks steps averaged across workers (module docstring), polished
+    by CoCoA+.  The subproblems make their rounds together: one task per worker group a
+    round makes every subproblem's steps (:func:`local_assg_rounds`), so K subproblems
+    take the rounds of one; each keeps its own stages, checkpoints and stop rules and
+    leaves the rounds when one holds, and those that hand over to CoCoA+ are polished
+    together (:func:`~snacks_core.distributed.cocoa.solve_cocoa`).
 
-    Parameters are those of :func:`~snacks_core.distributed.cocoa.solve_cocoa`;
-    ``options.max_rounds`` is the budget in epochs (n_train steps each, across workers).
+    Parameters are those of :func:`~snacks_core.distributed.cocoa.solve_cocoa` (without
+    ``warm``); ``options.max_rounds`` is the budget in epochs (n_train steps each, across
+    workers).
 
     Returns
     -------
-    SolverResult
+    list of SolverResult, in the order of ``problems``
         ``coef``: on early stopping the checkpoint after the start with the fewest held-out
         errors; else the last checkpoint (certified: a stage's centre, or CoCoA+'s point).
         The history has one row per round (its checkpoint; F and the gap NaN inside a
         stage, as in memory under early stopping), then CoCoA+'s rounds; ``info`` holds
         ``bytes_per_round``, ``partitions`` (K), ``assg_epochs`` and ``restarted``.
     """
-    rounds = _AssgRounds(client, partitions, problem, lam, n_train, options, validation,
-                         progress)
-    rounds.run(np.random.SeedSequence([seed, problem]))
-    info = {"bytes_per_round": 5 * rounds.K * partitions.width * 8, "partitions": rounds.K,
-            "assg_epochs": rounds.visited / n_train, "restarted": rounds.restarted}
-    coef, stop_reason = rounds.task.check, rounds.stop_reason
-    if rounds.handover:
-        coef, stop_reason = rounds.polish(seed)
-    history = {name: np.asarray(values) for name, values in rounds.history.items()}
-    return SolverResult(coef=coef, history=history, n_iter=int(history["iteration"][-1]),
-                        n_epochs=float(history["epoch"][-1]), stop_reason=stop_reason,
-                        info=info)
+    columns = [_AssgRounds(partitions, p, lam, n_train, options,
+                           None if validation is None else (validation[0], validation[1][p]),
+                           progress) for p in problems]
+    streams = {p: np.random.SeedSequence([seed, p]) for p in problems}
+    previous, active, t = [None] * len(partitions.futures), list(columns), 0
+    # Per worker group: the round that certified each problem handing over to CoCoA+.
+    certified = [{} for _ in partitions.futures]
+    while active:
+        raise_if_stopped()
+        for column in active:
+            column.task = column.task._replace(seeds=tuple(
+                int(s) for s in streams[column.problem].spawn(1)[0].generate_state(
+                    column.K)))
+        previous, summaries = _run_round(client, partitions, previous, active,
+                                         f"Snacks round {t} of {named_problems(active)}",
+                                         options.timeout)
+        for column in active:
+            column.summaries = [s[column.problem] for s in summaries]
+            column.after_round()
+            if column.done and column.handover:
+                for p, r in enumerate(previous):
+                    certified[p][column.problem] = r
+        active = [column for column in active if not column.done]
+        t += 1
+    polished = _polish(client, partitions, [c for c in columns if c.handover], certified,
+                       lam, n_train, options, seed, validation, progress)
+    results = []
+    for column in columns:
+        info = {"bytes_per_round": 5 * column.K * partitions.width * 8,
+                "partitions": column.K, "assg_epochs": column.visited / n_train,
+                "restarted": column.restarted}
+        coef, stop_reason = column.task.check, column.stop_reason
+        if column.problem in polished:
+            coef, stop_reason = column.take_polish(polished[column.problem])
+        history = {name: np.asarray(values) for name, values in column.history.items()}
+        results.append(SolverResult(coef=coef, history=history,
+                                    n_iter=int(history["iteration"][-1]),
+                                    n_epochs=float(history["epoch"][-1]),
+                                    stop_reason=stop_reason, info=info))
+    return results
+
+
+def _polish(client, partitions, columns, certified, lam, n, options, seed, validation,
+            progress):
+    """CoCoA+ from α_i = C s_i β_i of each handing-over problem's last certificate, on the
+    epochs it has left, the problems together; problem → its SolverResult."""
+    if not columns:
+        return {}
+    C = 1.0 / (2.0 * n * lam)
+    alphas = [client.submit(dual_variables, rounds, future, C, pure=False)
+              for rounds, future in zip(certified, partitions.futures, strict=True)]
+    shares = {c.problem: np.array([C * s.g for s in c.summaries]) for c in columns}
+    budgets = {c.problem: max(1, int(np.ceil((c.max_rows - c.visited) / n
+                                             / options.local_passes))) for c in columns}
+    problems = [c.problem for c in columns]
+    results = solve_cocoa(client, partitions, problems, lam, n, options, seed=seed,
+                          validation=validation, progress=progress,
+                          warm=(alphas, shares, budgets))
+    return dict(zip(problems, results, strict=True))
 
 
 class _AssgRounds:
@@ -221,9 +289,8 @@ class _AssgRounds:
     in-memory stages' rules), the running stage average, the rows visited, the best dual
     value, early stopping's patience and the history."""
 
-    def __init__(self, client, partitions, problem, lam, n_train, options, validation,
-                 progress):
-        self.client, self.partitions, self.problem = client, partitions, problem
+    def __init__(self, partitions, problem, lam, n_train, options, validation, progress):
+        self.partitions, self.problem = partitions, problem
         self.lam, self.n_train, self.options = lam, n_train, options
         self.validation, self.progress = validation, progress
         self.K = len(partitions.futures)
@@ -234,36 +301,31 @@ class _AssgRounds:
         self.check_rows = rows_between_checks(n_train, self.early)
         self.max_rows = int(np.ceil(options.max_rounds * n_train))
         self.history = {name: [] for name in HISTORY_COLUMNS}
-        self.restarted, self.previous, self.summaries = [], [None] * self.K, None
+        self.restarted, self.summaries = [], None
         zero = np.zeros(partitions.width)
         self.task = AssgTask(problem, zero, zero, zero, True, 0.0, 0.0, lam, 0, ())
         # The stage plan comes with the first round's sums (η₀ and D₀ from the data).
         self.plan, self.stage_left, self.stage_sum, self.stage_steps = None, 0, None, 0
         self.visited, self.best_dual, self.t = 0, -np.inf, 0
-        self.polish_after = self.handover = False
+        self.polish_after = self.handover = self.done = False
         self.stop_reason, self.start = None, time.perf_counter()
 
-    def run(self, streams):
-        """Rounds until a stop rule holds or ASSG hands over to CoCoA+."""
-        while True:
-            raise_if_stopped()
-            self.task = self.task._replace(seeds=tuple(
-                int(s) for s in streams.spawn(1)[0].generate_state(self.K)))
-            self.previous, self.summaries = _run_round(
-                self.client, self.partitions, self.previous, self.task,
-                f"Snacks round {self.t} of problem {self.problem}", self.options.timeout,
-                self.restarted)
-            measured = (np.nan, np.nan)
-            if self.task.check is not None:
-                measured, held = self._checkpoint()
-                decision = self._decide(*measured, held)
-                if decision == "stop":
-                    return
-                if decision == "certify":
-                    self.t += 1
-                    continue
-            self._advance(*measured)
-            self.t += 1
+    def after_round(self):
+        """Take the round's ``summaries``: the checkpoint and the stop rules, then the next
+        round's task; sets ``done`` when the rounds end (``stop_reason`` or ``handover``
+        says why)."""
+        measured = (np.nan, np.nan)
+        if self.task.check is not None:
+            measured, held = self._checkpoint()
+            decision = self._decide(*measured, held)
+            if decision == "stop":
+                self.done = True
+                return
+            if decision == "certify":
+                self.t += 1
+                return
+        self._advance(*measured)
+        self.t += 1
 
     def _checkpoint(self):
         """Record the round's checkpoint; ``((F, gap), held-out errors)`` (F and the gap
@@ -369,20 +431,10 @@ class _AssgRounds:
             last = sum(p * s.last for p, s in zip(self.share, self.summaries, strict=True))
             self.task = self.task._replace(start=last, check=point, new_stage=False)
 
-    def polish(self, seed):
-        """CoCoA+ from α_i = C s_i β_i of the last certificate, on the epochs left; its
-        rounds extend the history; ``(coef, stop reason)``."""
-        n, lam = self.n_train, self.lam
-        C = 1.0 / (2.0 * n * lam)
-        alpha = [self.client.submit(dual_variables, r, future, C, pure=False)
-                 for r, future in zip(self.previous, self.partitions.futures, strict=True)]
-        rounds_left = max(1, int(np.ceil((self.max_rows - self.visited) / n
-                                         / self.options.local_passes)))
-        polished = solve_cocoa(
-            self.client, self.partitions, self.problem, lam, n,
-            replace(self.options, max_rounds=rounds_left), seed=seed,
-            validation=self.validation, progress=self.progress,
-            warm=(alpha, np.array([C * s.g for s in self.summaries])))
+    def take_polish(self, polished):
+        """CoCoA+'s rounds (a SolverResult) after the steps: they extend the history;
+        ``(coef, stop reason)``."""
+        n = self.n_train
         offset = {"iteration": len(self.history["iteration"]), "epoch": self.visited / n,
                   "time": self.history["time"][-1]}
         for name, values in polished.history.items():
@@ -391,27 +443,30 @@ class _AssgRounds:
         return polished.coef, polished.stop_reason
 
 
-def _run_round(client, partitions, previous, task, what, timeout, restarted):
-    """Submit one round on every worker group and wait for its summaries; returns
-    ``(round futures, summaries)``.
+def _run_round(client, partitions, previous, columns, what, timeout):
+    """Submit one round of the subproblems ``columns`` (their tasks) on every worker group
+    and wait for their summaries; returns ``(round futures, summaries)``, one per group
+    (each problem → its part).
 
     A group whose state was lost with a worker (its rows and embedding are recomputed by
-    Dask; the counts and the table, products of earlier rounds, are not kept) runs the
-    round again from no state: its counts restart from zero and its table is recomputed
-    at the centre, while w, which lives on the client, is unchanged.  At most
+    Dask; the counts and the tables, products of earlier rounds, are not kept) runs the
+    round again from no state: its counts restart from zero and its tables are recomputed
+    at the centres, while each w, which lives on the client, is unchanged.  At most
     :data:`~snacks_core.distributed.cocoa.RESTARTS` times in a row.
     """
     rounds, todo = list(previous), range(len(previous))
+    tasks = [column.task for column in columns]
     for _attempt in range(RESTARTS + 1):
         for k in todo:
-            rounds[k] = client.submit(local_assg_round, partitions.futures[k], previous[k],
-                                      task, k, pure=False)
-        summaries = [client.submit(operator.itemgetter(1), r) for r in rounds]
+            rounds[k] = client.submit(local_assg_rounds, partitions.futures[k], previous[k],
+                                      tasks, k, pure=False)
+        summaries = [client.submit(assg_summaries, r) for r in rounds]
         todo = wait_for(client, summaries, what, timeout, lost_ok=True)
         if not todo:
             return rounds, client.gather(summaries)
         for k in todo:
             previous[k] = None
-        restarted.append((what, todo))
+        for column in columns:
+            column.restarted.append((what, todo))
     raise RuntimeError(f"{what}: worker group(s) {todo} were lost {RESTARTS + 1} times in "
                        "a row; the cluster is losing workers faster than the fit can recover.")

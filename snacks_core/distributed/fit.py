@@ -39,6 +39,7 @@ from snacks_core.distributed.waiting import (
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model.engine import (
+    COLUMN_STATE_BYTES,
     binary_targets,
     draw_seeds,
     score_embedded_rows,
@@ -194,11 +195,14 @@ def _fit(model, client, data, eval_set, progress):
         n_iter_no_change=spec.n_iter_no_change if embedded.held_rows else None)
     solve = solve_assg if model.solver == "snacks" else solve_cocoa
     start = time.perf_counter()
-    results = [solve(client, embedded, k, spec.lam, n - embedded.held_rows, options,
-                     seed=seeds.solver, progress=progress,
-                     validation=None if evaluation is None
-                     else (evaluation[0], evaluation[1][k]))
-               for k in range(columns)]
+    # The columns make their rounds together, in groups whose state on a worker (a row of
+    # each: COLUMN_STATE_BYTES) takes no more than the embedding's own bytes, as in memory.
+    size = max(1, embedded.width * np.dtype(resources.dtype).itemsize // COLUMN_STATE_BYTES)
+    results = [result for group in np.array_split(np.arange(columns),
+                                                  -(-columns // size))
+               for result in solve(client, embedded, group.tolist(), spec.lam,
+                                   n - embedded.held_rows, options, seed=seeds.solver,
+                                   progress=progress, validation=evaluation)]
     model.training_time_ = time.perf_counter() - start
     model.coef_ = np.vstack([r.coef for r in results])
     model.intercept_ = np.zeros(len(results))
