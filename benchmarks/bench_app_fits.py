@@ -1,7 +1,7 @@
 """What the app's own fits gain from the Snacks engine work, against the code before it.
 
 ``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF]
-[--workload app|w8a|defaults|sweeps]``
+[--workload app|w8a|defaults|sweeps|cluster]``
 checks out ``REF`` (default: the commit before the engine issue's first change) in a
 temporary git worktree and times, alternately in fresh processes of each version, the fit
 the app makes with its default settings (``SnacksClassifier(n_components=50,
@@ -17,7 +17,9 @@ pendigits from ``../shared/data`` where present, scikit-learn's digits, the gene
 what a user's default call costs.  ``--workload sweeps`` times one sweep of dual ascent
 (the loop that polishes every default fit) over an embedding's rows in a random order, at
 sizes below and above this machine's caches, and checks that both versions end at the same
-point.
+point.  ``--workload cluster`` times ``SnacksClassifier()`` at its defaults on Dask arrays
+of the many-class sets (pendigits, digits, the letters look-alike; four partitions) on a
+``LocalCluster`` of two worker processes.
 """
 
 from __future__ import annotations
@@ -133,6 +135,40 @@ for name, load in sets.items():
 print(json.dumps(out))
 """
 
+# ``--workload cluster``: ``SnacksClassifier()`` at its defaults on Dask arrays of the
+# many-class sets (pendigits, digits, the 26-class look-alike) on a LocalCluster of two
+# worker processes of one thread (median of 3 fits after a warm-up fit).
+CLUSTER_WORK = r"""
+import json, sys, time, warnings
+import numpy as np
+import dask.array as da
+import distributed
+from sklearn.model_selection import train_test_split
+from snacks_core import SnacksClassifier
+sys.path.insert(0, sys.argv[1])
+from _accuracy_sets import datasets, selected
+warnings.simplefilter("ignore")
+out = {}
+with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster, \
+        distributed.Client(cluster):
+    for name, load in selected(datasets(), ("pendigits", "digits", "letters")).items():
+        X, y, test_size = load()
+        X, X_test, y, y_test = train_test_split(X, y, test_size=test_size, stratify=y,
+                                                random_state=0)
+        chunks = -(-X.shape[0] // 4)
+        Xd, yd = da.from_array(X, chunks=(chunks, X.shape[1])), da.from_array(y, chunks=chunks)
+        times = []
+        for _ in range(4):
+            start = time.perf_counter()
+            model = SnacksClassifier(random_state=0).fit(Xd, yd)
+            times.append(time.perf_counter() - start)
+        out[f"{name} on 2 workers, {X.shape[0]:,} rows, {len(model.classes_)} classes"] = {
+            "seconds": float(np.median(times[1:])),
+            "error": float(100 * np.mean(model.predict(X_test) != y_test))}
+print(json.dumps(out))
+"""
+
 # ``--workload sweeps``: one dual-ascent sweep (median of 9) over n rows × m float32 columns
 # in a random order, from the same α and w in both versions.
 SWEEPS_WORK = r"""
@@ -161,7 +197,8 @@ print(json.dumps(out))
 """
 W8A = SHARED / "w8a"
 WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]),
-        "defaults": (DEFAULTS_WORK, [str(ROOT / "benchmarks")]), "sweeps": (SWEEPS_WORK, [])}
+        "defaults": (DEFAULTS_WORK, [str(ROOT / "benchmarks")]), "sweeps": (SWEEPS_WORK, []),
+        "cluster": (CLUSTER_WORK, [str(ROOT / "benchmarks")])}
 
 
 def run(path, workload):
@@ -180,7 +217,8 @@ def main():
     parser.add_argument("--workload", choices=tuple(WORK), default="app",
                         help="the app's default fits, a fit and a grid on w8a, "
                              "SnacksClassifier() at its defaults on real and many-class sets, "
-                             "or one dual-ascent sweep at several sizes")
+                             "one dual-ascent sweep at several sizes, or the defaults on "
+                             "many-class sets on a 2-worker LocalCluster")
     args = parser.parse_args()
     if args.workload == "w8a" and not W8A.exists():
         print(f"skipped: {W8A} not found.")

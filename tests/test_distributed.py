@@ -131,15 +131,57 @@ def _check_training_measures(model, X, y, sample_weight=None):
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-def test_three_classes_one_vs_rest(client, solver):
+def test_three_classes_one_vs_rest_make_their_rounds_together(client, solver):
+    """Each one-vs-rest column reaches its own optimum, and the columns share the rounds:
+    one task per worker group a round for all of them, so the rounds' tasks are those of
+    the column with the most rounds, not the sum over the columns."""
     X, y = _data(n=1500, classes=3, seed=3)
-    with client.as_current():
+    with client.as_current(), distributed.get_task_stream(client) as tasks:
         model = _model(solver=solver, sampling="uniform").fit(da.from_array(X, chunks=(500, 8)),
                                                da.from_array(y, chunks=500))
         predicted = model.predict(da.from_array(X, chunks=(500, 8))).compute()
     assert model.coef_.shape[0] == 3
     _check_against_oracle(model, X, y)
     np.testing.assert_array_equal(predicted, model.predict(X))
+    rounds = [np.sum(model.history_["problem"] == k) for k in range(3)]
+    groups = model.solver_info_[0]["partitions"]
+    sent = sum(str(task["key"]).startswith(("local_assg_rounds-", "local_rounds-"))
+               for task in tasks.data)
+    # The Snacks steps' first round after their plan records no checkpoint: one more.
+    assert groups * max(rounds) <= sent <= groups * (max(rounds) + 1) < groups * sum(rounds)
+
+
+def test_columns_solved_together_equal_each_alone_in_the_same_order():
+    """A worker's CoCoA+ round of several columns (one read of z_i for all of them) equals
+    each column's round alone with the first column's seed (the same order of the rows):
+    the same Δα, Δw, hinge sums and held-out errors; a column making no passes only
+    certifies its w; float16 rows are read as float32 blocks."""
+    from snacks_core.distributed.cocoa import CocoaTask, local_rounds
+    from snacks_core.distributed.fit import Partition
+
+    rng = np.random.default_rng(7)
+    for dtype in (np.float64, np.float16):
+        Z = (rng.standard_normal((12_000, 6)) * 0.5).astype(dtype)
+        targets = np.sign(rng.standard_normal((4, 12_000)))
+        partition = Partition(Z, targets, rng.uniform(0.5, 2.0, 12_000),
+                              Z[:300].astype(np.float64), targets[:, :300], np.ones(300))
+        ws = rng.standard_normal((4, 6)) * 0.1
+        alphas = {0: rng.uniform(0, 1e-4, 12_000), 2: None, 3: rng.uniform(0, 1e-4, 12_000)}
+        tasks = [CocoaTask(p, ws[p], 0 if p == 1 else 2, 11 + p) for p in range(4)]
+        together = local_rounds(partition, alphas, tasks, 1e-4, 2)
+        for p in range(4):
+            alone = local_rounds(partition, {p: alphas.get(p)},
+                                 [tasks[p]._replace(seed=11)], 1e-4, 2)[p]
+            np.testing.assert_allclose(together[p][0], alone[0], rtol=1e-10, atol=1e-15)
+            np.testing.assert_allclose(together[p][1].dw, alone[1].dw, rtol=1e-10,
+                                       atol=1e-15)
+            assert together[p][1].hinge == pytest.approx(alone[1].hinge, rel=1e-10)
+            assert together[p][1].held_errors == alone[1].held_errors
+        np.testing.assert_array_equal(together[1][0], 0.0)
+        margins = targets[1] * (Z.astype(np.float64) @ ws[1])
+        assert together[1][1].hinge == pytest.approx(
+            1e-4 * partition.weight @ np.maximum(0.0, 1.0 - margins), rel=1e-10)
+        assert np.any(together[0][0] != 0.0) and np.any(together[0][1].dw != 0.0)
 
 
 def test_partitions_of_uneven_sizes_make_one_group_per_worker(client):

@@ -52,6 +52,9 @@ from snacks_core.solvers.storage import check_float16_range, plan_storage
 # Rows of a compact (float16) embedding whose squared norms are computed from one float32
 # block.
 _NORM_BLOCK_ROWS = 8192
+# Bytes a worker may hold for the state of the one-vs-rest columns making their rounds
+# together, where the embedding it holds is smaller.
+_COLUMNS_STATE_FLOOR = 2**28
 
 
 class Partition:
@@ -195,9 +198,12 @@ def _fit(model, client, data, eval_set, progress):
         n_iter_no_change=spec.n_iter_no_change if embedded.held_rows else None)
     solve = solve_assg if model.solver == "snacks" else solve_cocoa
     start = time.perf_counter()
-    # The columns make their rounds together, in groups whose state on a worker (a row of
-    # each: COLUMN_STATE_BYTES) takes no more than the embedding's own bytes, as in memory.
-    size = max(1, embedded.width * np.dtype(resources.dtype).itemsize // COLUMN_STATE_BYTES)
+    # The columns make their rounds together (a round's wait is a cluster's main cost on
+    # small data), in groups whose state on a worker (COLUMN_STATE_BYTES a row each) takes
+    # at most the embedding's own bytes there, or _COLUMNS_STATE_FLOOR.
+    rows = int(embedded.rows.max())
+    size = max(1, max(rows * embedded.width * np.dtype(resources.dtype).itemsize,
+                      _COLUMNS_STATE_FLOOR) // (rows * COLUMN_STATE_BYTES))
     results = [result for group in np.array_split(np.arange(columns),
                                                   -(-columns // size))
                for result in solve(client, embedded, group.tolist(), spec.lam,
