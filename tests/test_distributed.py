@@ -287,13 +287,15 @@ def test_bad_input_gets_clear_messages(client):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("solver", SOLVERS)
-def test_a_worker_lost_mid_fit_is_recomputed(solver):
+@pytest.mark.parametrize("solver, classes", [("liblinear", 2), ("snacks", 2), ("snacks", 3),
+                                             ("liblinear", 3)])
+def test_a_worker_lost_mid_fit_is_recomputed(solver, classes):
     """A worker process killed during the rounds: Dask recomputes its partitions (rows,
     embedding) on the workers left, the state lost with it restarts (CoCoA+'s dual
-    variables from zero, the Snacks steps' counts from zero at the stage's centre), and
-    the fit reaches the same optimum."""
-    X, y = _data(seed=4)
+    variables from zero, the Snacks steps' counts from zero at the stage's centre; every
+    column's, where the columns make their rounds together), and the fit reaches the same
+    optimum."""
+    X, y = _data(seed=4, classes=classes)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster, set_as_default=False) as c, c.as_current():
