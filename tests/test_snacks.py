@@ -700,3 +700,41 @@ def test_store_in_shuffled_blocks_reaches_the_same_optimum(kind, dtype, weighted
     assert result.stop_reason == "tol_gap"
     assert objective == pytest.approx(result.history["objective"][-1], rel=1e-9)
     assert (objective - f_star) / objective <= 1e-4 + 1e-9
+
+
+@pytest.mark.parametrize("kind, dtype", [("disk", np.float32), ("compact", np.float16)])
+def test_restricted_sweeps_read_a_store_once(kind, dtype, monkeypatch):
+    """The sweeps over the rows near the hinge's kink on a store in several blocks: the rows
+    are read once (one read a block), not once a sweep, and the sweeps make the in-memory
+    steps on the same values in the same orders."""
+    from types import SimpleNamespace
+
+    from snacks_core.solvers.storage import RowBlocks
+
+    rng = np.random.default_rng(5)
+    n, m = 700, 9
+    Z = rng.standard_normal((n, m)).astype(dtype)
+    y = np.sign(rng.standard_normal(n))
+    upper = rng.uniform(0.0, 1e-3, n)
+    rows = np.sort(rng.choice(n, 150, replace=False))
+    stored = Z.astype(np.float32)
+    sqnorm = np.einsum("ij,ij->i", stored, stored, dtype=np.float64)
+    w0, results = rng.standard_normal(m) * 0.01, []
+    with EmbeddingStore(n, m, kind, dtype, block_rows=200) as store:
+        store.write(0, Z)
+        reads = []
+        read = store.read
+        monkeypatch.setattr(store, "read", lambda *a, **k: reads.append(a) or read(*a, **k))
+        for blocks in (RowBlocks(stored), RowBlocks(store)):
+            alpha, w = upper * 0.5, w0.copy()
+            steps = snacks._restricted_sweeps(
+                SimpleNamespace(blocks=blocks, y=y, sqnorm=sqnorm), rows, 12, 100.0, upper,
+                alpha, w, np.random.default_rng(3), 0, 10**9)
+            results.append((alpha, w, steps))
+    (alpha_memory, w_memory, steps), (alpha_store, w_store, steps_store) = results
+    assert steps == steps_store == 12 * rows.size
+    assert len(reads) == 4  # the four blocks, once
+    np.testing.assert_allclose(alpha_store, alpha_memory, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(w_store, w_memory, rtol=1e-12, atol=1e-15)
+    assert not np.array_equal(alpha_store, upper * 0.5)
+

@@ -823,14 +823,30 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     sweeps = min(max_sweeps, int(epochs * n // max(rows.size, 1)))
     if steps + sweeps * rows.size + n > max_steps:
         return steps
-    if stages.blocks.array is not None and len(stages.blocks.bounds) == 1:
+    blocks = stages.blocks
+    if blocks.array is not None and len(blocks.bounds) == 1:
         # One block in memory: the same orders, drawn first, swept in one jitted call (the
         # sweeps of a small problem cost less than calling them one by one from Python).
         orders = np.empty((sweeps, rows.size), dtype=np.int64)
         for k in range(sweeps):
             orders[k] = rng.permutation(rows)
-        loops.dual_refine_sweeps(stages.blocks.array, 0, stages.y, upper, stages.sqnorm,
-                                 orders, alpha, w)
+        loops.dual_refine_sweeps(blocks.array, 0, stages.y, upper, stages.sqnorm, orders,
+                                 alpha, w)
+        return steps + sweeps * rows.size
+    if blocks.store is not None and rows.size <= blocks.store.block_rows:
+        # A store's rows swept read once, into an array of at most one block (the storage
+        # plan counts six), not read (from disk, or widened from float16) at every sweep.
+        Z = np.empty((rows.size, blocks.shape[1]), blocks.store.compute_dtype)
+        for block in blocks:
+            part = slice(np.searchsorted(rows, block.start), np.searchsorted(rows, block.stop))
+            Z[part] = block.Z[rows[part] - block.start]
+        orders = np.empty((sweeps, rows.size), dtype=np.int64)
+        for k in range(sweeps):
+            orders[k] = rng.permutation(rows.size)
+        alpha_rows = alpha[rows]
+        loops.dual_refine_sweeps(Z, 0, stages.y[rows], upper[rows], stages.sqnorm[rows],
+                                 orders, alpha_rows, w)
+        alpha[rows] = alpha_rows
         return steps + sweeps * rows.size
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
