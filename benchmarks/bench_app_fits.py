@@ -1,7 +1,7 @@
 """What the app's own fits gain from the Snacks engine work, against the code before it.
 
 ``PYTHONPATH=. python benchmarks/bench_app_fits.py [--baseline REF]
-[--workload app|w8a|defaults|sweeps|cluster]``
+[--workload app|w8a|defaults|sweeps|cluster|stores]``
 checks out ``REF`` (default: the commit before the engine issue's first change) in a
 temporary git worktree and times, alternately in fresh processes of each version, the fit
 the app makes with its default settings (``SnacksClassifier(n_components=50,
@@ -19,7 +19,8 @@ what a user's default call costs.  ``--workload sweeps`` times one sweep of dual
 sizes below and above this machine's caches, and checks that both versions end at the same
 point.  ``--workload cluster`` times ``SnacksClassifier()`` at its defaults on Dask arrays
 of the many-class sets (pendigits, digits, the letters look-alike; four partitions) on a
-``LocalCluster`` of two worker processes.
+``LocalCluster`` of two worker processes, ``--workload stores`` with the embedding kept
+compactly in memory (float16) and in a file on disk.
 """
 
 from __future__ import annotations
@@ -169,6 +170,34 @@ with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
 print(json.dumps(out))
 """
 
+# ``--workload stores``: ``SnacksClassifier()`` at its defaults on the many-class sets with
+# the embedding in a store (``storage='compact'`` and ``'disk'``; median of 3 fits after a
+# warm-up fit).
+STORES_WORK = r"""
+import json, sys, time, warnings
+import numpy as np
+from sklearn.model_selection import train_test_split
+from snacks_core import SnacksClassifier
+sys.path.insert(0, sys.argv[1])
+from _accuracy_sets import datasets, selected
+warnings.simplefilter("ignore")
+out = {}
+for name, load in selected(datasets(), ("pendigits", "letters")).items():
+    X, y, test_size = load()
+    X, X_test, y, y_test = train_test_split(X, y, test_size=test_size, stratify=y,
+                                            random_state=0)
+    for storage in ("compact", "disk"):
+        times = []
+        for _ in range(4):
+            start = time.perf_counter()
+            model = SnacksClassifier(random_state=0, storage=storage).fit(X, y)
+            times.append(time.perf_counter() - start)
+        out[f"{name}, storage='{storage}', {X.shape[0]:,} rows"] = {
+            "seconds": float(np.median(times[1:])),
+            "error": float(100 * np.mean(model.predict(X_test) != y_test))}
+print(json.dumps(out))
+"""
+
 # ``--workload sweeps``: one dual-ascent sweep (median of 9) over n rows × m float32 columns
 # in a random order, from the same α and w in both versions.
 SWEEPS_WORK = r"""
@@ -198,7 +227,8 @@ print(json.dumps(out))
 W8A = SHARED / "w8a"
 WORK = {"app": (FIT, []), "w8a": (W8A_WORK, [str(W8A)]),
         "defaults": (DEFAULTS_WORK, [str(ROOT / "benchmarks")]), "sweeps": (SWEEPS_WORK, []),
-        "cluster": (CLUSTER_WORK, [str(ROOT / "benchmarks")])}
+        "cluster": (CLUSTER_WORK, [str(ROOT / "benchmarks")]),
+        "stores": (STORES_WORK, [str(ROOT / "benchmarks")])}
 
 
 def run(path, workload):
@@ -218,7 +248,8 @@ def main():
                         help="the app's default fits, a fit and a grid on w8a, "
                              "SnacksClassifier() at its defaults on real and many-class sets, "
                              "one dual-ascent sweep at several sizes, or the defaults on "
-                             "many-class sets on a 2-worker LocalCluster")
+                             "many-class sets on a 2-worker LocalCluster or with the "
+                             "embedding in a store")
     args = parser.parse_args()
     if args.workload == "w8a" and not W8A.exists():
         print(f"skipped: {W8A} not found.")

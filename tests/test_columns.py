@@ -179,26 +179,51 @@ def test_train_columns_solves_the_columns_together(four_classes, monkeypatch, st
         assert np.linalg.norm(joint.coef - single.coef) <= bound + 1e-9
 
 
-def test_train_columns_on_a_store_solves_them_one_by_one(four_classes, monkeypatch):
-    """A store's columns are not held together (their state would take the memory the store
-    saves): each is solved alone, to its tolerance."""
+@pytest.mark.parametrize("rows_of_state, sizes", [
+    (None, []),  # no budget named: one column at a time, as alone
+    (1, []),  # room for one column's state only
+    (2, [2, 2]), (3, [2, 2]),  # groups of at most two or three columns
+    (100, [4])])
+def test_train_columns_on_a_store_groups_the_columns_within_the_budget(
+        four_classes, monkeypatch, rows_of_state, sizes):
+    """A store's columns are solved together only in groups whose state (a row of each:
+    COLUMN_STATE_BYTES) fits the bytes its memory budget leaves (``state_bytes``), else one
+    by one; each column reaches its tolerance against the oracle on the stored rows."""
     Z, ys, lam, _, _ = four_classes
     entry = REGISTRY["snacks"]
+    groups = []
 
-    def refused(*args, **keywords):
-        raise AssertionError("columns solved together on a store")
+    def counting(Z, ys, lam, **keywords):
+        groups.append(len(ys))
+        return entry.columns(Z, ys, lam, **keywords)
 
-    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=refused))
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=counting))
     stored = Z.astype(np.float32)
+    state_bytes = (None if rows_of_state is None
+                   else rows_of_state * Z.shape[0] * engine.COLUMN_STATE_BYTES)
     with EmbeddingStore(*Z.shape, "disk", np.float32, block_rows=200) as store:
         store.write(0, stored)
         results = engine.train_columns(SolverSpec("snacks", lam, max_epochs=500, tol=1e-4),
-                                       store, ys, seed=0)
+                                       store, ys, seed=0, state_bytes=state_bytes)
+    assert sorted(groups) == sizes
     stored = stored.astype(np.float64)
     for y, result in zip(ys, results, strict=True):
         star, _ = reference.optimal_objective(stored, y, lam)
         F = reference.objective(result.coef, stored, y, lam)
         assert (F - star) / F <= 1e-4 + 1e-9
+
+
+def test_the_columns_state_on_a_store_is_what_its_budget_leaves():
+    """The budget less the compact array (a file on disk takes none) and the working
+    blocks; never below zero."""
+    from snacks_core.solvers.storage import columns_state_bytes
+
+    blocks = 6 * 100 * 10 * 4
+    with EmbeddingStore(1000, 10, "compact", np.float16, block_rows=100) as compact, \
+            EmbeddingStore(1000, 10, "disk", np.float32, block_rows=100) as disk:
+        assert columns_state_bytes(compact, 10**6) == 10**6 - 20_000 - blocks
+        assert columns_state_bytes(disk, 10**6) == 10**6 - blocks
+        assert columns_state_bytes(compact, 1000) == 0
 
 
 def test_classifier_with_many_classes_predicts_as_separate_solves(monkeypatch):
@@ -210,6 +235,32 @@ def test_classifier_with_many_classes_predicts_as_separate_solves(monkeypatch):
                                                                  columns=None))
     alone = SnacksClassifier(n_components=60, tol=1e-4, random_state=0).fit(X, y)
     np.testing.assert_array_equal(joint.embedding_.landmarks_, alone.embedding_.landmarks_)
+    scale = np.abs(alone.decision_function(X)).max()
+    np.testing.assert_allclose(joint.decision_function(X), alone.decision_function(X),
+                               atol=0.05 * scale)
+    assert np.mean(joint.predict(X) == alone.predict(X)) >= 0.99
+
+
+@pytest.mark.parametrize("storage", ["compact", "disk"])
+def test_classifier_on_a_store_solves_its_columns_together(monkeypatch, storage):
+    """End to end on a store: with room in the memory budget the five columns are solved in
+    one group, and predict as the separate solves on the same stored rows."""
+    X, y = make_blobs(1000, centers=5, n_features=4, cluster_std=2.5, random_state=0)
+    entry = REGISTRY["snacks"]
+    groups = []
+
+    def counting(Z, ys, lam, **keywords):
+        groups.append(len(ys))
+        return entry.columns(Z, ys, lam, **keywords)
+
+    params = {"n_components": 60, "tol": 1e-4, "random_state": 0, "storage": storage}
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=counting))
+    with pytest.warns(UserWarning, match="float16|temporary file"):
+        joint = SnacksClassifier(**params).fit(X, y)
+    assert joint.storage_ == storage and groups == [5]
+    monkeypatch.setitem(REGISTRY, "snacks", dataclasses.replace(entry, columns=None))
+    with pytest.warns(UserWarning, match="float16|temporary file"):
+        alone = SnacksClassifier(**params).fit(X, y)
     scale = np.abs(alone.decision_function(X)).max()
     np.testing.assert_allclose(joint.decision_function(X), alone.decision_function(X),
                                atol=0.05 * scale)

@@ -147,7 +147,7 @@ def cut_training_rows(targets, sample_weight, split):
 
 
 def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, validation=None,
-                  w0=None, workers=1, n_jobs=None, progress=None):
+                  w0=None, workers=1, n_jobs=None, progress=None, state_bytes=None):
     """The one-vs-rest training of every fit on an embedding: the K columns of a problem
     (one ±1 target vector each) solved on a shared Z, with the options of a
     :class:`~snacks_core.model.specs.SolverSpec` (its λ, budget, tolerance, early stopping
@@ -180,6 +180,10 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
         Threads of a streaming solver's own passes (None: the solver's default).
     progress : callable or None
         ``progress('training', epoch, max_epochs)`` at each checkpoint.
+    state_bytes : int or None
+        For Z in a store: the bytes the state of columns solved together may take
+        (:func:`~snacks_core.solvers.storage.columns_state_bytes`); None: one column at a
+        time.
 
     Returns
     -------
@@ -206,8 +210,14 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
             mine["w0"] = w0[k]
         return mine
 
-    # Not on a store: its rows' state in memory would take what it saves.
-    joint = together is not None and len(targets) > 1 and isinstance(Z, np.ndarray)
+    # A group's state takes at most the embedding's own bytes in memory; on a store (which
+    # exists because the embedding did not fit) what its memory budget leaves.
+    if isinstance(Z, np.ndarray):
+        size = max(1, Z.shape[1] * Z.itemsize // COLUMN_STATE_BYTES)
+    else:
+        size = (state_bytes or 0) // (Z.n_rows * COLUMN_STATE_BYTES)
+    joint = (together is not None and len(targets) > 1
+             and (isinstance(Z, np.ndarray) or size > 1))
 
     def solve_group(ks):
         if not joint:
@@ -220,7 +230,6 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     if joint:
         # At least as many groups as workers, each group's columns solved together on a
         # thread.
-        size = max(1, Z.shape[1] * Z.itemsize // COLUMN_STATE_BYTES)
         count = max(min(max(workers, 1), len(targets)), -(-len(targets) // size))
         groups = [list(ks) for ks in np.array_split(np.arange(len(targets)), count)]
     if workers <= 1:

@@ -44,7 +44,12 @@ from snacks_core.model.landmark_growth import LandmarkGrowth, path_table
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
 from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
-from snacks_core.solvers.storage import STORAGES, embed_to_store, plan_storage
+from snacks_core.solvers.storage import (
+    STORAGES,
+    columns_state_bytes,
+    embed_to_store,
+    plan_storage,
+)
 
 # Rows of X embedded at once into an in-memory embedding, when they are a subset of X or a
 # progress line follows them.
@@ -399,7 +404,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                 held=None if split is None else (Z_stop, held),
                 validation=None if evaluation is None else (Z_val, evaluation[1]),
                 workers=workers, n_jobs=max(1, n_jobs // workers),
-                progress=resources.progress)
+                progress=resources.progress,
+                state_bytes=None if isinstance(Z, np.ndarray)
+                else columns_state_bytes(Z, resources.memory_budget))
         finally:
             if not isinstance(Z, np.ndarray):
                 Z.close()

@@ -547,6 +547,26 @@ class RowBlocks:
         for block, k in zip(self._blocks(order), order, strict=True):
             yield block, rng.integers(block.start, block.stop, size=counts[k])
 
+def columns_state_bytes(store, memory_budget):
+    """Bytes of the memory budget that a solve on ``store`` leaves for the state of the
+    one-vs-rest columns it solves together: the budget (:func:`memory_budget_bytes`) less
+    what the store keeps in memory (a compact array) and its working blocks.
+
+    Parameters
+    ----------
+    store : EmbeddingStore
+    memory_budget : int, float, str or None
+        As :func:`plan_storage`'s.
+
+    Returns
+    -------
+    int
+    """
+    resident = store.nbytes if store.kind != "disk" else 0
+    blocks = _WORKING_BLOCKS * store.block_rows * store.n_cols * np.dtype(np.float32).itemsize
+    return max(0, memory_budget_bytes(memory_budget) - resident - blocks)
+
+
 def memory_budget_bytes(memory_budget):
     """The memory budget in bytes: None is half of what this process can use.
 
