@@ -48,7 +48,7 @@ from snacks_core.solvers.base import (
 )
 from snacks_core.solvers.objective import decision_values, matvec
 from snacks_core.solvers.snacks import HeldOutPatience
-from snacks_core.solvers.snacks_kernels import dual_ascent_sweep_columns
+from snacks_core.solvers.snacks_kernels import dual_ascent_sweep, dual_ascent_sweep_columns
 
 # Local passes of coordinate descent per round: more passes solve the local subproblems
 # better (fewer rounds), fewer keep the workers' time per round short.
@@ -102,7 +102,8 @@ def local_rounds(partition, alphas, tasks, C, sigma):
     The subproblems making the same number of passes make them together, in one order of
     the rows drawn from the first one's seed: each visit of a row reads z_i once for all of
     them (:func:`~snacks_core.solvers.snacks_kernels.dual_ascent_sweep_columns`), each
-    making its own coordinate step, exactly as separate passes in that order would."""
+    making its own coordinate step, exactly as separate passes in that order would (a
+    subproblem alone makes LIBLINEAR's single-problem sweep)."""
     alphas = alphas or {}
     weight, n = partition.weight, partition.weight.shape[0]
     problems = [task.problem for task in tasks]
@@ -127,8 +128,13 @@ def local_rounds(partition, alphas, tasks, C, sigma):
         for sweep in range(passes):
             for start, block in shuffled_blocks(partition.Z, rng):
                 order = start + rng.permutation(block.shape[0]).astype(np.int64)
-                dual_ascent_sweep_columns(block, start, Y, upper, partition.sqnorm, order,
-                                          scaled, joint_W, start_W, sums)
+                if len(ks) == 1:
+                    sums[0] += dual_ascent_sweep(block, start, Y[0], upper[0],
+                                                 partition.sqnorm, order, scaled[0],
+                                                 joint_W[0], start_W[0])
+                else:
+                    dual_ascent_sweep_columns(block, start, Y, upper, partition.sqnorm,
+                                              order, scaled, joint_W, start_W, sums)
             if sweep == 0:
                 hinge[ks] = sums / sigma
         steps[ks] = scaled / sigma - A[ks]
