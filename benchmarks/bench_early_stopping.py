@@ -7,7 +7,7 @@ the training rows, ``n_iter_no_change=5``) under four rules, for each seed:
 
 - "now": held-out checks up to four times an epoch
   (:func:`snacks_core.solvers.snacks.rows_between_checks`), and a patience of 5 checks
-  *and* :func:`~snacks_core.solvers.snacks.patience_rows` rows (5 epochs, at most
+  *and* :func:`~snacks_core.solvers.snacks.patience_rows` rows (7 epochs, at most
   ``EARLY_STOPPING_PATIENCE_ROWS``);
 - "quarter-epoch checks": the rule before, 5 checks (``EARLY_STOPPING_PATIENCE_ROWS = 0``);
 - "epoch checks": the rule before that, one check an epoch

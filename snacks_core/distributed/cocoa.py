@@ -176,7 +176,8 @@ class CocoaOptions:
     averaged Snacks steps read it as epochs), stop when the certified relative gap is at
     most ``tol``, or (``n_iter_no_change`` not None) by the in-memory early-stopping rule
     (:class:`~snacks_core.solvers.snacks.HeldOutPatience`): that many checkpoints without a
-    lower held-out error, spanning as many epochs of rows (at most 250,000 rows); ``timeout``
+    lower held-out error, spanning 1.4 times as many epochs of rows (at most 250,000 rows);
+    ``timeout``
     seconds per round."""
 
     max_rounds: int

@@ -145,7 +145,7 @@ def fit_cluster(model, X, y, sample_weight=None, eval_set=None, progress=None):
     most and the certified relative gap ``tol``.  Early stopping is on as in memory (the
     solver's support and ``early_stopping``), its rows held out in every partition in
     proportion to each class, with the in-memory patience (``n_iter_no_change``
-    checkpoints spanning as many epochs of rows, at most 250,000:
+    checkpoints spanning 1.4 times as many epochs of rows, at most 250,000:
     :class:`snacks_core.solvers.snacks.HeldOutPatience`).  ``eval_set`` is NumPy rows,
     embedded on the client.
 

@@ -114,7 +114,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     early_stopping : bool or 'auto', default='auto'
         Solvers that support it ('snacks'): hold out ``validation_fraction`` of the
         training rows (stratified) and stop when their error has not improved for
-        ``n_iter_no_change`` checks and as many epochs of rows, at most
+        ``n_iter_no_change`` checks and 1.4 times as many epochs of rows, at most
         :data:`~snacks_core.solvers.snacks.EARLY_STOPPING_PATIENCE_ROWS` (stop reason
         'early_stopping'); the checks come up to four times per epoch
         (:func:`snacks_core.solvers.snacks.rows_between_checks`).
