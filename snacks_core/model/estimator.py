@@ -125,8 +125,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5
-        Held-out checks without improvement, and epochs of rows (see ``early_stopping``),
-        before early stopping.
+        Held-out checks without improvement, and 1.4 times as many epochs of rows (see
+        ``early_stopping``), before early stopping.
     class_weight : dict, 'balanced' or None, default=None
         Weights s_i of the hinge terms by class.
     dtype : {np.float32, np.float64}, default=np.float32
