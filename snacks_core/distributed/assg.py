@@ -246,6 +246,8 @@ def solve_assg(client, partitions, problems, lam, n_train, options, *, seed,
                     certified[p][column.problem] = r
         active = [column for column in active if not column.done]
         t += 1
+    # The workers' states are released as soon as the polish has its starting point.
+    previous = None
     polished = _polish(client, partitions, [c for c in columns if c.handover], certified,
                        lam, n_train, options, seed, validation, progress)
     results = []
@@ -271,8 +273,10 @@ def _polish(client, partitions, columns, certified, lam, n, options, seed, valid
     if not columns:
         return {}
     C = 1.0 / (2.0 * n * lam)
-    alphas = [client.submit(dual_variables, rounds, future, C, pure=False)
+    alphas = [client.submit(dual_variables, dict(rounds), future, C, pure=False)
               for rounds, future in zip(certified, partitions.futures, strict=True)]
+    for rounds in certified:
+        rounds.clear()
     shares = {c.problem: np.array([C * s.g for s in c.summaries]) for c in columns}
     budgets = {c.problem: max(1, int(np.ceil((c.max_rows - c.visited) / n
                                              / options.local_passes))) for c in columns}
