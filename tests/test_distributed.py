@@ -431,11 +431,12 @@ def test_a_sparse_libsvm_file_trains_on_the_same_unscaled_rows_locally_and_on_th
 
 
 @pytest.mark.parametrize("wide", [False, True])
-def test_auto_scaling_is_decided_on_all_the_files_rows_as_in_memory(client, tmp_path, wide):
+def test_auto_scaling_is_decided_on_all_the_files_rows_as_in_memory(client, tmp_path, wide,
+                                                                     capsys):
     """Dense columns on one scale (counts from 0 to 16, as pixels) are used as they are by
     ``snacks fit`` in memory and on the cluster.  With one column reaching far beyond them
     in the last file only, both standardise: the cluster decides on all the files'
-    columns, not on the first file's."""
+    columns, not on the first file's.  Both print the scaling and why 'auto' chose it."""
     from snacks_core import cli
     from snacks_core.persistence import load_model
 
@@ -449,13 +450,19 @@ def test_auto_scaling_is_decided_on_all_the_files_rows_as_in_memory(client, tmp_
     local, cluster = tmp_path / "local.npz", tmp_path / "cluster.npz"
     common = ["--m", "30", "--solver", "liblinear", "--progress", "never"]
     whole = str(tmp_path / "whole" / "part-0.csv")
+    said = []
     assert cli.main(["fit", whole, "--test", whole, "--model", str(local), *common]) == 0
+    said.append(capsys.readouterr().out.splitlines()[0])
     assert cli.main(["fit", str(tmp_path / "parts" / "part-*.csv"), "--scheduler",
                      client.scheduler.address, "--model", str(cluster), *common]) == 0
+    said.append(capsys.readouterr().out.splitlines()[0])
     steps = [[name for name, _ in load_model(path.read_bytes()).pipeline.steps]
              for path in (local, cluster)]
     assert steps[0] == steps[1]
     assert len(steps[0]) == (2 if wide else 1)
+    expected = ("scaling standard (chosen by auto: columns on different scales)" if wide
+                else "scaling none (chosen by auto: columns on one scale)")
+    assert all(expected in line for line in said), said
 
 
 def test_held_out_rows_are_those_the_in_memory_fit_holds_out():

@@ -34,6 +34,7 @@ from snacks_core.distributed.files import (
     read_on_cluster,
     scaled_rows,
 )
+from snacks_core.model.defaults import scaling_reason
 from snacks_core.persistence import load_model, model_to_npz
 
 
@@ -70,8 +71,13 @@ def run_fit(args) -> int:
                                    data.index_base, n_features=d)
             scores = cluster_scores(model, scaling, test, training_counts)
     tested = "" if scores is None else f", {scores['rows']:,} test rows"
+    chosen = (args.scaling if args.scaling != "auto"
+              else "none" if scaler is None else "standard")
+    reason = "sparse rows" if data.sparse else scaling_reason(chosen, None)
     print(f"{args.data}: {n:,} training rows in {len(data.paths)} files{tested}, {d} "
-          f"features, on {args.scheduler}")
+          f"features, scaling {chosen}"
+          + (f" (chosen by auto: {reason})" if args.scaling == "auto" else "")
+          + f", on {args.scheduler}")
     method = ("Snacks steps averaged across the workers" if args.solver == "snacks"
               else "CoCoA+ rounds")
     print(f"{args.solver} ({method} on the cluster), {args.kernel} kernel (γ = "
