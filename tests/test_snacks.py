@@ -443,6 +443,54 @@ def test_dual_ascent_sweeps_step_by_step_against_numpy(seed, n_rows, offset, dty
     np.testing.assert_allclose(w, expected_w, rtol=1e-9, atol=1e-12)
 
 
+def test_shuffled_orders_are_uniform_permutations():
+    """Each order is a permutation of the rows, the same for the same seed; over many seeds
+    every row lands in every place about equally often (chi-squared against the uniform),
+    and the sweeps of one call differ."""
+    from scipy import stats
+
+    rows = np.array([3, 8, 11, 20, 21])
+    first = loops.shuffled_orders(rows, 4, 12345)
+    np.testing.assert_array_equal(first, loops.shuffled_orders(rows, 4, 12345))
+    assert all(np.array_equal(np.sort(order), rows) for order in first)
+    assert len({tuple(order) for order in first}) > 1
+    counts = np.zeros((rows.size, rows.size))
+    for seed in range(4000):
+        order = loops.shuffled_orders(rows, 1, seed)[0]
+        counts[np.arange(rows.size), np.searchsorted(rows, order)] += 1
+    assert stats.chisquare(counts.ravel()).pvalue > 1e-3
+    assert loops.shuffled_orders(rows[:0], 3, 1).shape == (3, 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sweeps=st.integers(1, 8), offset=st.integers(0, 5),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_restricted_sweeps_shrink_as_liblinear(seed, sweeps, offset, dtype):
+    """The restricted sweeps leave out, for the sweeps after, each row at a bound whose
+    gradient points out by more than the last sweep's largest violation: the reference's
+    steps, row by row, and its count of rows visited (boxes small enough that rows sit at
+    both bounds)."""
+    rng = np.random.default_rng(seed)
+    n, m = offset + 30, 5
+    Z = rng.normal(size=(30, m)).astype(dtype)
+    y = rng.choice([-1.0, 1.0], size=n)
+    upper = rng.uniform(0.0, 0.3, size=n) * (rng.random(n) > 0.1)
+    alpha = upper * rng.choice([0.0, 0.5, 1.0], size=n)
+    rows = np.sort(rng.choice(np.arange(offset, n), size=20, replace=False))
+    orders = np.stack([rng.permutation(rows) for _ in range(sweeps)])
+    w = rng.normal(size=m) * 0.3
+    padded = np.zeros((n, m))
+    padded[offset:] = Z
+    sqnorm = np.einsum("ij,ij->i", padded, padded)
+    expected_alpha, expected_w = alpha.copy(), w.copy()
+    expected_visits = reference.shrinking_dual_ascent_steps(padded, y, upper, orders,
+                                                            expected_alpha, expected_w)
+    visits = loops.dual_refine_sweeps(Z, offset, y, upper, sqnorm, orders, alpha, w)
+    assert visits == expected_visits
+    np.testing.assert_allclose(alpha, expected_alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(w, expected_w, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("parallel", [False, True])
 def test_checkpoint_pass_against_numpy(weighted_problem, monkeypatch, parallel):
     if parallel:  # the threaded pass, which large blocks take
@@ -733,7 +781,7 @@ def test_restricted_sweeps_read_a_store_once(kind, dtype, monkeypatch):
                 alpha, w, np.random.default_rng(3), 0, 10**9)
             results.append((alpha, w, steps))
     (alpha_memory, w_memory, steps), (alpha_store, w_store, steps_store) = results
-    assert steps == steps_store == 12 * rows.size
+    assert steps == steps_store <= 12 * rows.size
     assert len(reads) == 4  # the four blocks, once
     np.testing.assert_allclose(alpha_store, alpha_memory, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(w_store, w_memory, rtol=1e-12, atol=1e-15)

@@ -831,12 +831,9 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
     if blocks.array is not None and len(blocks.bounds) == 1:
         # One block in memory: the same orders, drawn first, swept in one jitted call (the
         # sweeps of a small problem cost less than calling them one by one from Python).
-        orders = np.empty((sweeps, rows.size), dtype=np.int64)
-        for k in range(sweeps):
-            orders[k] = rng.permutation(rows)
-        loops.dual_refine_sweeps(blocks.array, 0, stages.y, upper, stages.sqnorm, orders,
-                                 alpha, w)
-        return steps + sweeps * rows.size
+        return steps + loops.dual_refine_sweeps(
+            blocks.array, 0, stages.y, upper, stages.sqnorm,
+            _sweep_orders(rng, rows, sweeps), alpha, w)
     if blocks.store is not None and rows.size <= blocks.store.block_rows:
         # A store's rows swept read once, into an array of at most one block (the storage
         # plan counts six), not read (from disk, or widened from float16) at every sweep.
@@ -844,14 +841,13 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
         for block in blocks:
             part = slice(np.searchsorted(rows, block.start), np.searchsorted(rows, block.stop))
             Z[part] = block.Z[rows[part] - block.start]
-        orders = np.empty((sweeps, rows.size), dtype=np.int64)
-        for k in range(sweeps):
-            orders[k] = rng.permutation(rows.size)
         alpha_rows = alpha[rows]
-        loops.dual_refine_sweeps(Z, 0, stages.y[rows], upper[rows], stages.sqnorm[rows],
-                                 orders, alpha_rows, w)
+        visits = loops.dual_refine_sweeps(Z, 0, stages.y[rows], upper[rows],
+                                          stages.sqnorm[rows],
+                                          _sweep_orders(rng, np.arange(rows.size), sweeps),
+                                          alpha_rows, w)
         alpha[rows] = alpha_rows
-        return steps + sweeps * rows.size
+        return steps + visits
     for _ in range(sweeps):
         for block in stages.blocks.shuffled(rng):
             part = rows[np.searchsorted(rows, block.start):np.searchsorted(rows, block.stop)]
@@ -859,6 +855,11 @@ def _restricted_sweeps(stages, rows, max_sweeps, epochs, upper, alpha, w, rng, s
                                     rng.permutation(part), alpha, w)
         steps += rows.size
     return steps
+
+
+def _sweep_orders(rng, rows, sweeps):
+    """``sweeps`` random orders of ``rows``, one a row, seeded from ``rng``."""
+    return loops.shuffled_orders(rows, sweeps, int(rng.integers(2**63)))
 
 
 class _L2Stages:

@@ -468,7 +468,81 @@ def dual_refine_sweep(Z, offset, y, upper, sqnorm, rows, alpha, w):
 
 
 @njit(cache=True, nogil=True)
+def shuffled_orders(rows, sweeps, seed):
+    """``sweeps`` random orders of ``rows``, one a row of the result: each a Fisher–Yates
+    shuffle of the one before, drawn by splitmix64 from ``seed`` (drawn here, not from
+    NumPy one sweep at a time, which cost a small problem's polish more than its sweeps)."""
+    count = rows.shape[0]
+    orders = np.empty((sweeps, count), dtype=np.int64)
+    state = np.uint64(seed)
+    order = rows.astype(np.int64)
+    for s in range(sweeps):
+        for k in range(count - 1, 0, -1):
+            state += np.uint64(0x9E3779B97F4A7C15)
+            mixed = state
+            mixed = (mixed ^ (mixed >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            mixed = (mixed ^ (mixed >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            mixed ^= mixed >> np.uint64(31)
+            j = np.int64(mixed % np.uint64(k + 1))
+            order[k], order[j] = order[j], order[k]
+        orders[s] = order
+    return orders
+
+
+# |projected gradient| up to which a row counts as optimal in the restricted sweeps'
+# shrinking (LIBLINEAR's 1e-12).
+_NO_VIOLATION = 1e-12
+
+
+@njit(cache=True, nogil=True)
 def dual_refine_sweeps(Z, offset, y, upper, sqnorm, orders, alpha, w):
-    """:func:`dual_refine_sweep` over each row of ``orders`` in turn."""
+    """:func:`dual_refine_sweep` over each row of ``orders`` in turn, with LIBLINEAR's
+    shrinking: a row at a bound whose gradient G_i = y_i⟨w, z_i⟩ − 1 pushes it further
+    out than the last sweep's largest violation (α_i = 0 with G_i above it, α_i = upper_i
+    with G_i below its opposite) would only be clipped again, and is left out of the
+    sweeps that follow; returns the row visits made.  (The next full sweep visits every
+    row again.)  Violations within :data:`_NO_VIOLATION` of zero count as none: rounding
+    alone must not decide what is left out."""
+    shrunk = np.zeros(Z.shape[0] + offset, dtype=np.bool_)
+    high, low = np.inf, -np.inf
+    visits = 0
     for s in range(orders.shape[0]):
-        dual_refine_sweep(Z, offset, y, upper, sqnorm, orders[s], alpha, w)
+        order = orders[s]
+        count = order.shape[0]
+        top, bottom = -np.inf, np.inf
+        for r in range(count):
+            if r + PREFETCH_AHEAD < count:
+                ahead = order[r + PREFETCH_AHEAD]
+                if not shrunk[ahead]:
+                    _prefetch_dual(Z, offset, y, upper, sqnorm, alpha, ahead)
+            i = order[r]
+            if upper[i] <= 0.0 or sqnorm[i] <= 0.0 or shrunk[i]:
+                continue
+            visits += 1
+            zi = Z[i - offset]
+            gradient = y[i] * dot(w, zi) - 1.0
+            old = alpha[i]
+            if old == 0.0:
+                if gradient > high:
+                    shrunk[i] = True
+                    continue
+                violation = min(gradient, 0.0)
+            elif old == upper[i]:
+                if gradient < low:
+                    shrunk[i] = True
+                    continue
+                violation = max(gradient, 0.0)
+            else:
+                violation = gradient
+            if abs(violation) > _NO_VIOLATION:
+                top = max(top, violation)
+                bottom = min(bottom, violation)
+            new = min(upper[i], max(0.0, old - gradient / sqnorm[i]))
+            if new != old:
+                delta = (new - old) * y[i]
+                for j in range(w.shape[0]):
+                    w[j] += delta * zi[j]
+                alpha[i] = new
+        high = top if top > 0.0 else np.inf
+        low = bottom if bottom < 0.0 else -np.inf
+    return visits
