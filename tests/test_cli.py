@@ -459,14 +459,17 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
                                                  flags=re.MULTILINE))
     chosen = re.search(r"chosen by CV: γ = ([0-9.e+-]+), C = ([0-9.e+-]+), m = (\d+);", out)
     assert chosen and float(chosen.group(1)) > 0
-    # The m it tried, in order, each with its CV error, and why it stopped.
-    ladder = re.search(r"^m: (.*); stopped: (.*)$", out, flags=re.MULTILINE)
+    # The γ and C the ladder of m ran at, the m it tried, in order, each with its CV
+    # error, and why it stopped.
+    ladder = re.search(r"^m: γ = ([0-9.e+-]+), C = ([0-9.e+-]+): (.*); stopped: (.*)$", out,
+                       flags=re.MULTILINE)
     assert ladder, out
-    steps = re.findall(r"([\d,]+) \(CV error ([\d.]+) %\)", ladder.group(1))
+    steps = re.findall(r"([\d,]+) \(CV error ([\d.]+) %\)", ladder.group(3))
     assert [int(m) for m, _ in steps] == sorted(scored["m"].unique().tolist())
-    on_all = scored[scored["rows"] == scored["rows"].max()]
-    best_by_m = on_all.groupby("m")["cv_error"].min()
-    assert [float(e) for _, e in steps] == pytest.approx(100 * best_by_m.to_numpy(), abs=0.006)
+    at = scored[(scored["rows"] == scored["rows"].max()) & (scored["C"] == float(ladder.group(2)))
+                & np.isclose(scored["gamma"], float(ladder.group(1)), rtol=1e-3)]
+    assert [float(e) for _, e in steps] == pytest.approx(100 * at.sort_values("m")["cv_error"],
+                                                         abs=0.006)
 
 
 def test_compare_refuses_a_cluster_with_what_to_run_instead(capsys):

@@ -131,17 +131,47 @@ def test_successive_halving_keeps_the_best_share_on_growing_rows():
     search = SnacksSearchCV(SnacksClassifier(n_components=10, random_state=0), grid, cv=3,
                             halving=True, factor=3, random_state=0).fit(X, y)
     results = search.cv_results_
-    # As HalvingGridSearchCV: 9 → 3 → 1 candidates on 300, 900 and all 2700 rows.
+    # As HalvingGridSearchCV: 9 → 3 → 1 candidates on 300, 900 and all 2700 rows; the 3
+    # kept after the first round are each γ's best (in the order of their scores), the 1
+    # after the second the best.
     assert results["iter"].tolist() == [0] * 9 + [1] * 3 + [2]
     assert results["n_resources"].tolist() == [300] * 9 + [900] * 3 + [2700]
-    for iteration, kept in ((0, 3), (1, 1)):
-        scored = np.flatnonzero(results["iter"] == iteration)
-        best = scored[np.argsort(-results["mean_test_score"][scored], kind="stable")[:kept]]
-        following = np.flatnonzero(results["iter"] == iteration + 1)
-        assert [results["params"][i] for i in best] == [results["params"][i]
-                                                        for i in following]
+    first = pd.DataFrame({"gamma": results["param_gamma"][:9].astype(float),
+                          "score": results["mean_test_score"][:9]})
+    each_best = first.sort_values("score", ascending=False, kind="stable").groupby(
+        "gamma", sort=False).head(1).index
+    assert [results["params"][i] for i in each_best] == list(results["params"][9:12])
+    second = 9 + int(np.argmax(results["mean_test_score"][9:12]))
+    assert results["params"][12] == results["params"][second]
     assert search.best_index_ == 12
     assert search.best_estimator_.get_params()["gamma"] == results["params"][12]["gamma"]
+
+
+def test_halving_survivors_are_the_best_of_each_gamma_first():
+    from snacks_core.model.search import _survivors
+
+    ranked = [{"gamma": 1, "C": 1}, {"gamma": 1, "C": 10}, {"gamma": 2, "C": 1},
+              {"gamma": 1, "C": 100}, {"gamma": 3, "C": 10}]
+    assert _survivors(ranked, 2) == [ranked[0], ranked[2]]
+    assert _survivors(ranked, 4) == [ranked[0], ranked[2], ranked[4], ranked[1]]
+    assert _survivors(ranked, 5) == [ranked[0], ranked[2], ranked[4], ranked[1], ranked[3]]
+    # Without γ (the linear kernel) the plain top share.
+    plain = [{"C": 1}, {"C": 10}, {"C": 100}]
+    assert _survivors(plain, 2) == plain[:2]
+
+
+def test_the_ladder_starts_from_the_largest_gamma_tied_with_the_best():
+    """One standard error of the best's error on 400 rows: √(0.1 · 0.9 / 400) = 0.015."""
+    from snacks_core.model.search import _least_smoothing_tie
+
+    params = [{"gamma": g, "C": c} for g, c in ((0.1, 1), (1.0, 1), (1.0, 10), (10.0, 1),
+                                                 (0.1, 10))]
+    results = {"params": params, "n_resources": np.array([400, 400, 400, 400, 100]),
+               "mean_test_score": 1 - np.array([0.100, 0.110, 0.112, 0.116, 0.01])}
+    # γ = 10 is 0.016 worse: not tied; the last candidate was not scored on every row.
+    assert _least_smoothing_tie(results, 400) == (params[1], pytest.approx(0.110))
+    results["mean_test_score"][3] = 1 - 0.114
+    assert _least_smoothing_tie(results, 400) == (params[3], pytest.approx(0.114))
 
 
 def test_refinement_tries_midpoints_around_the_best(moons):
@@ -287,13 +317,15 @@ def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
 
 
 @pytest.mark.parametrize("informative, class_sep, flip_y, climbs",
-                         [(4, 1.0, 0.01, True), (2, 2.0, 0.1, False)])
+                         [(4, 1.0, 0.01, True), (2, 3.0, 0.1, False)])
 def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
         monkeypatch, informative, class_sep, flip_y, climbs):
-    """Stage 2's ladder (stage 1 at m = 10 here, then the estimator's m = 20, then 80): a
-    rung is scored only after one that lowered the best CV error, and the choice is the
-    best setting on all the rows.  Two cases: a curved boundary where more landmarks help
-    all the way, and well-separated noisy blobs where 10 already do (20 does no better)."""
+    """Stage 2's ladder (stage 1 at m = 10 here, then the estimator's m = 20, then 80)
+    starts from the largest γ within one standard error of stage 1's best; a rung is
+    scored only after one that lowered the ladder's CV error, and the choice is the best
+    setting on all the rows.  Two cases: a curved boundary where more landmarks help all
+    the way (the ladder starts from a larger γ than the best's, tied with it at m = 10),
+    and well-separated noisy blobs where 10 landmarks already do (20 does no better)."""
     from snacks_core.model import search
 
     monkeypatch.setattr(search, "SEARCH_M", 10)
@@ -301,17 +333,29 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
                                flip_y=flip_y, class_sep=class_sep, random_state=0)
     found = search.search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
                                           X, y)
-    full = found.results[found.results["rows"] == 600]
-    by_m = full.groupby("m")["cv_error"].min()
-    assert by_m.index.tolist() == ([10, 20, 80] if climbs else [10, 20])
-    assert (by_m[20] < by_m[10]) == climbs
-    assert found.cv_error == pytest.approx(by_m.min())
-    assert found.params["n_components"] == int(by_m.idxmin())
-    # The path it reports is the table's: each m in the order scored, with its CV error.
-    assert [m for m, _ in found.m_path] == by_m.index.tolist()
-    np.testing.assert_allclose([error for _, error in found.m_path], by_m.to_numpy())
+    table = found.results
+    first, rungs = table[table["m"] == 10], table[table["m"] > 10]
+    # The ladder's γ and C: the largest γ within √(e(1 − e)/n) of stage 1's lowest error.
+    lowest = first["cv_error"].min()
+    tied = first[first["cv_error"] <= lowest + np.sqrt(lowest * (1 - lowest) / 600)]
+    assert len(rungs[["gamma", "C"]].drop_duplicates()) == 1
+    gamma, C = rungs.iloc[0][["gamma", "C"]]
+    assert gamma == tied["gamma"].max()
+    ladder = table[(table["gamma"] == gamma) & (table["C"] == C)].sort_values("m")
+    assert ladder["m"].tolist() == ([10, 20, 80] if climbs else [10, 20])
+    # The path it reports is the ladder's: each m in the order scored, with its CV error;
+    # each rung but the last lowered it.
+    assert [m for m, _ in found.m_path] == ladder["m"].tolist()
+    np.testing.assert_allclose([error for _, error in found.m_path], ladder["cv_error"])
+    errors = ladder["cv_error"].to_numpy()
+    assert np.all(np.diff(errors)[:-1] < 0) and (np.diff(errors)[-1] < 0) == climbs
     assert found.m_stop == ("the ladder's top (4× the default m, at most 1,500 and the rows a "
                             "fold trains on)" if climbs else "m = 20 did not lower the CV error")
+    # The choice: the lowest CV error in the table.
+    assert found.cv_error == pytest.approx(table["cv_error"].min())
+    chosen = table[(table["gamma"] == found.params["gamma"]) & (table["C"] == found.params["C"])
+                   & (table["m"] == found.params["n_components"])]
+    assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
 def test_halving_rounds_solve_the_surviving_candidates_only(monkeypatch):

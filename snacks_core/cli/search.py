@@ -154,10 +154,10 @@ def _estimator(args):
 
 
 def _setting(gamma, C=None, lam=None, m=None) -> str:
-    """A setting as printed: γ as a number, C or λ, m."""
+    """A setting as printed: γ as a number, C or λ, m (where given)."""
     parts = [] if gamma is None else [f"γ = {gamma:.4g}"]
     parts.append(f"C = {C:g}" if C is not None else f"λ = {lam:g}")
-    return ", ".join(parts + [f"m = {int(m)}"])
+    return ", ".join(parts + ([] if m is None else [f"m = {int(m)}"]))
 
 
 def _search_around_defaults(args, dataset, scaling) -> Found:
@@ -181,7 +181,8 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
         "scaling": scaling})
     chosen = _setting(found.params.get("gamma"), C=found.params["C"],
                       m=found.params["n_components"])
-    ladder = " → ".join(f"{m:,} (CV error {100 * error:.2f} %)" for m, error in found.m_path)
+    steps = " → ".join(f"{m:,} (CV error {100 * error:.2f} %)" for m, error in found.m_path)
+    ladder = f"{_setting(found.ladder.get('gamma'), C=found.ladder['C'])}: {steps}"
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
                  found.results.assign(scaling=scaling), found.n_rows, found.fits, refit,
                  f"{ladder}; stopped: {found.m_stop}")
