@@ -358,6 +358,34 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
+@pytest.mark.parametrize("max_epochs", [50, 10])
+def test_the_ladder_fits_within_its_epoch_budget(monkeypatch, max_epochs):
+    """Stage 1 runs at the estimator's epoch budget, the ladder's rungs at most at
+    SEARCH_LADDER_EPOCHS (20); the choice carries no budget, so the refit has the
+    estimator's."""
+    from snacks_core.model import search
+    from snacks_core.model.defaults import SEARCH_LADDER_EPOCHS
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    runs = []
+
+    class Recorded(search.SnacksSearchCV):
+        def fit(self, X, y, **params):
+            runs.append((self.estimator.n_components, self.halving, self.estimator.max_epochs))
+            return super().fit(X, y, **params)
+
+    monkeypatch.setattr(search, "SnacksSearchCV", Recorded)
+    X, y = make_classification(600, 6, n_informative=4, n_redundant=0, flip_y=0.01,
+                               random_state=0)
+    found = search.search_around_defaults(
+        SnacksClassifier(n_components=20, max_epochs=max_epochs, random_state=0), X, y)
+    assert runs[0] == (10, True, max_epochs)
+    assert [m for m, _, _ in runs[1:]] == [m for m, _ in found.m_path[1:]]
+    assert {(halving, epochs) for _, halving, epochs in runs[1:]} == {
+        (False, min(max_epochs, SEARCH_LADDER_EPOCHS))}
+    assert "max_epochs" not in found.params
+
+
 def test_halving_rounds_solve_the_surviving_candidates_only(monkeypatch):
     """After a round the survivors are not a full grid of γ × λ: each round solves one cell
     per candidate and fold, no more."""

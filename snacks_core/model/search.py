@@ -50,6 +50,7 @@ from snacks_core.model.defaults import (
     SEARCH_C_DECADES,
     SEARCH_FOLDS,
     SEARCH_GAMMA_FACTORS,
+    SEARCH_LADDER_EPOCHS,
     SEARCH_M,
     SEARCH_MAX_M,
     SEARCH_MAX_ROWS,
@@ -381,8 +382,9 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     2. at the γ and C of the last round's largest γ within one standard error of its best
        (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows, then
        four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the
-       rows a fold trains on), each scored on the same folds as a fit of its own, while
-       each rung lowers the CV error.
+       rows a fold trains on), each scored on the same folds as a fit of its own (of at
+       most :data:`~snacks_core.model.defaults.SEARCH_LADDER_EPOCHS` epochs), while each
+       rung lowers the CV error.
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
@@ -408,8 +410,9 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             progress(len(fits), folds * X_fold.shape[0])
         return scorer(model, X_fold, y_fold)
 
-    def search(grid, n_components, halving):
-        found = SnacksSearchCV(clone(estimator).set_params(n_components=n_components), grid,
+    def search(grid, n_components, halving, max_epochs=estimator.max_epochs):
+        found = SnacksSearchCV(clone(estimator).set_params(n_components=n_components,
+                                                           max_epochs=max_epochs), grid,
                                scoring=counted, cv=folds, refit=False, halving=halving,
                                n_jobs=n_jobs, backend=backend, random_state=seed)
         with warnings.catch_warnings():
@@ -433,7 +436,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,} and the rows a "
               "fold trains on)")
     for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
-        found, scored = search(at_start, rung, halving=False)
+        found, scored = search(at_start, rung, halving=False,
+                               max_epochs=min(estimator.max_epochs, SEARCH_LADDER_EPOCHS))
         results = pd.concat([results, scored], ignore_index=True)
         rung_error = 1.0 - found.best_score_
         m_path.append((rung, rung_error))
