@@ -71,8 +71,8 @@ def _run(request, split, params):
         values["solver"] = explorer.grid_solver(params)
     st.session_state[Keys.AUTO_TUNE] = {
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
-        "results": result["results"], "n_rows": result["n_rows"], "fits": result["fits"],
-        "seconds": result["seconds"]}
+        "results": result["results"], "ladder": result["ladder"], "n_rows": result["n_rows"],
+        "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
     st.rerun()
 
@@ -104,13 +104,18 @@ def tried_table(request, split, run):
         st.dataframe(shown[list(columns)].rename(columns=columns), hide_index=True,
                      height=280, width="stretch")
         halving = ("Successive halving: every (γ, C) was scored on a subsample of the "
-                   "searched rows, the best third on three times as many, until all"
+                   "searched rows, a third of them (each γ's best first) on three times as "
+                   "many, until all"
                    if results["rows"].nunique() > 1 else
                    "Every (γ, C) was scored on all the searched rows")
         scored_m = ", ".join(f"{m:,}" for m in sorted(results["m"].unique()))
+        ladder = tuned["ladder"]
+        at = (f"γ = {ladder['gamma']:.4g}, C = {ladder['C']:g} (the largest γ within a "
+              "standard error of the best)" if "gamma" in ladder else f"C = {ladder['C']:g}")
         st.caption(
-            f"{halving}; then, at the chosen γ and C, m as set and 4× (at most the rows a "
-            f"fold trains on), each only while the m before it lowered the CV error (m "
-            f"scored: {scored_m}). C = 1/(2nλ) carries a choice from the rows searched to every "
-            "training row (λ is shown for all of them, as the sidebar gets it). m counts the "
-            "landmarks asked for: the model's facts count the distinct rows drawn.")
+            f"{halving}; then, at {at}, m as set and 4× (at most the rows a fold trains on), "
+            f"each only while the m before it lowered the CV error (m scored: {scored_m}); "
+            "the lowest CV error is chosen. C = 1/(2nλ) carries a choice from the rows "
+            "searched to every training row (λ is shown for all of them, as the sidebar "
+            "gets it). m counts the landmarks asked for: the model's facts count the "
+            "distinct rows drawn.")

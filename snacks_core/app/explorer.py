@@ -204,7 +204,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     called after each fold's score.  Returns ``params`` (the chosen ``gamma``, ``lam`` and
     ``n_components``), ``C``, ``cv_error`` (its mean CV error), ``results`` (one row per
     setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
-    ``cv_error``, ``chosen``), ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
+    ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
+    ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
     n_train = split.X_train.shape[0]
@@ -221,8 +222,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
                        & ((table["gamma"] == chosen["gamma"]) if "gamma" in chosen else True))
     lam = as_set(chosen.pop("C"))
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
-            "cv_error": found.cv_error, "results": table, "n_rows": found.n_rows,
-            "fits": found.fits, "seconds": time.perf_counter() - start}
+            "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
+            "n_rows": found.n_rows, "fits": found.fits, "seconds": time.perf_counter() - start}
 
 
 def progress_text(done, total, axis, row) -> str:

@@ -94,8 +94,9 @@ HELP = {
                  f"rows (at most {SEARCH_MAX_ROWS:,} of them), γ around the 'scale' rule "
                  f"against C from {min(C_values_around_default(SEARCH_C_DECADES)):g} to "
                  f"{max(C_values_around_default(SEARCH_C_DECADES)):,g} (successive halving), "
-                 f"then m as set and 4× (at most {SEARCH_MAX_M:,}) while more landmarks "
-                 "lower the CV error. The best setting goes "
+                 f"then, at the largest γ within a standard error of the best, m as set "
+                 f"and 4× (at most {SEARCH_MAX_M:,}) while more landmarks lower the CV error. "
+                 "The best setting goes "
                  "into the sidebar and is trained at once on every training row. The test "
                  "rows are not used.",
     "watch_learning": "Replay the training: the decision boundary at each checkpoint the "
