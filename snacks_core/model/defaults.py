@@ -55,8 +55,9 @@ DEFAULT_TEST_SIZE = 0.3
 # model.search.search_around_defaults): γ at these factors of the 'scale' value against C
 # in SEARCH_C_DECADES decades each side of the default C, by SEARCH_FOLDS-fold shuffled
 # stratified CV with successive halving on a stratified subsample of at most
-# SEARCH_MAX_ROWS rows at m = at most SEARCH_M, then at the chosen γ and C the default m and
-# 4m (at most SEARCH_MAX_M) while each lowers the CV error (BENCHMARKS.md, 'Auto-tune').
+# SEARCH_MAX_ROWS rows at m = at most SEARCH_M, then at the largest γ tied with the best
+# (and its C) the default m and 4m (at most SEARCH_MAX_M) while each lowers the CV error
+# (BENCHMARKS.md, 'Auto-tune' and 'The search's survivors').
 SEARCH_GAMMA_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 SEARCH_C_DECADES = 2
 SEARCH_FOLDS = 3
