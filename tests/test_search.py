@@ -172,6 +172,9 @@ def test_the_ladder_starts_from_the_largest_gamma_tied_with_the_best():
     assert _least_smoothing_tie(results, 400) == (params[1], pytest.approx(0.110))
     results["mean_test_score"][3] = 1 - 0.114
     assert _least_smoothing_tie(results, 400) == (params[3], pytest.approx(0.114))
+    # A score that is no rate (here above 1): exact ties only, the largest γ among them.
+    results["mean_test_score"] = np.array([3.0, 2.9, 3.0, 2.0, 5.0])
+    assert _least_smoothing_tie(results, 400) == (params[2], pytest.approx(-2.0))
 
 
 def test_refinement_tries_midpoints_around_the_best(moons):

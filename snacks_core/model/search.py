@@ -470,7 +470,8 @@ def _least_smoothing_tie(results, n_rows):
     full = np.flatnonzero(results["n_resources"] == np.max(results["n_resources"]))
     errors = 1.0 - np.asarray(results["mean_test_score"], dtype=float)[full]
     lowest = float(np.nanmin(errors))
-    tied = full[errors <= lowest + math.sqrt(lowest * (1.0 - lowest) / n_rows)]
+    # A score that is no rate (outside [0, 1]) has no binomial error: exact ties only.
+    tied = full[errors <= lowest + math.sqrt(max(lowest * (1.0 - lowest), 0.0) / n_rows)]
     pick = max(tied, key=lambda i: (results["params"][i].get("gamma", 0.0),
                                     results["mean_test_score"][i]))
     return dict(results["params"][pick]), 1.0 - float(results["mean_test_score"][pick])
