@@ -454,7 +454,8 @@ def _add_search_parser(commands):
         "a scikit-learn scorer name, e.g. f1, balanced_accuracy, roc_auc (default accuracy)"))
     search.add_argument("--halving", action="store_true", help=(
         "with a grid given by --gamma, --m, --lam or --C: successive halving (score every "
-        "cell on a subsample, keep the best third on three times the rows, until all rows)"))
+        "cell on a subsample, keep a third, each γ's best first, on three times the rows, "
+        "until all rows)"))
     search.add_argument("--refine", type=int, default=0, metavar="ROUNDS", help=(
         "with a grid given: rounds of coarse-to-fine refinement of γ and λ around the best "
         "cell (default 0)"))

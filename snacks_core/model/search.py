@@ -13,8 +13,9 @@ groups of their own; those a grid cannot run (the exact solvers) are fitted one 
 Two options spend less than a whole grid:
 
 * ``halving=True``: successive halving, as scikit-learn's ``HalvingGridSearchCV``: every
-  candidate is scored on a stratified subsample of the rows, the best ``1/factor`` of them
-  go on to ``factor`` times as many rows, until the last round uses them all.
+  candidate is scored on a stratified subsample of the rows, ``1/factor`` of them go on to
+  ``factor`` times as many rows (each γ's best first, then the next best:
+  :func:`_survivors`), until the last round uses them all.
 * ``refine=r``: ``r`` rounds of coarse-to-fine refinement around the best candidate, as
   LIBSVM's ``grid.py``: γ and λ (or C) at the geometric midpoints between the best value and
   its neighbours in the grid, the step halving each round.
