@@ -462,14 +462,10 @@ def test_shuffled_orders_are_uniform_permutations():
     assert loops.shuffled_orders(rows[:0], 3, 1).shape == (3, 0)
 
 
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), sweeps=st.integers(1, 8), offset=st.integers(0, 5),
-       dtype=st.sampled_from([np.float32, np.float64]))
-def test_restricted_sweeps_shrink_as_liblinear(seed, sweeps, offset, dtype):
-    """The restricted sweeps leave out, for the sweeps after, each row at a bound whose
-    gradient points out by more than the last sweep's largest violation: the reference's
-    steps, row by row, and its count of rows visited (boxes small enough that rows sit at
-    both bounds)."""
+def _shrinking_sweeps_against_the_reference(seed, sweeps, offset, dtype):
+    """The restricted sweeps and the NumPy reference of LIBLINEAR's shrinking on one random
+    case (boxes small enough that rows sit at both bounds); returns (visits, sweeps ×
+    usable rows)."""
     rng = np.random.default_rng(seed)
     n, m = offset + 30, 5
     Z = rng.normal(size=(30, m)).astype(dtype)
@@ -489,6 +485,23 @@ def test_restricted_sweeps_shrink_as_liblinear(seed, sweeps, offset, dtype):
     assert visits == expected_visits
     np.testing.assert_allclose(alpha, expected_alpha, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(w, expected_w, rtol=1e-9, atol=1e-12)
+    return visits, sweeps * int(np.count_nonzero((upper[rows] > 0) & (sqnorm[rows] > 0)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sweeps=st.integers(1, 8), offset=st.integers(0, 5),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_restricted_sweeps_shrink_as_liblinear(seed, sweeps, offset, dtype):
+    """The restricted sweeps leave out, for the sweeps after, each row at a bound whose
+    gradient points out by more than the last sweep's largest violation: the reference's
+    steps, row by row, and its count of rows visited."""
+    _shrinking_sweeps_against_the_reference(seed, sweeps, offset, dtype)
+
+
+def test_restricted_sweeps_leave_rows_out():
+    """A case where rows are left out: fewer visits than sweeps × usable rows."""
+    visits, without_shrinking = _shrinking_sweeps_against_the_reference(4, 6, 2, np.float64)
+    assert visits < without_shrinking
 
 
 @pytest.mark.parametrize("parallel", [False, True])
