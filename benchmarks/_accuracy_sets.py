@@ -57,9 +57,11 @@ def datasets():
     keel = os.environ.get("SNACKS_KEEL")
     if keel and (Path(keel) / "letter.dat").exists():
         # The UCI letters set standardised, as the CSV was.
-        sets["letter (real, UCI via KEEL, 26 classes, standardised)"] = lambda: (
-            StandardScaler().fit_transform(_keel(keel, "letter")[0]), _keel(keel, "letter")[1],
-            0.2)
+        def letter():
+            X, y = _keel(keel, "letter")
+            return StandardScaler().fit_transform(X), y, 0.2
+
+        sets["letter (real, UCI via KEEL, 26 classes, standardised)"] = letter
         for name, share in (("magic", 0.2), ("satimage", 0.3), ("optdigits", 0.3)):
             if (Path(keel) / f"{name}.dat").exists():
                 sets[f"{name} (real, UCI via KEEL)"] = lambda name=name, share=share: (

@@ -468,7 +468,7 @@ def _least_smoothing_tie(results, n_rows):
     the UCI magic set γ = 0.02 and 0.1 tied at m = 247, 13.79 and 13.81 % CV error, and at
     m = 988 γ = 0.1 gave 11.4 % test error against 12.6 %: BENCHMARKS.md, 'The search's
     survivors')."""
-    full = np.flatnonzero(results["n_resources"] == np.max(results["n_resources"]))
+    full = np.flatnonzero(_on_every_row(results))
     errors = 1.0 - np.asarray(results["mean_test_score"], dtype=float)[full]
     lowest = float(np.nanmin(errors))
     # A score that is no rate (outside [0, 1]) has no binomial error: exact ties only.
@@ -646,7 +646,12 @@ def _masked_param(params, name):
     return array
 
 
+def _on_every_row(results):
+    """Which candidates of ``cv_results_`` were scored on every row (a halving's last round)."""
+    return results["n_resources"] == np.max(results["n_resources"])
+
+
 def _best_index(results):
     """The best-ranked candidate among those scored on every row."""
-    full = results["n_resources"] == results["n_resources"].max()
-    return int(np.argmin(np.where(full, results["rank_test_score"], np.iinfo(np.int32).max)))
+    return int(np.argmin(np.where(_on_every_row(results), results["rank_test_score"],
+                                  np.iinfo(np.int32).max)))
