@@ -45,7 +45,7 @@ _FIXED_ENTRIES = {
     "gamma", "landmark_indices", "components", "triangular", "eigenvalues", "landmarks",
     "landmarks_data", "landmarks_indices", "landmarks_indptr", "landmarks_shape",
     "scaling", "scaling_offset", "scaling_factor", "projection_mean", "projection_components",
-    "index_base", "f1_class",
+    "index_base", "f1_class", "multiclass",
 }
 _REQUIRED = ("params", "map", "classes", "coef", "intercept", "n_features_in", "gamma",
              "landmark_indices")
@@ -156,6 +156,9 @@ def model_to_npz(model, preprocessing=(), *, index_base=None, f1_label=None) -> 
     arrays = {"format_version": np.array(FORMAT_VERSION), "params": np.array(_params_json(model)),
               "classes": classes, "coef": model.coef_, "intercept": model.intercept_,
               "n_features_in": np.array(model.n_features_in_)}
+    if getattr(model, "multiclass_", "ovr") == "ovo":
+        # Only one-vs-one is written: a one-vs-rest file is as before it existed.
+        arrays["multiclass"] = np.array("ovo")
     if index_base is not None:
         if index_base not in (0, 1):
             raise ValueError(f"index_base is 0 or 1, got {index_base!r}.")
@@ -376,7 +379,13 @@ def _build(arrays):
     landmarks = _landmarks(arrays, n_features)
     m = landmarks.shape[0]
     indices = _array(arrays, "landmark_indices", 1, "iu", (m,))
-    n_problems = 1 if classes.shape[0] == 2 else classes.shape[0]
+    # Files written before one-vs-one existed hold one-vs-rest models.
+    multiclass = str(arrays["multiclass"]) if "multiclass" in arrays else "ovr"
+    if multiclass not in ("ovr", "ovo"):
+        raise ValueError(f"not a valid Snacks model file: multiclass {multiclass!r}.")
+    n_classes = classes.shape[0]
+    n_problems = (1 if n_classes == 2 else n_classes * (n_classes - 1) // 2
+                  if multiclass == "ovo" else n_classes)
     if feature_map == "nystrom":
         embedding = _nystrom_map(arrays, model, gamma, landmarks, indices, int(n_features))
         width = embedding.n_components_
@@ -393,6 +402,7 @@ def _build(arrays):
     steps = _preprocessing(arrays, n_features)
 
     model.classes_, model.coef_, model.intercept_ = classes, coef, intercept
+    model.multiclass_ = multiclass
     model.n_features_in_ = int(n_features)
     model.embedding_ = embedding
     model.history_ = history

@@ -40,10 +40,10 @@ def decision_function_blocks(model, X):
 
     X = _row_array(X)
     shared = dask.delayed(model, pure=True)
-    if model.coef_.shape[0] == 1:
+    if len(model.classes_) == 2:
         return X.map_blocks(_block_scores, shared, drop_axis=1, dtype=np.float64,
                             meta=np.empty((0,), np.float64))
-    return X.map_blocks(_block_scores, shared, chunks=(X.chunks[0], (model.coef_.shape[0],)),
+    return X.map_blocks(_block_scores, shared, chunks=(X.chunks[0], (len(model.classes_),)),
                         dtype=np.float64, meta=np.empty((0, 0), np.float64))
 
 

@@ -28,6 +28,8 @@ embedding of a large X is never held whole when it is scored.
 
 from __future__ import annotations
 
+import itertools
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -66,22 +68,74 @@ def draw_seeds(random_state) -> Seeds:
     return Seeds(int(embedding_seed), int(solver_seed))
 
 
-def binary_targets(y, classes):
-    """One ±1 label vector per one-vs-rest subproblem: one for two classes (``classes[1]``
-    is +1), one per class otherwise."""
+def binary_targets(y, classes, one_vs_one=False):
+    """One label vector per subproblem: one ±1 vector for two classes (``classes[1]`` is
+    +1); otherwise one per class (one-vs-rest: the class +1, the rest −1) or, with
+    ``one_vs_one``, one per pair of classes a < b in :func:`class_pairs`' order (class a
+    +1, class b −1, the rows of other classes 0: no part of that subproblem)."""
     if classes.shape[0] == 2:
         return [np.where(y == classes[1], 1.0, -1.0)]
+    if one_vs_one:
+        first, second = np.array(class_pairs(classes.shape[0])).T
+        index = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
+        index[classes[index] != y] = -1  # a label of no class: in no pair
+        return list((index == first[:, None]).astype(np.float64)
+                    - (index == second[:, None]))
     return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def class_pairs(n_classes):
+    """The pairs (a, b), a < b, of one-vs-one's subproblems, in the order of their
+    columns (as LIBSVM's: (0, 1), (0, 2), …, (1, 2), …)."""
+    return list(itertools.combinations(range(n_classes), 2))
+
+
+def is_one_vs_one(targets) -> bool:
+    """Whether :func:`binary_targets` made ``targets`` one-vs-one: only then do some rows
+    take no part in a subproblem (target 0)."""
+    return len(targets) > 1 and not all(np.all(t != 0) for t in targets)
 
 
 def class_labels(targets):
     """Each row's class as an index (±1 for two classes) from :func:`binary_targets`."""
-    return targets[0] if len(targets) == 1 else np.argmax(np.vstack(targets), axis=0)
+    if len(targets) == 1:
+        return targets[0]
+    if is_one_vs_one(targets):
+        # The pairs (0, b) come first: a row is class 0 where (0, 1) says +1, else the b
+        # of the pair (0, b) that says −1 (−1 for a row in no pair: a label of no class).
+        first = np.vstack(targets[:n_classes_of_pairs(len(targets)) - 1])
+        return np.where(first[0] > 0, 0,
+                        np.where(first.min(axis=0) < 0, 1 + np.argmin(first, axis=0), -1))
+    return np.argmax(np.vstack(targets), axis=0)
+
+
+def n_classes_of_pairs(n_pairs) -> int:
+    """K from the K(K − 1)/2 subproblems of one-vs-one."""
+    return int(round((1 + math.sqrt(1 + 8 * n_pairs)) / 2))
+
+
+def class_scores(decisions, n_classes, one_vs_one):
+    """Each class's score from the subproblems' decision values (rows × subproblems): the
+    values themselves for two classes and for one-vs-rest; for one-vs-one, as LIBSVM and
+    scikit-learn's ``SVC`` (``decision_function_shape='ovr'``), a class's votes plus its
+    summed confidence squashed into (−1/3, 1/3), so that the most votes win and the
+    confidence only breaks their ties."""
+    decisions = np.asarray(decisions)
+    if not one_vs_one or n_classes == 2 or decisions.ndim == 1:
+        return decisions
+    # Pair p's one-hot rows of its first class a and its second class b.
+    first, second = np.array(class_pairs(n_classes)).T
+    to_first = np.eye(n_classes)[first]
+    to_second = np.eye(n_classes)[second]
+    wins = (decisions > 0).astype(np.float64)
+    votes = wins @ to_first + (1.0 - wins) @ to_second
+    confidence = decisions @ (to_first - to_second)
+    return votes + confidence / (3 * (np.abs(confidence) + 1))
 
 
 def labels_from_scores(scores, classes):
-    """Labels from the subproblems' scores, shape (n,) or (n, subproblems): the sign for
-    two classes, the largest score otherwise."""
+    """Labels from the classes' scores (:func:`class_scores`), shape (n,) or (n, classes):
+    the sign for two classes, the largest score otherwise."""
     scores = np.asarray(scores)
     if scores.ndim == 1 or scores.shape[1] == 1:
         return classes[(scores.reshape(-1) > 0).astype(int)]
@@ -216,10 +270,42 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
         size = max(1, Z.shape[1] * Z.itemsize // COLUMN_STATE_BYTES)
     else:
         size = (state_bytes or 0) // (Z.n_rows * COLUMN_STATE_BYTES)
-    joint = (together is not None and len(targets) > 1
+    joint = (together is not None and len(targets) > 1 and not is_one_vs_one(targets)
              and (isinstance(Z, np.ndarray) or size > 1))
 
+    pairs = is_one_vs_one(targets)
+    if pairs and not isinstance(Z, np.ndarray):
+        # A store is read whole at every pass: a pair's rows are its rows at weight s_i,
+        # the others at weight 0 (one minimiser with the pair's own problem, see
+        # pair_subproblem), rather than a copy of them.
+        weights = [np.abs(t) if sample_weight is None else np.abs(t) * sample_weight
+                   for t in targets]
+        targets = [np.where(t == 0, 1.0, t) for t in targets]
+
+    def solve_pair(k):
+        rows, lam = pair_subproblem(Z, targets[k], spec.lam)
+        mine = own(k)
+        for name in ("stopping_set", "validation"):
+            if name in mine:
+                Z_rows, t_rows = mine[name]
+                kept = np.flatnonzero(t_rows)
+                mine[name] = (Z_rows[kept], t_rows[kept])
+        return solve(Z[rows], targets[k][rows], lam,
+                     **dict(options, sample_weight=None if sample_weight is None
+                            else sample_weight[rows]), **mine)
+
+    if (pairs and isinstance(Z, np.ndarray) and spec.entry.pairs is not None and held is None
+            and validation is None):
+        # The solver's own loop over the pairs.  Dual ascent starts from α = 0: a w0 (a
+        # grid's previous λ) has no α.
+        return spec.entry.pairs(Z, targets, spec.lam, workers=workers, **options)
+
     def solve_group(ks):
+        if pairs and isinstance(Z, np.ndarray):
+            return [solve_pair(k) for k in ks]
+        if pairs:
+            return [solve(Z, targets[k], spec.lam, **dict(options, sample_weight=weights[k]),
+                          **own(k)) for k in ks]
         if not joint:
             return [solve(Z, targets[k], spec.lam, **options, **own(k)) for k in ks]
         # The group's columns share every full sweep of the rows (registry ``columns``).
@@ -262,16 +348,22 @@ def embedded_row_blocks(n_rows, n_components):
 def score_sums(scores, targets, weight=None):
     """What every measurement of a fitted model on its training rows is made of:
     ``(misclassified rows, each column's hinge sum Σ s_i max(0, 1 − t_ik f_k(x_i)))`` from
-    decision values ``scores`` (rows × columns) and the rows' one-vs-rest ``targets``
-    (columns × rows, as :func:`binary_targets` gives them) and weights s_i (``weight``,
-    None for ones).  Sums, so that blocks of rows, or a cluster's partitions, add up."""
+    decision values ``scores`` (rows × columns) and the rows' ``targets`` (columns × rows,
+    as :func:`binary_targets` gives them; a row with target 0 takes no part in a
+    one-vs-one column's sum) and weights s_i (``weight``, None for ones).  Sums, so that
+    blocks of rows, or a cluster's partitions, add up."""
     targets = np.asarray(targets)
     scores = np.asarray(scores).reshape(targets.shape[1], targets.shape[0])
     labels = class_labels(list(targets))
+    pairs = is_one_vs_one(list(targets))
+    n_classes = n_classes_of_pairs(len(targets)) if pairs else len(targets)
     # What class_labels gives: ±1 for two classes, the class's index otherwise.
-    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(len(targets))
-    wrong = int(np.count_nonzero(labels_from_scores(scores, label_values) != labels))
+    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(n_classes)
+    predicted = labels_from_scores(class_scores(scores, n_classes, pairs), label_values)
+    wrong = int(np.count_nonzero(predicted != labels))
     losses = np.maximum(0.0, 1.0 - targets.T * scores)
+    if pairs:
+        losses *= targets.T != 0
     if weight is not None:
         losses *= weight[:, None]
     return wrong, losses.sum(axis=0)
@@ -295,3 +387,12 @@ def training_measures(wrong, hinge, n, coef, lam):
     """``(train_error_, train_objective_)`` from :func:`score_sums`' sums over all
     ``n`` training rows: the error rate, and F(w) averaged over the one-vs-rest problems."""
     return wrong / n, float(np.mean(hinge / n + lam * np.sum(coef ** 2, axis=1)))
+
+
+def pair_subproblem(Z, target, lam, sample_weight=None):
+    """A one-vs-one column's own problem: ``(rows, its λ)``, the rows of its two classes
+    (target ≠ 0) and the λ that keeps LIBSVM's C = 1/(2nλ) of the whole problem on them:
+    F over n rows with the other rows at weight 0 is n_ab/n times F over the n_ab rows
+    at λ·n/n_ab, so both have one minimiser."""
+    rows = np.flatnonzero(target)
+    return rows, lam * Z.shape[0] / max(rows.shape[0], 1)

@@ -28,12 +28,15 @@ from snacks_core.model.defaults import DEFAULT_N_COMPONENTS, default_lam, defaul
 from snacks_core.model.engine import (
     binary_targets,
     class_labels,
+    class_scores,
     cut_training_rows,
     draw_seeds,
     embedded_row_blocks,
     fit_embedding,
     hinge_weights,
+    is_one_vs_one,
     labels_from_scores,
+    n_classes_of_pairs,
     row_blocks,
     score_embedded_rows,
     stack_histories,
@@ -102,6 +105,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Landmark selection (:mod:`snacks_core.kernels.landmarks`); 'balanced' draws uniformly
         within each class, the same number per class as far as a class's rows allow; the
         Snacks paper samples uniformly ('uniform').
+    multiclass : {'auto', 'ovo', 'ovr'}, default='auto'
+        How more than two classes are split into two-class problems: one-vs-one ('ovo',
+        as LIBSVM and scikit-learn's ``SVC``: a problem per pair of classes on that
+        pair's rows, the class with the most votes wins) or one-vs-rest ('ovr': a
+        problem per class on every row, the largest score wins).  'auto' is 'ovo' for the
+        solvers on the embedding in this process, 'ovr' for the others and on a cluster.
+        On the real UCI letter set at m = 1,500 one-vs-one gave 2.4 % test error where
+        one-vs-rest gave 3.0 % in about the same time (BENCHMARKS.md, "One-vs-one"): a
+        pair's boundary is simpler than a class's against all others, so fewer landmarks
+        draw it.
     max_epochs : float, default=50
         Budget of passes over the data (an integer for 'pegasos' and 'liblinear');
         unused by 'libsvm' and 'admm' (whose budget is ``solver_options['max_iter']``).
@@ -157,8 +170,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     embedding_ : NystromEmbedding
         The fitted embedding (for 'libsvm', and 'admm' with the 'dense' or 'hss'
         representation: the exact kernel against the support vectors).
-    coef_ : ndarray of shape (1, k) for two classes, (n_classes, k) otherwise
-    intercept_ : ndarray of shape (1,) or (n_classes,)
+    multiclass_ : {'ovo', 'ovr'}
+        The split into two-class problems the fit used ('ovr' for two classes: one problem).
+    coef_ : ndarray of shape (1, k) for two classes, (n_classes, k) for one-vs-rest, \
+            (n_classes·(n_classes − 1)/2, k) for one-vs-one (the pairs of
+            :func:`~snacks_core.model.engine.class_pairs`)
+    intercept_ : ndarray of shape (n_problems,)
         Zero for the embedded solvers (the problem has no bias), b for 'libsvm' and 'admm'.
     history_ : dict of ndarrays
         Convergence history, one row per checkpoint; columns ``problem`` (index of the
@@ -218,6 +235,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # A live view: a solver added to the registry is accepted without touching this.
         "solver": [StrOptions(REGISTRY.keys())],
         "sampling": [StrOptions(set(SAMPLINGS))],
+        "multiclass": [StrOptions({"auto", "ovo", "ovr"})],
         "max_epochs": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
@@ -235,7 +253,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, kernel: str = "rbf", *, gamma: float | str = "scale", degree: int = 3,
                  coef0: float = 1.0, n_components: int | str = DEFAULT_N_COMPONENTS,
                  lam: float | str = "auto", C: float | None = None, solver: str = "snacks",
-                 sampling: str = "balanced", max_epochs: float = 50,
+                 sampling: str = "balanced", multiclass: str = "auto", max_epochs: float = 50,
                  tol: float | str = "auto", class_weight: dict | str | None = None,
                  dtype: DTypeLike = np.float32,
                  random_state: int | np.random.RandomState | None = None,
@@ -252,6 +270,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self.C = C
         self.solver = solver
         self.sampling = sampling
+        self.multiclass = multiclass
         self.max_epochs = max_epochs
         self.tol = tol
         self.class_weight = class_weight
@@ -289,7 +308,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
         specs = self.specs_for_rows(X.shape[0], progress)
         seeds = draw_seeds(self.random_state)
-        targets = binary_targets(y, self.classes_)
+        self.multiclass_ = self._multiclass(specs.solver.entry.input)
+        targets = binary_targets(y, self.classes_, self.multiclass_ == "ovo")
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
@@ -299,6 +319,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                                          evaluation, specs)
         self._set_solver_facts(results)
         return self
+
+    def _multiclass(self, solver_input, cluster=False):
+        """The resolved ``multiclass`` of a fit with a solver taking ``solver_input``."""
+        one_vs_one_runs = solver_input == "embedding" and not cluster
+        if self.multiclass == "ovo" and not one_vs_one_runs:
+            raise ValueError(f"multiclass='ovo' needs a solver on the embedding fitted in "
+                             f"this process; solver={self.solver!r}"
+                             f"{' on a cluster' if cluster else ''} is one-vs-rest: use "
+                             f"multiclass='ovr' or 'auto'.")
+        pairs = self.multiclass != "ovr" and one_vs_one_runs and len(self.classes_) > 2
+        return "ovo" if pairs else "ovr"
 
     def _set_solver_facts(self, results):
         """``history_``, ``n_iter_``, ``stop_reasons_`` and ``solver_info_`` from the
@@ -368,7 +399,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         with explain_non_numeric("eval_set's X"):
             X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
                                   dtype=[np.float64, np.float32])
-        return X_val, binary_targets(np.asarray(y_val), self.classes_)
+        return X_val, binary_targets(np.asarray(y_val), self.classes_,
+                                     self.multiclass_ == "ovo")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -393,6 +425,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Z, Z_val, Z_stop = self._embed_for_training(
             X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
+        if not isinstance(Z, np.ndarray) and self.multiclass == "auto" and is_one_vs_one(targets):
+            # On a store each pair would read every row at each pass: one-vs-rest reads
+            # them K times, not K(K − 1)/2.
+            self.multiclass_ = "ovr"
+            every_row = (_one_vs_rest(every_row[0]), every_row[1])
+            targets, held, sample_weight = cut_training_rows(*every_row, split)
+            if evaluation is not None:
+                evaluation = (evaluation[0], _one_vs_rest(evaluation[1]))
         # One-vs-rest subproblems share Z and run in threads; each gets its share of the
         # threads for its checkpoint passes.  A store read in blocks holds one buffer, so
         # its subproblems run one after the other.
@@ -592,15 +632,29 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         if is_dask_collection(X):
             from snacks_core.distributed.predict import decision_function_blocks
             return decision_function_blocks(self, X)
+        scores = self.class_scores(self.subproblem_decisions(X))
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def class_scores(self, decisions) -> np.ndarray:
+        """The classes' scores from :meth:`subproblem_decisions`' values
+        (:func:`~snacks_core.model.engine.class_scores`: one-vs-one's votes)."""
+        # Models saved or pickled before one-vs-one existed are one-vs-rest.
+        return class_scores(decisions, len(self.classes_),
+                            getattr(self, "multiclass_", "ovr") == "ovo")
+
+    def subproblem_decisions(self, X) -> np.ndarray:
+        """Each two-class problem's f(x) = ⟨w, z(x)⟩ + b, shape (n, problems): what
+        :meth:`decision_function` makes the classes' scores of (for one-vs-rest and two
+        classes, the same values)."""
+        check_is_fitted(self, "coef_")
         with explain_non_numeric("X"):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
-        scores = np.empty((X.shape[0], self.coef_.shape[0]))
+        values = np.empty((X.shape[0], self.coef_.shape[0]))
         for start, stop in embedded_row_blocks(X.shape[0], self.coef_.shape[1]):
-            scores[start:stop] = decision_values(self.embedding_.transform(X[start:stop]),
+            values[start:stop] = decision_values(self.embedding_.transform(X[start:stop]),
                                                  self.coef_)
-        scores += self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return values + self.intercept_
 
     def predict(self, X) -> np.ndarray:
         if is_dask_collection(X):
@@ -639,6 +693,8 @@ def cell_model(estimator, embedding, results, facts) -> SnacksClassifier:
         n_components=facts.m, gamma=facts.gamma, lam=facts.lam, C=None,
         random_state=facts.seed, dtype=np.dtype(embedding.embedding.dtype).type)
     model.classes_ = facts.classes
+    # A grid's cells are fits on the embedding, in this process.
+    model.multiclass_ = model._multiclass("embedding")
     model.n_features_in_ = embedding.landmarks_.shape[1]
     model.embedding_ = embedding
     model.lam_, model.C_ = facts.lam, lam_to_C(facts.lam, facts.n_train)
@@ -649,6 +705,12 @@ def cell_model(estimator, embedding, results, facts) -> SnacksClassifier:
     model.intercept_ = np.zeros(len(results))
     model._set_solver_facts(results)
     return model
+
+def _one_vs_rest(targets):
+    """One-vs-rest's targets of the rows whose one-vs-one ``targets`` are given."""
+    n_classes = n_classes_of_pairs(len(targets))
+    return binary_targets(class_labels(targets), np.arange(n_classes))
+
 
 def _subproblem_rows(evaluation, k):
     """Subproblem ``k``'s ``(rows, targets)`` of an evaluation set, or None."""

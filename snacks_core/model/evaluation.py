@@ -40,8 +40,9 @@ def solver_objective(model):
 
 
 def returned_objective(model, y, scores):
-    """F(w) of the returned weights, averaged over the one-vs-rest problems, from the
-    model's decision values ``scores`` on its training rows (labels ``y``), measured as a
+    """F(w) of the returned weights, averaged over the two-class problems, from the
+    model's :meth:`~snacks_core.SnacksClassifier.subproblem_decisions` ``scores`` on its
+    training rows (labels ``y``), measured as a
     fit measures its own (:func:`~snacks_core.model.engine.score_sums`).
 
     For a model on an embedding it is computed from ``coef_`` (a solver's last history row
@@ -50,7 +51,8 @@ def returned_objective(model, y, scores):
     """
     if model.solver not in EMBEDDED_SOLVERS:
         return solver_objective(model)
-    targets = np.vstack(binary_targets(np.asarray(y), model.classes_))
+    targets = np.vstack(binary_targets(np.asarray(y), model.classes_,
+                                       model.multiclass_ == "ovo"))
     wrong, hinge = score_sums(scores, targets, hinge_weights(model.class_weight, y))
     return training_measures(wrong, hinge, len(y), model.coef_, model.lam_)[1]
 
@@ -99,8 +101,8 @@ def evaluate(model, split, *, pos_label=None, test_pred=None, max_train_rows=Non
         train_error, train_pred, train_scores = model.train_error_, None, None
     else:
         # One pass over the training rows gives their predictions and F.
-        train_scores = model.decision_function(split.X_train[train_rows])
-        train_pred = labels_from_scores(train_scores, model.classes_)
+        train_scores = model.subproblem_decisions(split.X_train[train_rows])
+        train_pred = labels_from_scores(model.class_scores(train_scores), model.classes_)
         train_error = error_rate(split.y_train[train_rows], train_pred)
     if test_pred is None:
         test_pred = model.predict(split.X_test)

@@ -688,7 +688,7 @@ def _group_blocks(X_train, X_test, m_max, group, problem, n_jobs=1):
     """
     start = time.perf_counter()
     kernel = replace(problem.kernel, gamma=group.gamma)
-    labels = class_labels(binary_targets(problem.y_train, problem.classes))
+    labels = class_labels(_targets(problem))
     with threadpool_limits(limits=1, user_api="blas"):
         embedding = fit_embedding(X_train, labels, kernel, n_components=m_max,
                                   sampling=problem.sampling, dtype=problem.dtype,
@@ -744,6 +744,13 @@ def _solve_column(blocks, group, m, n_m, problem, limit_blas=True, workers=1):
     return table_rows
 
 
+def _targets(problem):
+    """The training rows' targets of a grid's cells: each cell is a fit on the embedding in
+    one process, so one-vs-one unless the estimator says 'ovr'."""
+    one_vs_one = problem.estimator.multiclass != "ovr" and problem.classes.shape[0] > 2
+    return binary_targets(problem.y_train, problem.classes, one_vs_one)
+
+
 class TestRows(NamedTuple):
     """The rows a grid scores its cells on: their embedding on a column's landmarks and
     their labels."""
@@ -759,7 +766,7 @@ class _ColumnRows:
 
     def __init__(self, problem, held_rows, Z_all):
         spec = problem.spec
-        targets = binary_targets(problem.y_train, problem.classes)
+        targets = _targets(problem)
         weight = hinge_weights(spec.class_weight, problem.y_train)
         order = slice(None) if held_rows is None else np.concatenate(held_rows)
         self.all_targets = np.vstack([t[order] for t in targets])
@@ -781,7 +788,7 @@ class _ColumnRows:
 
 def _cell_row(model, m, results, warm, test, problem):
     """A cell's table row, from its model (:func:`cell_model`) and its ``test`` rows."""
-    test_scores = decision_values(test.Z, model.coef_)
+    test_scores = model.class_scores(decision_values(test.Z, model.coef_))
     scores = classification_scores(problem.reference, test.y,
                                    labels_from_scores(test_scores, model.classes_),
                                    model.classes_)

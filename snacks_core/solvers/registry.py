@@ -86,6 +86,12 @@ class Solver:
         embedding solved together (one-vs-rest columns sharing reads of the rows), each
         result ``solve``'s to its tolerance; ``own`` holds each problem's ``w0``,
         ``validation`` and ``stopping_set``.  None: the columns are solved one by one.
+    pairs : callable or None
+        ``pairs(Z, targets, lam, **keywords)``: one-vs-one's problems on one embedding in
+        memory (a target 0 on the rows of other classes), without held-out, validation
+        rows or starting points, solved to ``solve``'s tolerance
+        (:func:`snacks_core.solvers.snacks.registry_solve_pairs`).  None: each pair is
+        ``solve`` on a copy of its rows.
     """
 
     solve: Callable
@@ -97,6 +103,7 @@ class Solver:
     constraints: dict = field(default_factory=lambda: dict(BUDGET_CONSTRAINTS))
     option_keywords: frozenset = frozenset()
     columns: Callable | None = None
+    pairs: Callable | None = None
 
     def __post_init__(self):
         if self.input not in INPUTS:
@@ -121,7 +128,8 @@ WARM_STAGE_EPOCHS = 3.0
 
 REGISTRY = {
     "snacks": Solver(snacks.registry_solve, option_keywords=snacks.OPTION_KEYWORDS,
-                     columns=snacks.registry_solve_columns, warm_start=True,
+                     columns=snacks.registry_solve_columns,
+                     pairs=snacks.registry_solve_pairs, warm_start=True,
                      warm_start_options={"stage_epochs": WARM_STAGE_EPOCHS},
                      early_stopping=True, streaming=True, constraints={
                          "max_epochs": [_POSITIVE],

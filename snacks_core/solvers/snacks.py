@@ -58,10 +58,12 @@ that set.  It is not polished.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 
 import numpy as np
 
+from snacks_core.core.cancellation import carry, raise_if_stopped
 from snacks_core.core.threads import numba_threads
 from snacks_core.solvers import snacks_kernels as loops
 from snacks_core.solvers.base import (
@@ -333,6 +335,74 @@ def registry_solve_columns(Z, ys, lam, *, own=None, n_iter_no_change=None, **key
                  "early_stopping": _early_stopping(n_iter_no_change, mine.get("stopping_set"))}
                 for mine in ([{}] * len(ys) if own is None else own)]
     return solve_columns(Z, ys, lam, own=problems, options=options, **keywords)
+
+
+def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, tol=1e-3,
+                         random_state=None, callback=None, penalty="l2", polish=True,
+                         workers=1, n_iter_no_change=None, n_jobs=None, **_schedule):
+    """One-vs-one's two-class problems on one embedding in memory, each solved by the
+    polish alone (:func:`_polish`'s sweeps of dual coordinate ascent, from α = 0) in one
+    compiled call (:func:`~snacks_core.solvers.snacks_kernels.pair_dual_ascent`), to the
+    relative duality gap ``tol`` of F or ``max_epochs`` sweeps' worth of its rows; groups
+    of pairs on ``workers`` threads.
+
+    ``targets`` holds one vector per problem: ±1 on its rows, 0 on the rows of the other
+    classes.  A problem on its n_ab rows at λ_ab = λ·n/n_ab keeps the whole problem's
+    C = 1/(2nλ) (:func:`snacks_core.model.engine.pair_subproblem`), so every pair's dual
+    box is [0, C s_i].  A pair of one-vs-one has a few hundred or thousand rows, where a
+    solve's own stages and checkpoints would cost more than its sweeps; the ASSG
+    schedule's options (``_schedule``) are not used, nor ``n_jobs`` and
+    ``n_iter_no_change`` (no rows are held out).  The L1 penalty, or ``polish=False``,
+    solves each pair with :func:`solve` on a copy of its rows.
+
+    Returns a :class:`SolverResult` per problem, in order, its history one checkpoint
+    (the point returned); ``info['polish_epochs']`` counts its row visits over its rows.
+    """
+    if penalty != "l2" or not polish:
+        options = _grouped_options(dict(_schedule, penalty=penalty, polish=polish))
+        results = []
+        for target in targets:
+            rows = np.flatnonzero(target)
+            results.append(solve(Z[rows], target[rows], lam * Z.shape[0] / rows.shape[0],
+                                 sample_weight=None if sample_weight is None
+                                 else sample_weight[rows], max_epochs=max_epochs, tol=tol,
+                                 random_state=random_state, callback=callback,
+                                 options=options))
+        return results
+    Z = np.ascontiguousarray(Z)
+    sqnorm = np.empty(Z.shape[0])
+    loops.squared_norms(Z, sqnorm)
+    C = 1.0 / (2.0 * lam * Z.shape[0])
+    weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
+    seed = resolve_seed(random_state)
+
+    def solve_pair(target):
+        raise_if_stopped()
+        start = time.perf_counter()
+        rows = np.flatnonzero(target)
+        y = np.asarray(target, dtype=np.float64)
+        coef, visits, primal, gap = loops.pair_dual_ascent(
+            Z, y, C * weight * (y != 0), sqnorm, rows, max(1, int(max_epochs)), float(tol),
+            seed, _SHRUNK_SWEEPS, np.zeros(Z.shape[0]), np.zeros(Z.shape[1]))
+        # F = (1/n_ab) Σ s_i hinge_i + λ_ab‖w‖² is the scaled primal divided by C·n_ab.
+        scale = C * rows.shape[0]
+        record = {"iteration": float(visits), "epoch": visits / rows.shape[0],
+                  "time": time.perf_counter() - start, "objective": primal / scale,
+                  "gap": gap / scale, "validation_error": np.nan}
+        if callback is not None:
+            callback(record, coef)
+        return SolverResult(
+            coef=coef, history={name: np.array([value]) for name, value in record.items()},
+            n_iter=visits, n_epochs=record["epoch"],
+            stop_reason=TOL_GAP if gap <= tol * primal else MAX_EPOCHS,
+            info={"assg_epochs": 0.0, "polish_epochs": record["epoch"],
+                  "checkpoint_time": 0.0})
+
+    if workers <= 1:
+        return [solve_pair(target) for target in targets]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # The kernel releases the GIL; each task polls the caller's stop check.
+        return list(pool.map(carry(solve_pair), targets))
 
 
 def _grouped_options(options):

@@ -546,3 +546,66 @@ def dual_refine_sweeps(Z, offset, y, upper, sqnorm, orders, alpha, w):
         high = top if top > 0.0 else np.inf
         low = bottom if bottom < 0.0 else -np.inf
     return visits
+
+
+@njit(cache=True, nogil=True)
+def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sweeps,
+                     alpha, w):
+    """A two-class problem on the rows ``rows`` of Z solved as Snacks' polish solves one
+    (:func:`snacks_core.solvers.snacks._polish`), from α = 0, in one compiled call: in
+    LIBLINEAR's scaling (min ½‖w‖² + Σ upper_i max(0, 1 − y_i⟨w, z_i⟩)), full sweeps of
+    dual coordinate ascent (:func:`dual_ascent_sweep`), each certifying the point it
+    starts from, and between them, while at most half the rows have α_i > 0, up to
+    ``shrunk_sweeps`` restricted sweeps over those rows that shrink
+    (:func:`dual_refine_sweeps`, one full sweep's worth of rows in all); until the
+    relative duality gap of a certified point is at most ``tol``, or ``max_sweeps`` full
+    sweeps' worth of row visits.  Orders are drawn by splitmix64 from ``seed``; ``alpha``
+    (zero, indexed as Z's rows) and ``w`` (zero) are updated in place.
+
+    Returns ``(best, visits, primal, gap)``: the certified point of lowest primal value,
+    the row visits made, its primal value and its gap (both in this scaling).
+    """
+    n = rows.shape[0]
+    best = w.copy()
+    best_primal = np.inf
+    best_gap = np.inf
+    visits = 0
+    draws = 0
+    w_start = np.empty_like(w)
+    while visits + n <= max_sweeps * n:
+        order = shuffled_orders(rows, 1, seed + draws)[0]
+        draws += 1
+        w_start[:] = w
+        alpha_sum = 0.0
+        for i in rows:
+            alpha_sum += alpha[i]
+        hinge = dual_ascent_sweep(Z, 0, y, upper, sqnorm, order, alpha, w, w_start)
+        visits += n
+        norm2 = np.dot(w_start, w_start)
+        primal = 0.5 * norm2 + hinge
+        gap = max(primal - (alpha_sum - 0.5 * norm2), 0.0)
+        if primal < best_primal:
+            best[:] = w_start
+            best_primal = primal
+            best_gap = gap
+        if best_gap <= tol * best_primal:
+            break
+        count = 0
+        for i in rows:
+            if alpha[i] > 0.0:
+                count += 1
+        if count == 0 or count > n // 2:
+            continue
+        active = np.empty(count, dtype=np.int64)
+        count = 0
+        for i in rows:
+            if alpha[i] > 0.0:
+                active[count] = i
+                count += 1
+        sweeps = min(shrunk_sweeps, n // count)
+        if visits + sweeps * count + n > max_sweeps * n:
+            continue
+        visits += dual_refine_sweeps(Z, 0, y, upper, sqnorm,
+                                     shuffled_orders(active, sweeps, seed + draws), alpha, w)
+        draws += 1
+    return best, visits, best_primal, best_gap
