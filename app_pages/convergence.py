@@ -28,8 +28,13 @@ runs = training.train_solvers("convergence", request, split, params, solvers)
 histories = {solver: run_view.first_problem(run.model.history_) for solver, run in runs.items()}
 classes = run_view.class_names(split)
 if len(classes) > 2:
-    st.caption(f"{len(classes)} classes: curves of the first one-vs-rest problem "
-               f"({classes[0]} against the rest).")
+    pairs = [solver_label(s) for s, run in runs.items() if run.model.multiclass_ == "ovo"]
+    rest = [solver_label(s) for s, run in runs.items() if run.model.multiclass_ != "ovo"]
+    parts = ([f"{', '.join(pairs)}: {classes[0]} against {classes[1]} (one-vs-one)"]
+             if pairs else []) + ([f"{', '.join(rest)}: {classes[0]} against the rest "
+                                   "(one-vs-rest)"] if rest else [])
+    st.caption(f"{len(classes)} classes: curves of each solver's first two-class problem; "
+               f"{'; '.join(parts)}.")
 figure = convergence_figure(histories, x_axis=state.current("conv_axis") or "epoch",
                             labels={solver: solver_label(solver) for solver in runs})
 st.plotly_chart(figure, width="stretch", key="convergence")

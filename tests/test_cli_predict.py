@@ -144,6 +144,34 @@ def test_decision_values_of_three_classes_have_one_column_each(capsys, tmp_path)
     assert set(out.split()) == {"ant", "bee", "cow"}
 
 
+@pytest.mark.parametrize("multiclass", ["auto", "ovr", "ovo"])
+def test_fit_multiclass_saves_the_split_it_trained(capsys, tmp_path, multiclass):
+    """--multiclass reaches the estimator and the model file: the saved model is the split
+    asked for ('auto' is one-vs-one), and its predictions are the fit's."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(240, 2)) + np.repeat([[3, 0], [0, 3], [-3, 0], [0, -3]], 60, axis=0)
+    labels = np.repeat(["ant", "bee", "cow", "doe"], 60)
+    data = tmp_path / "four.csv"
+    data.write_text("a,b,kind\n" + "".join(f"{a:.6f},{b:.6f},{k}\n"
+                                          for (a, b), k in zip(X, labels, strict=True)))
+    model = tmp_path / "model.npz"
+    assert run(capsys, "fit", data, "--model", model, "--m", "20", "--multiclass", multiclass,
+               "--progress", "never")[0] == 0
+    saved = load_model(model.read_bytes()).pipeline[-1]
+    expected = "ovr" if multiclass == "ovr" else "ovo"
+    assert saved.multiclass_ == expected
+    assert saved.coef_.shape[0] == (4 if expected == "ovr" else 6)
+    status, out, err = run(capsys, "predict", model, data, "--decision-values")
+    assert status == 0, err
+    header, *lines = out.splitlines()
+    assert header == "labels ant bee cow doe" and all(len(line.split()) == 4 for line in lines)
+    status, out, _ = run(capsys, "predict", model, data)
+    predicted = np.array(out.split())
+    np.testing.assert_array_equal(predicted,
+                                  load_model(model.read_bytes()).pipeline.predict(X))
+    assert np.mean(predicted == labels) > 0.8
+
+
 def test_predict_accepts_placeholder_labels_and_one_class_files(capsys, tmp_path, pair):
     train, _, X_test, y_test = pair
     model = tmp_path / "model.npz"

@@ -182,7 +182,8 @@ def landmarks_of(run):
 
 
 def first_problem(history):
-    """The rows of a history that belong to the first one-vs-rest problem."""
+    """The rows of a history that belong to the first two-class problem (of one-vs-one or
+    one-vs-rest)."""
     rows = history["problem"] == 0
     return {name: values[rows] for name, values in history.items()}
 

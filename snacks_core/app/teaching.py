@@ -115,8 +115,9 @@ HELP = {
     "embedding_time": "Landmark selection, K_mm eigendecomposition and Z = K_nm K_mm^{-1/2} "
                       "(for ADMM: compressing and factorising the kernel).",
     "objective": "F(w) = (1/n) Σ hinge + λ‖w‖² of the weights the solver returns (mean over "
-                 "one-vs-rest problems); LIBSVM and ADMM report their own kernel problem's "
-                 "value, with a bias.",
+                 "the two-class problems: each pair of classes for the solvers on the "
+                 "embedding, each class against the rest for LIBSVM and ADMM, which report "
+                 "their own kernel problem's value, with a bias).",
     "live": "Retrain on every change (results are cached, so going back is instant). Turn off "
             "for large data and click Train instead.",
     "draw_mode": "Add a point of class A (blue) or B (red) where you click, or erase the "
@@ -346,8 +347,11 @@ CAPTIONS = {
                 "+1 class, blue for −1. The solid line is the boundary f = 0, dashed lines "
                 "the margins f = ±1: training points inside them pay a hinge loss. Gold stars "
                 "are the Nyström landmarks; crosses mark misclassified points.",
-    "boundary_multiclass": "Shaded regions show the predicted class (one-vs-rest: the "
-                           "largest of the per-class decision functions wins).",
+    "boundary_multiclass": "Shaded regions show the predicted class. The solvers on the "
+                           "embedding train one-vs-one, a problem per pair of classes: "
+                           "the class with the most pairwise votes wins. LIBSVM and ADMM "
+                           "train one-vs-rest: the largest per-class decision function "
+                           "wins.",
     "drawing": "Circles train the model; every {period} point you add to a class is held "
                "out as a test point (diamond). The model learns on the points scaled as the "
                "sidebar says; the plane shows them where you drew them.",

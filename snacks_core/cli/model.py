@@ -46,7 +46,8 @@ def model_settings(args) -> dict:
     (the kernel, the landmarks' sampling and the solver's budget; ``compare`` runs several
     solvers, so the solver is each command's own)."""
     settings = {"kernel": args.kernel, "degree": args.degree, "coef0": args.coef0,
-                "sampling": args.sampling, "max_epochs": args.max_epochs, "tol": args.tol}
+                "sampling": args.sampling, "multiclass": args.multiclass,
+                "max_epochs": args.max_epochs, "tol": args.tol}
     # An option left out keeps the estimator's own default (the parser writes none again).
     return {name: value for name, value in settings.items() if value is not None}
 

@@ -212,6 +212,11 @@ def _add_model_arguments(parser, *, grid):
     parser.add_argument("--sampling", choices=SAMPLINGS, default="balanced",
                         help="landmark selection (default balanced: as many per class as "
                              "its rows allow)")
+    parser.add_argument("--multiclass", choices=("auto", "ovo", "ovr"), default="auto",
+                        help="more than two classes: one-vs-one (a problem per pair of "
+                             "classes, as LIBSVM) or one-vs-rest (default auto: one-vs-one "
+                             "for the solvers on the embedding, one-vs-rest on a store, a "
+                             "cluster and for the exact solvers)")
     parser.add_argument("--max-epochs", type=_positive_finite, metavar="EPOCHS",
                         help="solver budget in passes over the data (default 50)")
     if not grid:

@@ -58,7 +58,8 @@ def run(args) -> int:
     with (replaced_when_complete(args.out) if args.out
           else contextlib.nullcontext(sys.stdout)) as out:
         if args.decision_values:
-            # One column per one-vs-rest problem: for two classes, the positive class's.
+            # One column per class (decision_function's scores: a one-vs-one model's votes
+            # and confidences); for two classes, the positive class's.
             columns = list(texts.values())[1:] if len(classes) == 2 else texts.values()
             out.write("labels " + " ".join(columns) + "\n")
         for X, y in _blocks(args, saved.n_features, index_base, progress):

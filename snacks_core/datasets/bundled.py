@@ -36,7 +36,7 @@ def load_bundled(name: str) -> Dataset:
     bunch = loader()
     labels = np.asarray(bunch.target_names)[bunch.target]
     about = {"breast_cancer": "Wisconsin breast cancer: 30 features, malignant or benign.",
-             "wine": "Wine cultivars: 13 chemical features, three classes (one-vs-rest).",
+             "wine": "Wine cultivars: 13 chemical features, three classes.",
              "iris": "Iris flowers: 4 features, three classes (one-vs-rest)."}[name]
     return make_dataset(bunch.data, labels, name, feature_names=bunch.feature_names,
                         description=about)

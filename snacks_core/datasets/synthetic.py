@@ -58,7 +58,7 @@ def make_synthetic(name: str, n_samples: int = 400, *, noise: float = 0.2,
         y = rng.integers(0, 3, size=n)
         X = centers[y] + rng.normal(scale=0.35 + noise, size=(n, 2))
         return make_dataset(X, y, "blobs", feature_names=("x1", "x2"),
-                            description="Three Gaussian blobs: a multiclass (one-vs-rest) problem.")
+                            description="Three Gaussian blobs: a three-class problem.")
     X, positive = _TWO_D[name](n, rng)
     X = X + rng.normal(scale=noise * _NOISE_SCALE[name], size=X.shape)
     return make_dataset(X, np.where(positive, 1, -1), name, feature_names=("x1", "x2"),

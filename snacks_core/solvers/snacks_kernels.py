@@ -550,7 +550,7 @@ def dual_refine_sweeps(Z, offset, y, upper, sqnorm, orders, alpha, w):
 
 @njit(cache=True, nogil=True)
 def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sweeps,
-                     alpha, w):
+                     alpha, w, trace):
     """A two-class problem on the rows ``rows`` of Z solved as Snacks' polish solves one
     (:func:`snacks_core.solvers.snacks._polish`), from α = 0, in one compiled call: in
     LIBLINEAR's scaling (min ½‖w‖² + Σ upper_i max(0, 1 − y_i⟨w, z_i⟩)), full sweeps of
@@ -562,13 +562,17 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
     sweeps' worth of row visits.  Orders are drawn by splitmix64 from ``seed``; ``alpha``
     (zero, indexed as Z's rows) and ``w`` (zero) are updated in place.
 
-    Returns ``(best, visits, primal, gap)``: the certified point of lowest primal value,
-    the row visits made, its primal value and its gap (both in this scaling).
+    Each certified point's row visits (when its sweep ended), primal value and gap go in
+    a row of ``trace`` (at least ``max_sweeps`` rows of three).  Returns ``(best,
+    checkpoints, best_row)``: the certified point of lowest primal value, the rows of
+    ``trace`` filled, and its row.
     """
     n = rows.shape[0]
     best = w.copy()
     best_primal = np.inf
     best_gap = np.inf
+    best_row = 0
+    checkpoints = 0
     visits = 0
     draws = 0
     w_start = np.empty_like(w)
@@ -584,10 +588,15 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
         norm2 = np.dot(w_start, w_start)
         primal = 0.5 * norm2 + hinge
         gap = max(primal - (alpha_sum - 0.5 * norm2), 0.0)
+        trace[checkpoints, 0] = visits
+        trace[checkpoints, 1] = primal
+        trace[checkpoints, 2] = gap
         if primal < best_primal:
             best[:] = w_start
             best_primal = primal
             best_gap = gap
+            best_row = checkpoints
+        checkpoints += 1
         if best_gap <= tol * best_primal:
             break
         count = 0
@@ -608,4 +617,4 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
         visits += dual_refine_sweeps(Z, 0, y, upper, sqnorm,
                                      shuffled_orders(active, sweeps, seed + draws), alpha, w)
         draws += 1
-    return best, visits, best_primal, best_gap
+    return best, checkpoints, best_row

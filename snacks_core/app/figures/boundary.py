@@ -28,7 +28,7 @@ class DecisionSurface:
     """The decision function on a grid: ``scores[i, j]`` at (xs[j], ys[i]).
 
     Two classes: ``scores`` is (ny, nx) with f(x) itself; more classes: (ny, nx, K) with
-    one score per one-vs-rest problem.
+    one score per class (:meth:`~snacks_core.SnacksClassifier.decision_function`'s).
     """
 
     xs: np.ndarray
