@@ -21,8 +21,10 @@ with the F1 of the positive class on two-class sets and the path m took (BENCHMA
 "m from the data").  With ``--many-classes`` it prints, for every set of more than two
 classes over ``--repeats`` seeded splits, the former defaults (``tol=1e-3``, m = 2√n),
 ``tol='auto'`` alone (each one-vs-rest column to a certified gap of 1e-2), today's
-defaults (with at least 30 landmarks a class) and ``SVC()`` (BENCHMARKS.md, "Many
-classes").
+defaults (with at least 30 landmarks a class), all one-vs-rest, and ``SVC()``
+(BENCHMARKS.md, "Many classes").  With ``--multiclass`` it prints, for the same sets and
+splits, the defaults one-vs-rest against the defaults (one-vs-one) and ``SVC()``
+(BENCHMARKS.md, "One-vs-one").
 """
 
 from __future__ import annotations
@@ -126,31 +128,54 @@ def auto_m_row(name, X_train, X_test, y_train, y_test, repeats):
             f" | {times['auto'] / times['sqrt']:.2f}× / {times['auto'] / times['svc']:.2f}× |")
 
 
-def many_classes_row(name, X, y, test_size, splits):
-    """A row of the ``--many-classes`` table on ``splits`` seeded splits (test error % per
-    split, total fit time): the former defaults (tol=1e-3, m = 2√n as for two classes),
-    tol='auto' at that m, the defaults (tol='auto', at least 30 landmarks a class) and
-    SVC()."""
-    def square_root(X_train):
-        return default_m(*X_train.shape)
-
-    fits = {
-        "former": lambda seed, X_train: SnacksClassifier(
-            tol=1e-3, n_components=square_root(X_train), random_state=seed),
-        "tol": lambda seed, X_train: SnacksClassifier(n_components=square_root(X_train),
-                                                      random_state=seed),
-        "default": lambda seed, X_train: SnacksClassifier(random_state=seed),
-        "svc": lambda seed, X_train: SVC()}
+def _over_splits(fits, X, y, test_size, splits):
+    """``(errors, times, cells, last split)`` of each model of ``fits`` (key →
+    ``make(seed, X_train)``) on ``splits`` seeded splits: test errors in % per split,
+    total fit seconds, and each model's table cell."""
     errors = {key: [] for key in fits}
     times = dict.fromkeys(fits, 0.0)
     for seed in range(splits):
-        X_train, X_test, y_train, y_test = split_and_scale(X, y, test_size, seed)
+        split = split_and_scale(X, y, test_size, seed)
+        X_train, X_test, y_train, y_test = split
         for key, make in fits.items():
             model, seconds = timed_fit(make(seed, X_train), X_train, y_train)
             errors[key].append(error(model, X_test, y_test))
             times[key] += seconds
     cells = [", ".join(f"{e:.2f}" for e in errors[key])
              + f" (mean {np.mean(errors[key]):.2f}), {times[key]:.2f} s" for key in fits]
+    return errors, times, cells, split
+
+
+def multiclass_row(name, X, y, test_size, splits):
+    """A row of the ``--multiclass`` table on ``splits`` seeded splits: the defaults
+    one-vs-rest, the defaults (one-vs-one) and SVC() (one-vs-one)."""
+    fits = {"ovr": lambda seed, X_train: SnacksClassifier(multiclass="ovr", random_state=seed),
+            "ovo": lambda seed, X_train: SnacksClassifier(random_state=seed),
+            "svc": lambda seed, X_train: SVC()}
+    errors, times, cells, (X_train, X_test, _, _) = _over_splits(fits, X, y, test_size, splits)
+    mean = {key: np.mean(values) for key, values in errors.items()}
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | " + " | ".join(cells)
+            + f" | {mean['ovo'] - mean['ovr']:+.2f} / {mean['ovo'] - mean['svc']:+.2f}"
+            f" | {times['ovo'] / times['ovr']:.2f}× / {times['ovo'] / times['svc']:.2f}× |")
+
+
+def many_classes_row(name, X, y, test_size, splits):
+    """A row of the ``--many-classes`` table on ``splits`` seeded splits (test error % per
+    split, total fit time): the former defaults (tol=1e-3, m = 2√n as for two classes),
+    tol='auto' at that m, the defaults (tol='auto', at least 30 landmarks a class; these
+    three one-vs-rest, as they were measured) and SVC()."""
+    def square_root(X_train):
+        return default_m(*X_train.shape)
+
+    fits = {
+        "former": lambda seed, X_train: SnacksClassifier(
+            tol=1e-3, n_components=square_root(X_train), multiclass="ovr", random_state=seed),
+        "tol": lambda seed, X_train: SnacksClassifier(n_components=square_root(X_train),
+                                                      multiclass="ovr", random_state=seed),
+        "default": lambda seed, X_train: SnacksClassifier(multiclass="ovr", random_state=seed),
+        "svc": lambda seed, X_train: SVC()}
+    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
+                                                                       splits)
     m = default_m(*X_train.shape, np.unique(y_train).shape[0])
     return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,}, m {square_root(X_train)}"
             f" → {m} | " + " | ".join(cells)
@@ -170,9 +195,12 @@ def main():
     parser.add_argument("--many-classes", action="store_true",
                         help="the defaults against the former ones (tol=1e-3, m = 2√n), "
                              "tol='auto' alone and SVC() on the many-class sets")
+    parser.add_argument("--multiclass", action="store_true",
+                        help="the defaults one-vs-rest against one-vs-one (the defaults) "
+                             "and SVC() on the many-class sets")
     parser.add_argument("--repeats", type=int, default=3,
                         help="fits per model with --auto-m (median time), splits with "
-                        "--many-classes")
+                        "--many-classes and --multiclass")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     SnacksClassifier(n_components=10, max_epochs=2).fit(*make_classification(200))
@@ -186,6 +214,15 @@ def main():
             X, y, test_size = load()
             if np.unique(y).shape[0] > 2:
                 print(many_classes_row(name, X, y, test_size, args.repeats), flush=True)
+        return
+    if args.multiclass:
+        print("| data (train / test) | defaults one-vs-rest: error % per split (mean), fit s "
+              "in all | defaults (one-vs-one) | SVC() | Δ points one-vs-one − one-vs-rest "
+              "/ − SVC | time one-vs-one ÷ one-vs-rest / ÷ SVC |\n|---|---|---|---|---|---|")
+        for name, load in selected(datasets(), args.sets).items():
+            X, y, test_size = load()
+            if np.unique(y).shape[0] > 2:
+                print(multiclass_row(name, X, y, test_size, args.repeats), flush=True)
         return
     if args.auto_m:
         print("| data (train / test) | default m ('sqrt'): error %, fit s | m = 'auto': "

@@ -632,7 +632,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         if is_dask_collection(X):
             from snacks_core.distributed.predict import decision_function_blocks
             return decision_function_blocks(self, X)
-        scores = self.class_scores(self.subproblem_decisions(X))
+        scores = self._by_blocks(X, self.class_scores, len(self.classes_))
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def class_scores(self, decisions) -> np.ndarray:
@@ -646,15 +646,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         """Each two-class problem's f(x) = ⟨w, z(x)⟩ + b, shape (n, problems): what
         :meth:`decision_function` makes the classes' scores of (for one-vs-rest and two
         classes, the same values)."""
+        return self._by_blocks(X, lambda values: values, self.coef_.shape[0])
+
+    def _by_blocks(self, X, finish, width):
+        """``finish`` of the problems' decision values of X, block by block of rows (one
+        embedded block at a time: one-vs-one's K(K − 1)/2 values of every row are never
+        held at once), ``width`` columns."""
         check_is_fitted(self, "coef_")
         with explain_non_numeric("X"):
             X = validate_data(self, X, reset=False, accept_sparse="csr",
                               dtype=[np.float64, np.float32])
-        values = np.empty((X.shape[0], self.coef_.shape[0]))
+        out = np.empty((X.shape[0], 1 if len(self.classes_) == 2 else width))
         for start, stop in embedded_row_blocks(X.shape[0], self.coef_.shape[1]):
-            values[start:stop] = decision_values(self.embedding_.transform(X[start:stop]),
-                                                 self.coef_)
-        return values + self.intercept_
+            values = decision_values(self.embedding_.transform(X[start:stop]), self.coef_)
+            out[start:stop] = finish(values + self.intercept_).reshape(stop - start, -1)
+        return out
 
     def predict(self, X) -> np.ndarray:
         if is_dask_collection(X):
