@@ -102,7 +102,10 @@ def test_a_solver_stops_at_the_checkpoint_after_the_check_flips(solver):
     assert len(checkpoints) == 2  # the third checkpoint raised before its callback
 
 
-def test_one_vs_rest_subproblems_in_threads_are_cancelled():
+@pytest.mark.parametrize("multiclass", ["ovr", "ovo"])
+def test_two_class_subproblems_in_threads_are_cancelled(multiclass):
+    """One-vs-rest's columns stop at their next checkpoint; one-vs-one's pairs (each one
+    compiled call, its checkpoint at the end) before or after their call."""
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 100)
     X = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])[y] + rng.normal(scale=0.7, size=(300, 2))
@@ -115,7 +118,7 @@ def test_one_vs_rest_subproblems_in_threads_are_cancelled():
 
     model = SnacksClassifier(n_components=20, lam=1e-4, max_epochs=40, tol=1e-12,
                              early_stopping=False, n_jobs=3, random_state=0,
-                             solver_options={"callback": count})
+                             multiclass=multiclass, solver_options={"callback": count})
     with stop_when(StopAfter(2, lambda: len(checkpoints))), pytest.raises(Cancelled):
         model.fit(X, y)
     assert 2 <= len(checkpoints) <= 4  # the two other threads stop at their next checkpoint

@@ -403,6 +403,7 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
         history["time"][-1] = seconds
         if callback is not None:
             callback({name: column[-1] for name, column in history.items()}, coef)
+        raise_if_stopped()
         return SolverResult(
             coef=coef, history=history, n_iter=int(visits[-2]),
             n_epochs=float(visits[-2] / rows.shape[0]),
