@@ -45,8 +45,9 @@ from snacks_core.solvers.objective import decision_values
 
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
-# Bytes of embedded rows scored at once.
+# Bytes of embedded rows scored at once, and of their decision values.
 _SCORE_BLOCK_BYTES = 2**26
+_VALUES_BLOCK_BYTES = 2**23
 # A column being solved holds about this many bytes per training row (its labels, dual
 # variables, margins, indicator counts and the sweeps' copies: 1,023 bytes a row for 10
 # columns together, 121 for one, measured with tracemalloc).  Columns solved together are
@@ -123,13 +124,15 @@ def class_scores(decisions, n_classes, one_vs_one):
     decisions = np.asarray(decisions)
     if not one_vs_one or n_classes == 2 or decisions.ndim == 1:
         return decisions
-    # Pair p's one-hot rows of its first class a and its second class b.
+    # Pair p's row: +1 at its first class a, −1 at its second class b.  A pair's vote
+    # goes to b unless a wins: b's votes are counted first, a win moves one to a.
     first, second = np.array(class_pairs(n_classes)).T
-    to_first = np.eye(n_classes)[first]
-    to_second = np.eye(n_classes)[second]
-    wins = (decisions > 0).astype(np.float64)
-    votes = wins @ to_first + (1.0 - wins) @ to_second
-    confidence = decisions @ (to_first - to_second)
+    signs = np.zeros((first.shape[0], n_classes))
+    signs[np.arange(first.shape[0]), first] = 1.0
+    signs[np.arange(first.shape[0]), second] = -1.0
+    votes = (decisions > 0).astype(np.float64) @ signs + np.bincount(second,
+                                                                     minlength=n_classes)
+    confidence = decisions @ signs
     return votes + confidence / (3 * (np.abs(confidence) + 1))
 
 
@@ -374,7 +377,11 @@ def score_embedded_rows(Z, coef, targets, weight=None):
     <snacks_core.SnacksClassifier.decision_function>` scores them (Z·coefᵀ), in blocks:
     the embedding of a large X is never scored whole."""
     wrong, hinge = 0, np.zeros(len(targets))
-    for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1]):
+    # Blocks whose embedding, and whose rows × problems of decision values and losses
+    # (one-vs-one's K(K − 1)/2 a row), stay small: large temporaries cost more in page
+    # faults than in arithmetic (a third of a 26-class fit's time on the UCI letter set).
+    rows = min(_SCORE_BLOCK_BYTES // (8 * Z.shape[1]), _VALUES_BLOCK_BYTES // (8 * len(targets)))
+    for start, stop in row_blocks(Z.shape[0], max(1, rows)):
         block_wrong, block_hinge = score_sums(
             decision_values(Z[start:stop], coef), targets[:, start:stop],
             None if weight is None else weight[start:stop])
