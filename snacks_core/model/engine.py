@@ -8,8 +8,9 @@ A fit on the embedding runs these stages, each one function here, so that the es
 (a grid cell with cold starts *is* the estimator's fit):
 
 1. :func:`draw_seeds`: the landmark and solver seeds a ``random_state`` gives;
-2. :func:`binary_targets`: the ±1 labels of the one-vs-rest subproblems (one for two
-   classes), and :func:`class_labels`, each row's class for stratifying;
+2. :func:`binary_targets`: the labels of the two-class subproblems (one for two classes;
+   one-vs-rest's, or one-vs-one's pairs), and :func:`class_labels`, each row's class for
+   stratifying;
 3. :func:`validation_split`: the rows early stopping holds out of training, when
    :meth:`SolverSpec.early_stopping_on <snacks_core.model.specs.SolverSpec.early_stopping_on>`;
 4. :func:`fit_embedding`: the landmarks and the Nyström factor;
@@ -17,7 +18,8 @@ A fit on the embedding runs these stages, each one function here, so that the es
    and weights of the rows trained on;
 6. :func:`train_columns`: the one-vs-rest solves on one shared embedding, with the
    options of :meth:`SolverSpec.solve_options <snacks_core.model.specs.SolverSpec.solve_options>`;
-7. :func:`labels_from_scores`: labels from the subproblems' scores;
+7. :func:`class_scores` and :func:`labels_from_scores`: the classes' scores from the
+   subproblems' values (one-vs-one's votes), and labels from them;
 8. :func:`score_sums` and :func:`training_measures`: the error and the objective F of a
    fitted model on its training rows (the estimator's ``train_error_`` and
    ``train_objective_``, a grid cell's, a cluster fit's from its partitions' sums).
@@ -205,8 +207,11 @@ def cut_training_rows(targets, sample_weight, split):
 
 def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, validation=None,
                   w0=None, workers=1, n_jobs=None, progress=None, state_bytes=None):
-    """The one-vs-rest training of every fit on an embedding: the K columns of a problem
-    (one ±1 target vector each) solved on a shared Z, with the options of a
+    """The two-class training of every fit on an embedding: the columns of a problem (one
+    target vector each, from :func:`binary_targets`: one-vs-rest's ±1 on every row, or
+    one-vs-one's pairs, 0 on the rows of other classes) solved on a shared Z, each pair
+    on its own rows at the whole problem's C (:func:`pair_subproblem`; in memory by the
+    registry's ``pairs`` loop where it takes the options), with the options of a
     :class:`~snacks_core.model.specs.SolverSpec` (its λ, budget, tolerance, early stopping
     and the solver's own options).  The estimator and the grids' cells call it; nothing
     else solves one-vs-rest subproblems.
@@ -273,42 +278,37 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
         size = max(1, Z.shape[1] * Z.itemsize // COLUMN_STATE_BYTES)
     else:
         size = (state_bytes or 0) // (Z.n_rows * COLUMN_STATE_BYTES)
-    joint = (together is not None and len(targets) > 1 and not is_one_vs_one(targets)
-             and (isinstance(Z, np.ndarray) or size > 1))
-
     pairs = is_one_vs_one(targets)
-    if pairs and not isinstance(Z, np.ndarray):
-        # A store is read whole at every pass: a pair's rows are its rows at weight s_i,
-        # the others at weight 0 (one minimiser with the pair's own problem, see
-        # pair_subproblem), rather than a copy of them.
-        weights = [np.abs(t) if sample_weight is None else np.abs(t) * sample_weight
-                   for t in targets]
-        targets = [np.where(t == 0, 1.0, t) for t in targets]
+    joint = (together is not None and len(targets) > 1 and not pairs
+             and (isinstance(Z, np.ndarray) or size > 1))
+    if pairs and isinstance(Z, np.ndarray) and held is None and validation is None:
+        # The solver's own loop over the pairs (None where its options need a solve of
+        # each).  Dual ascent starts from α = 0: a w0 (a grid's previous λ) has no α.
+        results = (None if spec.entry.pairs is None else
+                   spec.entry.pairs(Z, targets, spec.lam, workers=workers, **options))
+        if results is not None:
+            return results
 
     def solve_pair(k):
+        # The pair's own held-out and validation rows.
+        mine = {name: (value[0][value[1] != 0], value[1][value[1] != 0])
+                if name in ("stopping_set", "validation") else value
+                for name, value in own(k).items()}
+        if not isinstance(Z, np.ndarray):
+            # A store is read whole at every pass: the pair's rows at weight s_i, the
+            # others at weight 0 (one minimiser with the pair's own problem, see
+            # pair_subproblem), rather than a copy of them.
+            weight = np.abs(targets[k]) * (1.0 if sample_weight is None else sample_weight)
+            return solve(Z, np.where(targets[k] == 0, 1.0, targets[k]), spec.lam,
+                         **dict(options, sample_weight=weight), **mine)
         rows, lam = pair_subproblem(Z, targets[k], spec.lam)
-        mine = own(k)
-        for name in ("stopping_set", "validation"):
-            if name in mine:
-                Z_rows, t_rows = mine[name]
-                kept = np.flatnonzero(t_rows)
-                mine[name] = (Z_rows[kept], t_rows[kept])
         return solve(Z[rows], targets[k][rows], lam,
                      **dict(options, sample_weight=None if sample_weight is None
                             else sample_weight[rows]), **mine)
 
-    if (pairs and isinstance(Z, np.ndarray) and spec.entry.pairs is not None and held is None
-            and validation is None):
-        # The solver's own loop over the pairs.  Dual ascent starts from α = 0: a w0 (a
-        # grid's previous λ) has no α.
-        return spec.entry.pairs(Z, targets, spec.lam, workers=workers, **options)
-
     def solve_group(ks):
-        if pairs and isinstance(Z, np.ndarray):
-            return [solve_pair(k) for k in ks]
         if pairs:
-            return [solve(Z, targets[k], spec.lam, **dict(options, sample_weight=weights[k]),
-                          **own(k)) for k in ks]
+            return [solve_pair(k) for k in ks]
         if not joint:
             return [solve(Z, targets[k], spec.lam, **options, **own(k)) for k in ks]
         # The group's columns share every full sweep of the rows (registry ``columns``).
@@ -392,11 +392,13 @@ def score_embedded_rows(Z, coef, targets, weight=None):
 
 def training_measures(wrong, hinge, n, coef, lam):
     """``(train_error_, train_objective_)`` from :func:`score_sums`' sums over all
-    ``n`` training rows: the error rate, and F(w) averaged over the one-vs-rest problems."""
+    ``n`` training rows: the error rate, and F(w) averaged over the two-class problems
+    (a one-vs-one pair's F over all n rows, the other classes' at weight 0: n_ab/n of its
+    own, :func:`pair_subproblem`)."""
     return wrong / n, float(np.mean(hinge / n + lam * np.sum(coef ** 2, axis=1)))
 
 
-def pair_subproblem(Z, target, lam, sample_weight=None):
+def pair_subproblem(Z, target, lam):
     """A one-vs-one column's own problem: ``(rows, its λ)``, the rows of its two classes
     (target ≠ 0) and the λ that keeps LIBSVM's C = 1/(2nλ) of the whole problem on them:
     F over n rows with the other rows at weight 0 is n_ab/n times F over the n_ab rows

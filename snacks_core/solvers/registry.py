@@ -90,8 +90,9 @@ class Solver:
         ``pairs(Z, targets, lam, **keywords)``: one-vs-one's problems on one embedding in
         memory (a target 0 on the rows of other classes), without held-out, validation
         rows or starting points, solved to ``solve``'s tolerance
-        (:func:`snacks_core.solvers.snacks.registry_solve_pairs`).  None: each pair is
-        ``solve`` on a copy of its rows.
+        (:func:`snacks_core.solvers.snacks.registry_solve_pairs`); it returns None where
+        its options need a ``solve`` of each pair.  None: each pair is ``solve`` on a copy
+        of its rows.
     """
 
     solve: Callable

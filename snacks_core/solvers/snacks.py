@@ -339,7 +339,8 @@ def registry_solve_columns(Z, ys, lam, *, own=None, n_iter_no_change=None, **key
 
 def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, tol=1e-3,
                          random_state=None, callback=None, penalty="l2", polish=True,
-                         workers=1, n_iter_no_change=None, n_jobs=None, **_schedule):
+                         w0=None, workers=1, n_iter_no_change=None, n_jobs=None,
+                         **_schedule):
     """One-vs-one's two-class problems on one embedding in memory, each solved by the
     polish alone (:func:`_polish`'s sweeps of dual coordinate ascent, from α = 0) in one
     compiled call (:func:`~snacks_core.solvers.snacks_kernels.pair_dual_ascent`), to the
@@ -352,8 +353,9 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
     box is [0, C s_i].  A pair of one-vs-one has a few hundred or thousand rows, where a
     solve's own stages and checkpoints would cost more than its sweeps; the ASSG
     schedule's options (``_schedule``) are not used, nor ``n_jobs`` and
-    ``n_iter_no_change`` (no rows are held out).  The L1 penalty, or ``polish=False``,
-    solves each pair with :func:`solve` on a copy of its rows.
+    ``n_iter_no_change`` (no rows are held out).  With the L1 penalty, ``polish=False``
+    or a starting point ``w0`` among the solver's options, it returns None: each pair is
+    then a :func:`solve` of its own.
 
     Returns a :class:`SolverResult` per problem, in order.  Its history has a checkpoint
     per full sweep (the point it started from, certified by it), then the point returned
@@ -361,17 +363,8 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
     checkpoints by the rows visited; the callback sees the last, the point returned.
     ``info['polish_epochs']`` counts the row visits over its rows.
     """
-    if penalty != "l2" or not polish:
-        options = _grouped_options(dict(_schedule, penalty=penalty, polish=polish))
-        results = []
-        for target in targets:
-            rows = np.flatnonzero(target)
-            results.append(solve(Z[rows], target[rows], lam * Z.shape[0] / rows.shape[0],
-                                 sample_weight=None if sample_weight is None
-                                 else sample_weight[rows], max_epochs=max_epochs, tol=tol,
-                                 random_state=random_state, callback=callback,
-                                 options=options))
-        return results
+    if penalty != "l2" or not polish or w0 is not None:
+        return None
     Z = np.ascontiguousarray(Z)
     sqnorm = np.empty(Z.shape[0])
     loops.squared_norms(Z, sqnorm)
