@@ -143,3 +143,17 @@ def test_where_one_vs_one_does_not_run():
     # Two classes: one problem either way.
     two = SnacksClassifier(n_components=30, random_state=0).fit(X[y < 2], y[y < 2])
     assert two.multiclass_ == "ovr" and two.coef_.shape[0] == 1
+
+
+def test_one_vs_one_asked_for_on_a_store_is_the_one_in_memory():
+    """On a store a pair is its rows at weight s_i and the others at weight 0: the problem
+    in memory on a copy of its rows, so the same model to the tolerance."""
+    X, y = make_blobs(600, centers=4, n_features=3, cluster_std=2.0, random_state=2)
+    params = {"n_components": 30, "multiclass": "ovo", "tol": 1e-4, "random_state": 0}
+    in_memory = SnacksClassifier(**params).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        stored = SnacksClassifier(storage="compact", **params).fit(X, y)
+    assert stored.multiclass_ == "ovo" and stored.coef_.shape == in_memory.coef_.shape
+    assert np.mean(stored.predict(X) == in_memory.predict(X)) >= 0.98
+    assert np.mean(stored.predict(X) == y) >= np.mean(in_memory.predict(X) == y) - 0.02
