@@ -157,3 +157,19 @@ def test_one_vs_one_asked_for_on_a_store_is_the_one_in_memory():
     assert stored.multiclass_ == "ovo" and stored.coef_.shape == in_memory.coef_.shape
     assert np.mean(stored.predict(X) == in_memory.predict(X)) >= 0.98
     assert np.mean(stored.predict(X) == y) >= np.mean(in_memory.predict(X) == y) - 0.02
+
+
+def test_auto_is_one_vs_rest_where_the_pairs_targets_would_not_fit(monkeypatch):
+    """'auto' keeps one-vs-one's K(K − 1)/2 targets a row within ONE_VS_ONE_MAX_TARGETS;
+    'ovo' asked for is one-vs-one all the same."""
+    from snacks_core.model import engine
+
+    assert engine.one_vs_one_chosen("auto", 26, 400_000)
+    assert not engine.one_vs_one_chosen("auto", 100, 100_000)
+    assert engine.one_vs_one_chosen("ovo", 100, 100_000)
+    assert not engine.one_vs_one_chosen("auto", 2, 10)
+    X, y = make_blobs(300, centers=4, n_features=3, random_state=0)
+    monkeypatch.setattr(engine, "ONE_VS_ONE_MAX_TARGETS", 6 * 300 - 1)
+    assert SnacksClassifier(n_components=20, random_state=0).fit(X, y).multiclass_ == "ovr"
+    asked = SnacksClassifier(n_components=20, multiclass="ovo", random_state=0).fit(X, y)
+    assert asked.multiclass_ == "ovo" and asked.coef_.shape[0] == 6

@@ -216,7 +216,8 @@ def _add_model_arguments(parser, *, grid):
                         help="more than two classes: one-vs-one (a problem per pair of "
                              "classes, as LIBSVM) or one-vs-rest (default auto: one-vs-one "
                              "for the solvers on the embedding, one-vs-rest on a store, a "
-                             "cluster and for the exact solvers)")
+                             "cluster, for the exact solvers and where the pairs' targets "
+                             "would pass 1 GiB)")
     parser.add_argument("--max-epochs", type=_positive_finite, metavar="EPOCHS",
                         help="solver budget in passes over the data (default 50)")
     if not grid:

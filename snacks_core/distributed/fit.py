@@ -177,7 +177,7 @@ def _fit(model, client, data, eval_set, progress):
     n, d = int(partitions.rows.sum()), partitions.n_features
     model.classes_, model.n_features_in_ = partitions.classes, d
     kernel, spec, resources = model.specs_for_rows(n, progress)
-    model.multiclass_ = model._multiclass(spec.entry.input, cluster=True)
+    model.multiclass_ = model._multiclass(spec.entry.input, n, cluster=True)
     seeds = draw_seeds(model.random_state)
     kernel = kernel.check()
     gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"

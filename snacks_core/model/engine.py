@@ -45,6 +45,10 @@ from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.solvers.base import HISTORY_COLUMNS
 from snacks_core.solvers.objective import decision_values
 
+# One-vs-one's targets hold K(K − 1)/2 values a training row: multiclass='auto' keeps them
+# within 1 GiB of float64 (letter's 26 classes: 325 a row, up to 400,000 rows; 100 classes:
+# 4,950 a row, up to 27,000 rows), and is one-vs-rest beyond.
+ONE_VS_ONE_MAX_TARGETS = 2**27
 # Training rows from which early_stopping='auto' holds out a validation set.
 EARLY_STOPPING_MIN_SAMPLES = 10_000
 # Bytes of embedded rows scored at once, and of their decision values.
@@ -85,6 +89,16 @@ def binary_targets(y, classes, one_vs_one=False):
         return list((index == first[:, None]).astype(np.float64)
                     - (index == second[:, None]))
     return [np.where(y == c, 1.0, -1.0) for c in classes]
+
+
+def one_vs_one_chosen(multiclass, n_classes, n_rows) -> bool:
+    """Whether a fit on the embedding in this process, of ``n_rows`` training rows of
+    ``n_classes`` classes, is one-vs-one: ``multiclass='ovo'``, or 'auto' while its
+    targets (K(K − 1)/2 values a row) stay within :data:`ONE_VS_ONE_MAX_TARGETS`."""
+    if n_classes <= 2 or multiclass == "ovr":
+        return False
+    return (multiclass == "ovo"
+            or n_classes * (n_classes - 1) // 2 * n_rows <= ONE_VS_ONE_MAX_TARGETS)
 
 
 def class_pairs(n_classes):

@@ -37,6 +37,7 @@ from snacks_core.model.engine import (
     is_one_vs_one,
     labels_from_scores,
     n_classes_of_pairs,
+    one_vs_one_chosen,
     row_blocks,
     score_embedded_rows,
     stack_histories,
@@ -110,7 +111,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         as LIBSVM and scikit-learn's ``SVC``: a problem per pair of classes on that
         pair's rows, the class with the most votes wins) or one-vs-rest ('ovr': a
         problem per class on every row, the largest score wins).  'auto' is 'ovo' for the
-        solvers on the embedding in this process, 'ovr' for the others and on a cluster.
+        solvers on the embedding in this process while the pairs' targets, K(K − 1)/2 a
+        row, fit :data:`~snacks_core.model.engine.ONE_VS_ONE_MAX_TARGETS` (1 GiB), and
+        the embedding is in memory; 'ovr' for the others and on a cluster.
         On the real UCI letter set at m = 1,500 one-vs-one gave 2.4 % test error where
         one-vs-rest gave 3.0 % in about the same time (BENCHMARKS.md, "One-vs-one"): a
         pair's boundary is simpler than a class's against all others, so fewer landmarks
@@ -308,7 +311,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         X, y, sample_weight = self._check_training_data(X, y, sample_weight)
         specs = self.specs_for_rows(X.shape[0], progress)
         seeds = draw_seeds(self.random_state)
-        self.multiclass_ = self._multiclass(specs.solver.entry.input)
+        self.multiclass_ = self._multiclass(specs.solver.entry.input, X.shape[0])
         targets = binary_targets(y, self.classes_, self.multiclass_ == "ovo")
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
@@ -320,15 +323,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._set_solver_facts(results)
         return self
 
-    def _multiclass(self, solver_input, cluster=False):
-        """The resolved ``multiclass`` of a fit with a solver taking ``solver_input``."""
+    def _multiclass(self, solver_input, n_rows, cluster=False):
+        """The resolved ``multiclass`` of a fit on ``n_rows`` rows with a solver taking
+        ``solver_input`` (:func:`~snacks_core.model.engine.one_vs_one_chosen`)."""
         one_vs_one_runs = solver_input == "embedding" and not cluster
         if self.multiclass == "ovo" and not one_vs_one_runs:
             raise ValueError(f"multiclass='ovo' needs a solver on the embedding fitted in "
                              f"this process; solver={self.solver!r}"
                              f"{' on a cluster' if cluster else ''} is one-vs-rest: use "
                              f"multiclass='ovr' or 'auto'.")
-        pairs = self.multiclass != "ovr" and one_vs_one_runs and len(self.classes_) > 2
+        pairs = one_vs_one_runs and one_vs_one_chosen(self.multiclass, len(self.classes_),
+                                                      n_rows)
         return "ovo" if pairs else "ovr"
 
     def _set_solver_facts(self, results):
@@ -700,7 +705,7 @@ def cell_model(estimator, embedding, results, facts) -> SnacksClassifier:
         random_state=facts.seed, dtype=np.dtype(embedding.embedding.dtype).type)
     model.classes_ = facts.classes
     # A grid's cells are fits on the embedding, in this process.
-    model.multiclass_ = model._multiclass("embedding")
+    model.multiclass_ = model._multiclass("embedding", facts.n_train)
     model.n_features_in_ = embedding.landmarks_.shape[1]
     model.embedding_ = embedding
     model.lam_, model.C_ = facts.lam, lam_to_C(facts.lam, facts.n_train)

@@ -74,6 +74,7 @@ from snacks_core.model.engine import (
     fit_embedding,
     hinge_weights,
     labels_from_scores,
+    one_vs_one_chosen,
     score_embedded_rows,
     train_columns,
     training_measures,
@@ -746,9 +747,10 @@ def _solve_column(blocks, group, m, n_m, problem, limit_blas=True, workers=1):
 
 def _targets(problem):
     """The training rows' targets of a grid's cells: each cell is a fit on the embedding in
-    one process, so one-vs-one unless the estimator says 'ovr'."""
-    one_vs_one = problem.estimator.multiclass != "ovr" and problem.classes.shape[0] > 2
-    return binary_targets(problem.y_train, problem.classes, one_vs_one)
+    one process (one-vs-one as :func:`~snacks_core.model.engine.one_vs_one_chosen` says,
+    as :func:`~snacks_core.model.estimator.cell_model` resolves it)."""
+    return binary_targets(problem.y_train, problem.classes, one_vs_one_chosen(
+        problem.estimator.multiclass, problem.classes.shape[0], problem.y_train.shape[0]))
 
 
 class TestRows(NamedTuple):
