@@ -198,8 +198,7 @@ def test_margin_histogram_by_class():
     scores = np.array([-2.0, -0.5, 0.5, 1.5])
     fig = margin_histogram_figure(scores, np.array([-1, -1, 1, 1]), classes=[-1, 1])
     assert [list(trace.x) for trace in fig.data] == [[-2.0, -0.5], [0.5, 1.5]]
-    multi = margin_histogram_figure(np.array([[1.0, 2.0], [3.0, 0.0]]), np.array([0, 1]),
-                                    classes=[0, 1])
+    multi = margin_histogram_figure(np.array([2.0, 3.0]), np.array([0, 1]), classes=[0, 1])
     assert [list(trace.x) for trace in multi.data] == [[2.0], [3.0]]
 
 

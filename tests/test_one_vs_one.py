@@ -12,7 +12,13 @@ from sklearn.datasets import load_digits, make_blobs
 from sklearn.svm import LinearSVC
 
 from snacks_core import SnacksClassifier
-from snacks_core.model.engine import binary_targets, class_labels, class_scores, train_columns
+from snacks_core.model.engine import (
+    binary_targets,
+    class_labels,
+    class_scores,
+    predicted_class_margins,
+    train_columns,
+)
 from snacks_core.model.specs import SolverSpec
 from snacks_core.persistence import load_model, model_to_npz
 from snacks_core.solvers.snacks import registry_solve, registry_solve_pairs
@@ -173,3 +179,37 @@ def test_auto_is_one_vs_rest_where_the_pairs_targets_would_not_fit(monkeypatch):
     assert SnacksClassifier(n_components=20, random_state=0).fit(X, y).multiclass_ == "ovr"
     asked = SnacksClassifier(n_components=20, multiclass="ovo", random_state=0).fit(X, y)
     assert asked.multiclass_ == "ovo" and asked.coef_.shape[0] == 6
+
+
+@settings(max_examples=30, deadline=None)
+@given(n_classes=st.integers(3, 6), seed=st.integers(0, 2**31 - 1))
+def test_the_predicted_class_margin_is_its_closest_pairwise_contest(n_classes, seed):
+    """One-vs-one: the winner's smallest decision value against each other class, signed
+    its way; one-vs-rest: the winner's own value."""
+    rng = np.random.default_rng(seed)
+    pairs = list(itertools.combinations(range(n_classes), 2))
+    decisions = rng.normal(size=(30, len(pairs)))
+    margins = predicted_class_margins(decisions, n_classes, one_vs_one=True)
+    winners = np.argmax(class_scores(decisions, n_classes, one_vs_one=True), axis=1)
+    for row, winner, margin in zip(decisions, winners, margins, strict=True):
+        expected = min(value if a == winner else -value
+                       for value, (a, b) in zip(row, pairs, strict=True) if winner in (a, b))
+        assert margin == pytest.approx(expected)
+    scores = rng.normal(size=(30, n_classes))
+    np.testing.assert_array_equal(predicted_class_margins(scores, n_classes, False),
+                                  scores.max(axis=1))
+
+
+def test_a_models_margins_are_its_decisions_seen_by_its_prediction():
+    X, y = make_blobs(400, centers=3, n_features=3, cluster_std=2.5, random_state=3)
+    model = SnacksClassifier(n_components=30, random_state=0).fit(X, y)
+    margins = model.margin_values(X)
+    assert margins.shape == (400,)
+    np.testing.assert_allclose(margins, predicted_class_margins(
+        model.subproblem_decisions(X), 3, one_vs_one=True))
+    # A positive margin is a class that wins both its pairs: two votes (the scores are
+    # votes within ±1/3), and a margin ≤ 0 one that does not.
+    votes = np.round(model.decision_function(X).max(axis=1))
+    np.testing.assert_array_equal(margins > 0, votes == 2)
+    binary = SnacksClassifier(n_components=30, random_state=0).fit(X[y < 2], y[y < 2])
+    np.testing.assert_allclose(binary.margin_values(X), binary.decision_function(X))

@@ -138,7 +138,7 @@ def _cell_model_figure(view, split, result, cell, model, folds, fit, scored, pre
         view.plotly_chart(figure, width="stretch", key="cell_boundary")
     else:
         figure = margin_histogram_figure(
-            model.decision_function(X_scored), y_scored, classes=classes,
+            model.margin_values(X_scored), y_scored, classes=classes,
             height=CELL_FIGURE_HEIGHT, rows="fold's validation rows" if folds else "test rows")
         view.plotly_chart(figure, width="stretch", key="cell_margins")
 

@@ -216,7 +216,7 @@ def decision_view(request, split, params, run, *, key_prefix, boundary_height,
             st.plotly_chart(figure, width="stretch", key=f"{key_prefix}boundary")
     else:
         figure = margin_histogram_figure(
-            run.model.decision_function(split.X_test), split.y_test, classes=classes,
+            run.model.margin_values(split.X_test), split.y_test, classes=classes,
             height=margins_height)
         st.plotly_chart(figure, width="stretch", key=f"{key_prefix}margins")
 

@@ -281,7 +281,9 @@ def try_this(settings, learned_little=False) -> str:
 CAPTIONS = {
     "margins": "Decision values f(x) of the test points by true class: a good model puts "
                "each class on its own side of 0, most of them beyond the margin ±1. "
-               "Multiclass: the score of the predicted class.",
+               "Multiclass: the predicted class's value; one-vs-one (the solvers on the "
+               "embedding), its smallest against each other class, so beyond +1 where it "
+               "wins every pair by the margin.",
     "heatmap": "Colour and text: mean {value} (%); hover for the standard deviation over "
                "{spread} and the fit time. ★ marks the best cell. A broad bright (yellow) "
                "region means the method is robust to its settings; with too few landmarks "

@@ -152,6 +152,24 @@ def class_scores(decisions, n_classes, one_vs_one):
     return votes + confidence / (3 * (np.abs(confidence) + 1))
 
 
+def predicted_class_margins(decisions, n_classes, one_vs_one):
+    """Each row's decision value as a margin: f(x) for two classes; for more, the predicted
+    class's (:func:`class_scores`' largest): one-vs-rest its own f(x), one-vs-one its
+    smallest decision value against each other class, signed its way (> 0 where it wins
+    every pair it is in, ≥ 1 where it wins each beyond the margin)."""
+    decisions = np.asarray(decisions)
+    if decisions.ndim == 1 or decisions.shape[1] == 1:
+        return decisions.reshape(-1)
+    scores = class_scores(decisions, n_classes, one_vs_one)
+    predicted = np.argmax(scores, axis=1)
+    if not one_vs_one:
+        return scores[np.arange(scores.shape[0]), predicted]
+    first, second = np.array(class_pairs(n_classes)).T
+    side = ((first[None, :] == predicted[:, None]).astype(np.float64)
+            - (second[None, :] == predicted[:, None]))
+    return np.where(side != 0, decisions * side, np.inf).min(axis=1)
+
+
 def labels_from_scores(scores, classes):
     """Labels from the classes' scores (:func:`class_scores`), shape (n,) or (n, classes):
     the sign for two classes, the largest score otherwise."""

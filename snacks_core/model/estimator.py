@@ -38,6 +38,7 @@ from snacks_core.model.engine import (
     labels_from_scores,
     n_classes_of_pairs,
     one_vs_one_chosen,
+    predicted_class_margins,
     row_blocks,
     score_embedded_rows,
     stack_histories,
@@ -646,6 +647,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # Models saved or pickled before one-vs-one existed are one-vs-rest.
         return class_scores(decisions, len(self.classes_),
                             getattr(self, "multiclass_", "ovr") == "ovo")
+
+    def margin_values(self, X) -> np.ndarray:
+        """Each row's decision value as a margin, shape (n,)
+        (:func:`~snacks_core.model.engine.predicted_class_margins`): f(x) for two classes;
+        for more, the predicted class's (one-vs-one: its closest pairwise contest)."""
+        one_vs_one = getattr(self, "multiclass_", "ovr") == "ovo"
+        return self._by_blocks(X, lambda values: predicted_class_margins(
+            values, len(self.classes_), one_vs_one), 1).ravel()
 
     def subproblem_decisions(self, X) -> np.ndarray:
         """Each two-class problem's f(x) = ⟨w, z(x)⟩ + b, shape (n, problems): what

@@ -310,12 +310,11 @@ def rename_test_points(fig, name):
 def margin_histogram_figure(scores, y, *, classes, height=420, rows="test rows"):
     """Histogram of decision values by true class, with the boundary and margins marked.
 
-    For more than two classes ``scores`` is (n, K) and the predicted class's score is shown;
-    ``rows`` names the rows scored, in the axis title.
+    ``scores`` is a value a row (:meth:`~snacks_core.SnacksClassifier.margin_values`: for
+    more than two classes the predicted class's); ``rows`` names the rows scored, in the
+    axis title.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim == 2:
-        scores = scores.max(axis=1)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     colors = class_colors(classes)
     fig = go.Figure()
     for label in classes:
