@@ -184,6 +184,15 @@ def many_classes_row(name, X, y, test_size, splits):
             f" | {times['default'] / times['svc']:.2f}× |")
 
 
+def _many_class_rows(row, args):
+    """Print ``row(name, X, y, test_size, splits)`` for every chosen set of more than two
+    classes."""
+    for name, load in selected(datasets(), args.sets).items():
+        X, y, test_size = load()
+        if np.unique(y).shape[0] > 2:
+            print(row(name, X, y, test_size, args.repeats), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="*", help="names (prefixes) of the sets to run")
@@ -214,19 +223,13 @@ def main():
               "(tol='auto', ≥ 30 landmarks a class) | SVC() | Δ points defaults − former "
               "| speed-up of tol='auto' / of the defaults | time defaults ÷ SVC |\n"
               "|---|---|---|---|---|---|---|---|")
-        for name, load in selected(datasets(), args.sets).items():
-            X, y, test_size = load()
-            if np.unique(y).shape[0] > 2:
-                print(many_classes_row(name, X, y, test_size, args.repeats), flush=True)
+        _many_class_rows(many_classes_row, args)
         return
     if args.multiclass:
         print("| data (train / test) | defaults one-vs-rest: error % per split (mean), fit s "
               "in all | defaults (one-vs-one) | SVC() | Δ points one-vs-one − one-vs-rest "
               "/ − SVC | time one-vs-one ÷ one-vs-rest / ÷ SVC |\n|---|---|---|---|---|---|")
-        for name, load in selected(datasets(), args.sets).items():
-            X, y, test_size = load()
-            if np.unique(y).shape[0] > 2:
-                print(multiclass_row(name, X, y, test_size, args.repeats), flush=True)
+        _many_class_rows(multiclass_row, args)
         return
     if args.auto_m:
         print("| data (train / test) | default m ('sqrt'): error %, fit s | m = 'auto': "
