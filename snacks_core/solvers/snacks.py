@@ -397,12 +397,12 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
         if callback is not None:
             callback({name: column[-1] for name, column in history.items()}, coef)
         raise_if_stopped()
+        # The work done: the visits when the last certified point was known.
+        epochs = float(history["epoch"][-2])
         return SolverResult(
-            coef=coef, history=history, n_iter=int(visits[-2]),
-            n_epochs=float(visits[-2] / rows.shape[0]),
+            coef=coef, history=history, n_iter=int(visits[-2]), n_epochs=epochs,
             stop_reason=TOL_GAP if trace[-1, 2] <= tol * trace[-1, 1] else MAX_EPOCHS,
-            info={"assg_epochs": 0.0, "polish_epochs": float(visits[-2] / rows.shape[0]),
-                  "checkpoint_time": 0.0})
+            info={"assg_epochs": 0.0, "polish_epochs": epochs, "checkpoint_time": 0.0})
 
     if workers <= 1:
         return [solve_pair(target) for target in targets]

@@ -580,9 +580,7 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
         order = shuffled_orders(rows, 1, seed + draws)[0]
         draws += 1
         w_start[:] = w
-        alpha_sum = 0.0
-        for i in rows:
-            alpha_sum += alpha[i]
+        alpha_sum = alpha[rows].sum()
         hinge = dual_ascent_sweep(Z, 0, y, upper, sqnorm, order, alpha, w, w_start)
         visits += n
         norm2 = np.dot(w_start, w_start)
@@ -599,18 +597,10 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
         checkpoints += 1
         if best_gap <= tol * best_primal:
             break
-        count = 0
-        for i in rows:
-            if alpha[i] > 0.0:
-                count += 1
+        active = rows[alpha[rows] > 0.0]
+        count = active.shape[0]
         if count == 0 or count > n // 2:
             continue
-        active = np.empty(count, dtype=np.int64)
-        count = 0
-        for i in rows:
-            if alpha[i] > 0.0:
-                active[count] = i
-                count += 1
         sweeps = min(shrunk_sweeps, n // count)
         if visits + sweeps * count + n > max_sweeps * n:
             continue
