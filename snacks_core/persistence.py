@@ -156,7 +156,7 @@ def model_to_npz(model, preprocessing=(), *, index_base=None, f1_label=None) -> 
     arrays = {"format_version": np.array(FORMAT_VERSION), "params": np.array(_params_json(model)),
               "classes": classes, "coef": model.coef_, "intercept": model.intercept_,
               "n_features_in": np.array(model.n_features_in_)}
-    if getattr(model, "multiclass_", "ovr") == "ovo":
+    if model._one_vs_one:
         # Only one-vs-one is written: a one-vs-rest file is as before it existed.
         arrays["multiclass"] = np.array("ovo")
     if index_base is not None:

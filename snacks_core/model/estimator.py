@@ -313,7 +313,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         specs = self.specs_for_rows(X.shape[0], progress)
         seeds = draw_seeds(self.random_state)
         self.multiclass_ = self._multiclass(specs.solver.entry.input, X.shape[0])
-        targets = binary_targets(y, self.classes_, self.multiclass_ == "ovo")
+        targets = binary_targets(y, self.classes_, self._one_vs_one)
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
@@ -406,7 +406,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X_val = validate_data(self, X_val, reset=False, accept_sparse="csr",
                                   dtype=[np.float64, np.float32])
         return X_val, binary_targets(np.asarray(y_val), self.classes_,
-                                     self.multiclass_ == "ovo")
+                                     self._one_vs_one)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -641,20 +641,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         scores = self._by_blocks(X, self.class_scores, len(self.classes_))
         return scores.ravel() if scores.shape[1] == 1 else scores
 
+    @property
+    def _one_vs_one(self) -> bool:
+        """Whether the fitted model is one-vs-one (models saved or pickled before
+        one-vs-one existed are one-vs-rest)."""
+        return getattr(self, "multiclass_", "ovr") == "ovo"
+
     def class_scores(self, decisions) -> np.ndarray:
         """The classes' scores from :meth:`subproblem_decisions`' values
         (:func:`~snacks_core.model.engine.class_scores`: one-vs-one's votes)."""
-        # Models saved or pickled before one-vs-one existed are one-vs-rest.
-        return class_scores(decisions, len(self.classes_),
-                            getattr(self, "multiclass_", "ovr") == "ovo")
+        return class_scores(decisions, len(self.classes_), self._one_vs_one)
 
     def margin_values(self, X) -> np.ndarray:
         """Each row's decision value as a margin, shape (n,)
         (:func:`~snacks_core.model.engine.predicted_class_margins`): f(x) for two classes;
         for more, the predicted class's (one-vs-one: its closest pairwise contest)."""
-        one_vs_one = getattr(self, "multiclass_", "ovr") == "ovo"
         return self._by_blocks(X, lambda values: predicted_class_margins(
-            values, len(self.classes_), one_vs_one), 1).ravel()
+            values, len(self.classes_), self._one_vs_one), 1).ravel()
 
     def subproblem_decisions(self, X) -> np.ndarray:
         """Each two-class problem's f(x) = ⟨w, z(x)⟩ + b, shape (n, problems): what

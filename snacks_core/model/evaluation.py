@@ -52,7 +52,7 @@ def returned_objective(model, y, scores):
     if model.solver not in EMBEDDED_SOLVERS:
         return solver_objective(model)
     targets = np.vstack(binary_targets(np.asarray(y), model.classes_,
-                                       model.multiclass_ == "ovo"))
+                                       model._one_vs_one))
     wrong, hinge = score_sums(scores, targets, hinge_weights(model.class_weight, y))
     return training_measures(wrong, hinge, len(y), model.coef_, model.lam_)[1]
 
