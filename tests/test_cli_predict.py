@@ -155,10 +155,14 @@ def test_fit_multiclass_saves_the_split_it_trained(capsys, tmp_path, multiclass)
     data.write_text("a,b,kind\n" + "".join(f"{a:.6f},{b:.6f},{k}\n"
                                           for (a, b), k in zip(X, labels, strict=True)))
     model = tmp_path / "model.npz"
-    assert run(capsys, "fit", data, "--model", model, "--m", "20", "--multiclass", multiclass,
-               "--progress", "never")[0] == 0
+    status, out, _ = run(capsys, "fit", data, "--model", model, "--m", "20", "--multiclass",
+                         multiclass, "--progress", "never")
+    assert status == 0
     saved = load_model(model.read_bytes()).pipeline[-1]
     expected = "ovr" if multiclass == "ovr" else "ovo"
+    # The header line names the split.
+    assert out.splitlines()[1].endswith("4 classes one-vs-rest" if expected == "ovr"
+                                        else "4 classes one-vs-one (6 pairs)")
     assert saved.multiclass_ == expected
     assert saved.coef_.shape[0] == (4 if expected == "ovr" else 6)
     status, out, err = run(capsys, "predict", model, data, "--decision-values")

@@ -7,6 +7,7 @@ import sys
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.first_run import warm_up
 from snacks_core.cli.model import (
+    class_split,
     f1_name,
     fit_and_measure,
     growth_report,
@@ -59,7 +60,7 @@ def run(args) -> int:
     grown = growth_report(model)
     m = landmarks_held(model, args.m if grown is None else int(model.m_path_["m"][-1]))
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {m}, "
-          f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g})")
+          f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g}){class_split(model)}")
     if grown is not None:
         print(f"  {grown}")
     for name, value in table.items():

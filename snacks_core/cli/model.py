@@ -41,6 +41,17 @@ def growth_report(model) -> str | None:
             + describe_path(model.m_path_, model.m_stop_reason_))
 
 
+def class_split(model) -> str:
+    """How a fitted model of more than two classes split them, for its header line
+    (empty for two classes)."""
+    n_classes = len(model.classes_)
+    if n_classes == 2:
+        return ""
+    if model.multiclass_ == "ovo":
+        return f", {n_classes} classes one-vs-one ({model.coef_.shape[0]} pairs)"
+    return f", {n_classes} classes one-vs-rest"
+
+
 def model_settings(args) -> dict:
     """The estimator settings every training command reads the same way from its options
     (the kernel, the landmarks' sampling and the solver's budget; ``compare`` runs several
