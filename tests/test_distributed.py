@@ -89,6 +89,26 @@ def test_predict_is_a_dask_array_equal_to_in_memory_predict(client):
         np.testing.assert_allclose(scores.compute(), model.decision_function(X))
 
 
+def test_a_one_vs_one_model_predicts_dask_rows_as_in_memory(client):
+    """A one-vs-one model fitted in memory scores Dask rows a column per class (its votes),
+    as it scores the same rows in memory; a fit on the cluster is one-vs-rest, and
+    'ovo' asked for there is refused."""
+    X, y = _data(classes=4)
+    model = SnacksClassifier(n_components=40, random_state=0).fit(X, y)
+    assert model.multiclass_ == "ovo" and model.coef_.shape[0] == 6
+    with client.as_current():
+        rows = da.from_array(X, chunks=(300, 8))
+        scores = model.decision_function(rows)
+        assert scores.shape == (X.shape[0], 4)
+        np.testing.assert_allclose(scores.compute(), model.decision_function(X))
+        np.testing.assert_array_equal(model.predict(rows).compute(), model.predict(X))
+        labels = da.from_array(y, chunks=700)
+        on_cluster = _model().fit(da.from_array(X, chunks=(700, 8)), labels)
+        assert on_cluster.multiclass_ == "ovr" and on_cluster.coef_.shape[0] == 4
+        with pytest.raises(ValueError, match="on a cluster is one-vs-rest"):
+            _model(multiclass="ovo").fit(da.from_array(X, chunks=(700, 8)), labels)
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_partitions_sorted_by_label_still_converge(client, solver):
     X, y = _data(seed=1)
