@@ -691,6 +691,12 @@ def test_auto_tune_sets_the_sidebar_to_its_choice():
     assert len(scored) >= 2
     assert any(f"(m scored: {', '.join(f'{m:,}' for m in scored)})" in c.value
                for c in at.caption)
+    # Its ladder reached its top here, where it scored the next γ up as well: the caption
+    # says which, and the table holds it at that m.
+    gamma, m, _ = tuned["gamma_step"]
+    assert any(f"at m = {m:,} also γ = {gamma:.4g}" in c.value for c in at.caption)
+    top = tuned["results"][tuned["results"]["m"] == m]
+    assert gamma in top["gamma"].tolist() and gamma > tuned["ladder"]["gamma"]
 
 
 def test_lesson_peeking_text_is_true():

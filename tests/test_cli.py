@@ -448,7 +448,7 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
     status, out, err = run(capsys, "search", str(train), "--out", str(table))
     assert status == 0, err
     scored = pd.read_csv(table)
-    assert scored["gamma"].nunique() == 5 and scored["C"].nunique() == 5
+    assert scored["gamma"].nunique() in (5, 6) and scored["C"].nunique() == 5
     assert scored["m"].nunique() == 2
     settings = re.search(r"(\d+) settings, (\d+) fits", out)
     assert ("210 training rows, scaling standard (chosen by auto: columns on different "
@@ -461,15 +461,23 @@ def test_search_without_a_grid_runs_the_default_search_and_says_what_it_scored(c
     assert chosen and float(chosen.group(1)) > 0
     # The γ and C the ladder of m ran at, the m it tried, in order, each with its CV
     # error, and why it stopped.
-    ladder = re.search(r"^m: γ = ([0-9.e+-]+), C = ([0-9.e+-]+): (.*); stopped: (.*)$", out,
-                       flags=re.MULTILINE)
+    ladder = re.search(r"^m: γ = ([0-9.e+-]+), C = ([0-9.e+-]+): (.*?)"
+                       r"(?:; at m = ([\d,]+) also γ = ([0-9.e+-]+) \(CV error ([\d.]+) %\))?"
+                       r"; stopped: (.*)$", out, flags=re.MULTILINE)
     assert ladder, out
     steps = re.findall(r"([\d,]+) \(CV error ([\d.]+) %\)", ladder.group(3))
     assert [int(m) for m, _ in steps] == sorted(scored["m"].unique().tolist())
-    at = scored[(scored["rows"] == scored["rows"].max()) & (scored["C"] == float(ladder.group(2)))
-                & np.isclose(scored["gamma"], float(ladder.group(1)), rtol=1e-3)]
+    last = scored[(scored["rows"] == scored["rows"].max())
+                  & (scored["C"] == float(ladder.group(2)))]
+    at = last[np.isclose(last["gamma"], float(ladder.group(1)), rtol=1e-3)]
     assert [float(e) for _, e in steps] == pytest.approx(100 * at.sort_values("m")["cv_error"],
                                                          abs=0.006)
+    # The ladder's top rung scored the next γ up too (it reached its top here: two m).
+    assert ladder.group(4) and int(ladder.group(4).replace(",", "")) == scored["m"].max()
+    up = last[np.isclose(last["gamma"], float(ladder.group(5)), rtol=1e-3)]
+    assert float(ladder.group(5)) > float(ladder.group(1))
+    assert up["m"].tolist() == [scored["m"].max()]
+    assert float(ladder.group(6)) == pytest.approx(100 * up["cv_error"].iloc[0], abs=0.006)
 
 
 def test_compare_refuses_a_cluster_with_what_to_run_instead(capsys):

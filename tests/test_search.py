@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from snacks_core import SnacksClassifier
 from snacks_core.model import sweeps
+from snacks_core.model.defaults import round_125
 from snacks_core.model.search import SnacksSearchCV
 from snacks_core.model.sweeps import GridSchedule, robustness_grid
 from snacks_core.solvers.objective import C_to_lam
@@ -296,9 +297,9 @@ def test_an_integer_cv_is_shuffled_stratified_folds_seeded_as_the_candidates():
 
 def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
     """Stage 1: 5 γ × 5 C with halving at m (at most SEARCH_M); stage 2: 4m at the chosen γ
-    and C (m itself was stage 1's).  The results hold each setting once per round, the fits
-    are the settings × folds scored, and the choice is the best CV setting on all the
-    rows: no row of the table printed from them beats it."""
+    and C and the next γ up (m itself was stage 1's).  The results hold each setting once
+    per round, the fits are the settings × folds scored, and the choice is the best CV
+    setting on all the rows: no row of the table printed from them beats it."""
     from snacks_core.model.defaults import SEARCH_FOLDS
     from snacks_core.model.search import search_around_defaults
 
@@ -306,8 +307,12 @@ def test_the_default_search_spans_gamma_C_and_m_and_reports_what_it_scored():
     found = search_around_defaults(SnacksClassifier(n_components=20, random_state=0), X, y)
     results = found.results
     assert found.n_rows == 600
-    assert results["gamma"].nunique() == 5 and results["C"].nunique() == 5
+    stage_1 = results[results["m"] == 20]
+    assert stage_1["gamma"].nunique() == 5 and stage_1["C"].nunique() == 5
     assert sorted(results["m"].unique().tolist()) == [20, 80]
+    # The top rung (80) also scored the γ one step above the ladder's, at its C.
+    assert results[results["m"] == 80]["gamma"].tolist() == [
+        found.ladder["gamma"], round_125(2 * found.ladder["gamma"])]
     last = results[results["rows"] == 600]
     assert found.fits == SEARCH_FOLDS * len(results)
     assert not results.duplicated(["gamma", "C", "m", "rows"]).any()
@@ -341,9 +346,18 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     # The ladder's γ and C: the largest γ within √(e(1 − e)/n) of stage 1's lowest error.
     lowest = first["cv_error"].min()
     tied = first[first["cv_error"] <= lowest + np.sqrt(lowest * (1 - lowest) / 600)]
-    assert len(rungs[["gamma", "C"]].drop_duplicates()) == 1
-    gamma, C = rungs.iloc[0][["gamma", "C"]]
-    assert gamma == tied["gamma"].max()
+    gamma, C = found.ladder["gamma"], found.ladder["C"]
+    assert gamma == tied["gamma"].max() and set(rungs["C"]) == {C}
+    # The top rung scores the next γ of the 1-2-5 steps as well; a ladder that stops
+    # before its top scores none.
+    step = rungs[rungs["gamma"] != gamma]
+    if climbs:
+        up, m_up, error_up = found.gamma_step
+        assert up == round_125(2 * gamma) > gamma and m_up == 80
+        assert step[["gamma", "m"]].to_numpy().tolist() == [[up, 80]]
+        assert step["cv_error"].tolist() == pytest.approx([error_up])
+    else:
+        assert step.empty and found.gamma_step == ()
     ladder = table[(table["gamma"] == gamma) & (table["C"] == C)].sort_values("m")
     assert ladder["m"].tolist() == ([10, 20, 80] if climbs else [10, 20])
     # The path it reports is the ladder's: each m in the order scored, with its CV error;
@@ -362,12 +376,11 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
 
 
 @pytest.mark.parametrize("max_epochs", [50, 10])
-def test_the_ladder_fits_within_its_epoch_budget(monkeypatch, max_epochs):
-    """Stage 1 runs at the estimator's epoch budget, the ladder's rungs at most at
-    SEARCH_LADDER_EPOCHS (20); the choice carries no budget, so the refit has the
-    estimator's."""
+def test_the_default_search_fits_within_its_epoch_budget(monkeypatch, max_epochs):
+    """Stage 1 and the ladder's rungs run at most SEARCH_EPOCHS (20) epochs; the choice
+    carries no budget, so the refit has the estimator's."""
     from snacks_core.model import search
-    from snacks_core.model.defaults import SEARCH_LADDER_EPOCHS
+    from snacks_core.model.defaults import SEARCH_EPOCHS
 
     monkeypatch.setattr(search, "SEARCH_M", 10)
     runs = []
@@ -382,10 +395,10 @@ def test_the_ladder_fits_within_its_epoch_budget(monkeypatch, max_epochs):
                                random_state=0)
     found = search.search_around_defaults(
         SnacksClassifier(n_components=20, max_epochs=max_epochs, random_state=0), X, y)
-    assert runs[0] == (10, True, max_epochs)
+    budget = min(max_epochs, SEARCH_EPOCHS)
+    assert runs[0] == (10, True, budget)
     assert [m for m, _, _ in runs[1:]] == [m for m, _ in found.m_path[1:]]
-    assert {(halving, epochs) for _, halving, epochs in runs[1:]} == {
-        (False, min(max_epochs, SEARCH_LADDER_EPOCHS))}
+    assert {(halving, epochs) for _, halving, epochs in runs[1:]} == {(False, budget)}
     assert "max_epochs" not in found.params
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.linalg
 from sklearn.datasets import make_blobs, make_classification, make_moons
@@ -121,6 +122,23 @@ def test_cold_grid_cells_equal_snacks_classifier_fits(moons):
         assert row.iterations == model.n_iter_
         assert row.stop_reason == model.stop_reasons_[0]
         assert not row.warm_start
+
+
+def test_a_grid_that_does_not_measure_its_training_rows_scores_its_test_rows_as_one_that_does():
+    """measure_training=False (a search's folds) leaves the training rows' error and
+    objective NaN and every other column, the test scores included, as they were."""
+    X, y = make_blobs(300, centers=4, cluster_std=2.0, random_state=2)
+    grid = dict(m=[10, 30], lam=[1e-2, 1e-4], gamma=0.3, seeds=[0],
+                estimator=SnacksClassifier(max_epochs=15))
+    measured = robustness_grid(X, y, **grid, schedule=GridSchedule(keep_test_scores=True))
+    unmeasured = robustness_grid(X, y, **grid, schedule=GridSchedule(keep_test_scores=True,
+                                                                    measure_training=False))
+    assert measured["train_error"].notna().all() and measured["objective"].notna().all()
+    assert unmeasured["train_error"].isna().all() and unmeasured["objective"].isna().all()
+    same = ["m", "lam", "test_error", "f1", "iterations", "epochs", "stop_reason"]
+    pd.testing.assert_frame_equal(measured[same], unmeasured[same])
+    for a, b in zip(measured["test_scores"], unmeasured["test_scores"], strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_cold_cells_with_early_stopping_equal_snacks_classifier_fits():

@@ -71,7 +71,8 @@ def _run(request, split, params):
         values["solver"] = explorer.grid_solver(params)
     st.session_state[Keys.AUTO_TUNE] = {
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
-        "results": result["results"], "ladder": result["ladder"], "n_rows": result["n_rows"],
+        "results": result["results"], "ladder": result["ladder"],
+        "gamma_step": result["gamma_step"], "n_rows": result["n_rows"],
         "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
     st.rerun()
@@ -112,10 +113,15 @@ def tried_table(request, split, run):
         ladder = tuned["ladder"]
         at = (f"γ = {ladder['gamma']:.4g}, C = {ladder['C']:g} (the largest γ within a "
               "standard error of the best)" if "gamma" in ladder else f"C = {ladder['C']:g}")
+        step = ""
+        if tuned.get("gamma_step"):
+            gamma, m, _ = tuned["gamma_step"]
+            step = (f", and at m = {m:,} also γ = {gamma:.4g} (a larger m draws a larger "
+                    "γ's kernel better)")
         st.caption(
             f"{halving}; then, at {at}, m as set and 4× (at most the rows a fold trains on), "
-            f"each only while the m before it lowered the CV error (m scored: {scored_m}); "
-            "the lowest CV error is chosen. C = 1/(2nλ) carries a choice from the rows "
+            f"each only while the m before it lowered the CV error (m scored: {scored_m})"
+            f"{step}; the lowest CV error is chosen. C = 1/(2nλ) carries a choice from the rows "
             "searched to every training row (λ is shown for all of them, as the sidebar "
             "gets it). m counts the landmarks asked for: the model's facts count the "
             "distinct rows drawn.")

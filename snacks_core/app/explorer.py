@@ -205,6 +205,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     ``n_components``), ``C``, ``cv_error`` (its mean CV error), ``results`` (one row per
     setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
     ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
+    ``gamma_step`` (the larger γ its last m scored too, that m and its CV error, or ()),
     ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
@@ -223,7 +224,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     lam = as_set(chosen.pop("C"))
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
             "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
-            "n_rows": found.n_rows, "fits": found.fits, "seconds": time.perf_counter() - start}
+            "gamma_step": found.gamma_step, "n_rows": found.n_rows, "fits": found.fits,
+            "seconds": time.perf_counter() - start}
 
 
 def progress_text(done, total, axis, row) -> str:

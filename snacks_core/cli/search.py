@@ -183,6 +183,9 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
                       m=found.params["n_components"])
     steps = " → ".join(f"{m:,} (CV error {100 * error:.2f} %)" for m, error in found.m_path)
     ladder = f"{_setting(found.ladder.get('gamma'), C=found.ladder['C'])}: {steps}"
+    if found.gamma_step:
+        gamma, m, error = found.gamma_step
+        ladder += f"; at m = {m:,} also γ = {gamma:.4g} (CV error {100 * error:.2f} %)"
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
                  found.results.assign(scaling=scaling), found.n_rows, found.fits, refit,
                  f"{ladder}; stopped: {found.m_stop}")

@@ -49,9 +49,9 @@ from snacks_core.core.validation import check_classifier_data
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
     SEARCH_C_DECADES,
+    SEARCH_EPOCHS,
     SEARCH_FOLDS,
     SEARCH_GAMMA_FACTORS,
-    SEARCH_LADDER_EPOCHS,
     SEARCH_M,
     SEARCH_MAX_M,
     SEARCH_MAX_ROWS,
@@ -287,7 +287,8 @@ class SnacksSearchCV(MetaEstimatorMixin, BaseEstimator):
         cells = [(gamma_of[model.gamma], int(model.n_components), float(model.lam))
                  for model in models]
         schedule = GridSchedule(warm_start=self.warm_start,
-                                keep_test_scores=self._scorer is not None)
+                                keep_test_scores=self._scorer is not None,
+                                measure_training=False)
         problem = with_labels(grid_problem(base, schedule), y[train], y[test])._replace(
             lams=_descending({c[2] for c in cells}))
         # Each γ solves its own candidates' λ values only: after a round of successive
@@ -364,6 +365,7 @@ class DefaultSearch(NamedTuple):
     m_path: tuple  # (m, its CV error at the ladder's γ and C) in the order scored
     m_stop: str  # why the ladder of m stopped where it did
     ladder: dict  # the γ (none for the linear kernel) and C the ladder of m ran at
+    gamma_step: tuple  # (γ one step up, the m it was scored at, its CV error), or ()
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
@@ -373,7 +375,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     m around the data-aware defaults, by shuffled stratified cross-validation.
 
     On a stratified subsample of at most :data:`~snacks_core.model.defaults.SEARCH_MAX_ROWS`
-    rows of X (the rest is never read):
+    rows of X (the rest is never read), every fit of at most
+    :data:`~snacks_core.model.defaults.SEARCH_EPOCHS` epochs:
 
     1. γ at :data:`~snacks_core.model.defaults.SEARCH_GAMMA_FACTORS` × the 'scale' value
        (rounded to 1, 2 or 5 times a power of ten; not for the linear kernel) against C in
@@ -383,9 +386,12 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     2. at the γ and C of the last round's largest γ within one standard error of its best
        (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows, then
        four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the
-       rows a fold trains on), each scored on the same folds as a fit of its own (of at
-       most :data:`~snacks_core.model.defaults.SEARCH_LADDER_EPOCHS` epochs), while each
-       rung lowers the CV error.
+       rows a fold trains on), each scored on the same folds as a fit of its own, while
+       each rung lowers the CV error.  The ladder's last rung scores the next γ of the
+       1-2-5 steps above too, at the same C: the larger m captures more of a larger γ's
+       kernel, and the steps of stage 1's γ leave a gap there (on the UCI letter set
+       γ 'scale' is 0.0625, stage 1 has 0.05 and 0.2, and at m = 1,500 γ = 0.1 scored
+       3.77 % CV error against 0.05's 3.87 %, 2.60 % test error against 2.97 %).
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
@@ -411,7 +417,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             progress(len(fits), folds * X_fold.shape[0])
         return scorer(model, X_fold, y_fold)
 
-    def search(grid, n_components, halving, max_epochs=estimator.max_epochs):
+    def search(grid, n_components, halving, max_epochs):
         found = SnacksSearchCV(clone(estimator).set_params(n_components=n_components,
                                                            max_epochs=max_epochs), grid,
                                scoring=counted, cv=folds, refit=False, halving=halving,
@@ -426,7 +432,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     if estimator.kernel != "linear":
         grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), SEARCH_GAMMA_FACTORS)
     m_first = min(m, SEARCH_M)
-    best, results = search(grid, m_first, halving=True)
+    epochs = min(estimator.max_epochs, SEARCH_EPOCHS)
+    best, results = search(grid, m_first, halving=True, max_epochs=epochs)
     chosen, cv_error = dict(best.best_params_, n_components=m_first), 1.0 - best.best_score_
     # Stage 2, a ladder of larger m, each rung a fit of its own on the same folds, scored
     # only while the last one lowered the CV error, at the γ and C of the largest γ tied
@@ -434,27 +441,44 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     start, ladder_error = _least_smoothing_tie(best.cv_results_, X.shape[0])
     at_start = {name: [value] for name, value in start.items()}
     m_path = [(m_first, ladder_error)]
+    gamma_step = ()
     m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,} and the rows a "
               "fold trains on)")
-    for rung in sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first}):
-        found, scored = search(at_start, rung, halving=False,
-                               max_epochs=min(estimator.max_epochs, SEARCH_LADDER_EPOCHS))
+    rungs = sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first})
+    for rung in rungs:
+        grid = at_start
+        up = _gamma_step(start) if rung == rungs[-1] else None
+        if up is not None:
+            grid = dict(at_start, gamma=[start["gamma"], up])
+        found, scored = search(grid, rung, halving=False, max_epochs=epochs)
         results = pd.concat([results, scored], ignore_index=True)
-        rung_error = 1.0 - found.best_score_
+        if 1.0 - found.best_score_ < cv_error:
+            chosen = dict(found.best_params_, n_components=rung)
+            cv_error = 1.0 - found.best_score_
+        if up is not None:
+            gamma_step = (up, rung, _cv_error_of(found.cv_results_, dict(start, gamma=up)))
+        rung_error = _cv_error_of(found.cv_results_, start)
         m_path.append((rung, rung_error))
         if rung_error >= ladder_error:
             m_stop = f"m = {rung:,} did not lower the CV error"
             break
         ladder_error = rung_error
-        if rung_error < cv_error:
-            chosen, cv_error = dict(found.best_params_, n_components=rung), rung_error
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
     return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits), tuple(m_path), m_stop,
-                         start)
+                         start, gamma_step)
+
+
+def _gamma_step(start):
+    """The γ one 1-2-5 step above the ladder's (None for the linear kernel, or at the top
+    of :data:`~snacks_core.model.defaults.GAMMA_RANGE`)."""
+    if "gamma" not in start:
+        return None
+    up = gamma_values_around(2.0 * start["gamma"], (1.0,))[0]
+    return up if up > start["gamma"] else None
 
 
 def _least_smoothing_tie(results, n_rows):
@@ -476,6 +500,11 @@ def _least_smoothing_tie(results, n_rows):
     pick = max(tied, key=lambda i: (results["params"][i].get("gamma", 0.0),
                                     results["mean_test_score"][i]))
     return dict(results["params"][pick]), 1.0 - float(results["mean_test_score"][pick])
+
+
+def _cv_error_of(results, params) -> float:
+    """The CV error of the setting ``params`` in ``cv_results_``."""
+    return 1.0 - float(results["mean_test_score"][results["params"].index(params)])
 
 
 def _survivors(ranked, keep) -> list:
