@@ -375,6 +375,26 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
+def test_on_a_small_set_the_ladders_top_is_every_row_and_its_choice_keeps_them_all():
+    """150 rows in 3 folds: each fold trains on 100, below 4 × the default m (50).  The
+    top rung asks for every searched row (150), which each fold's fit clips to its own 100
+    rows (the exact kernel on the fold: the CV error of m = 100 on the same folds), so a
+    choice of that rung refits with every training row a landmark, not two thirds."""
+    from snacks_core.model.defaults import SEARCH_EPOCHS
+    from snacks_core.model.search import search_around_defaults
+
+    X, y = make_moons(150, noise=0.25, random_state=0)
+    X = np.hstack([X, np.random.default_rng(0).normal(size=(150, 1))])
+    estimator = SnacksClassifier(random_state=0)
+    found = search_around_defaults(estimator, X, y)
+    assert [m for m, _ in found.m_path] == [50, 150]
+    top = {name: [value] for name, value in found.ladder.items()}
+    oracle = SnacksSearchCV(estimator.set_params(n_components=100, max_epochs=SEARCH_EPOCHS),
+                            top, cv=3, refit=False, random_state=0).fit(X, y)
+    assert found.m_path[1][1] == pytest.approx(1.0 - oracle.best_score_)
+    assert found.results["m"].max() == 150
+
+
 @pytest.mark.parametrize("max_epochs", [50, 10])
 def test_the_default_search_fits_within_its_epoch_budget(monkeypatch, max_epochs):
     """Stage 1 and the ladder's rungs run at most SEARCH_EPOCHS (20) epochs; the choice

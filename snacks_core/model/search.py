@@ -386,12 +386,14 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     2. at the γ and C of the last round's largest γ within one standard error of its best
        (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows, then
        four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the
-       rows a fold trains on), each scored on the same folds as a fit of its own, while
-       each rung lowers the CV error.  The ladder's last rung scores the next γ of the
-       1-2-5 steps above too, at the same C: the larger m captures more of a larger γ's
-       kernel, and the steps of stage 1's γ leave a gap there (on the UCI letter set
-       γ 'scale' is 0.0625, stage 1 has 0.05 and 0.2, and at m = 1,500 γ = 0.1 scored
-       3.77 % CV error against 0.05's 3.87 %, 2.60 % test error against 2.97 %).
+       rows a fold trains on: that m is asked as every searched row, which each fold clips
+       to its own, so that its choice refits with the exact kernel), each scored on the
+       same folds as a fit of its own, while each rung lowers the CV error.  The
+       ladder's last rung scores the next γ of the 1-2-5 steps above too, at the same C:
+       the larger m captures more of a larger γ's kernel, and the steps of stage 1's γ
+       leave a gap there (on the UCI letter set γ 'scale' is 0.0625, stage 1 has 0.05 and
+       0.2, and at m = 1,500 γ = 0.1 scored 3.77 % CV error against 0.05's 3.87 %, 2.60 %
+       test error against 2.97 %).
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
@@ -406,7 +408,14 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     seed = _search_seed(estimator.random_state, random_state)
     X, y = _searched_rows(X, y, seed)
     fold_rows = fold_training_rows(X.shape[0], folds)
-    m = min(estimator.landmark_count(*X.shape, np.unique(y).shape[0]), fold_rows)
+
+    def every_row(k):
+        # m of every row a fold trains on is asked as every searched row: each fold's fit
+        # clips it to its own rows, and the refit of a choice with it has every training
+        # row a landmark (the exact kernel) rather than two thirds of them.
+        return X.shape[0] if k >= fold_rows else k
+
+    m = every_row(min(estimator.landmark_count(*X.shape, np.unique(y).shape[0]), fold_rows))
     scorer = check_scoring(estimator, scoring)
     fits = []
 
@@ -431,7 +440,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     grid = {"C": list(C_values_around_default(SEARCH_C_DECADES))}
     if estimator.kernel != "linear":
         grid["gamma"] = gamma_values_around(resolve_gamma("scale", X), SEARCH_GAMMA_FACTORS)
-    m_first = min(m, SEARCH_M)
+    m_first = every_row(min(m, SEARCH_M))
     epochs = min(estimator.max_epochs, SEARCH_EPOCHS)
     best, results = search(grid, m_first, halving=True, max_epochs=epochs)
     chosen, cv_error = dict(best.best_params_, n_components=m_first), 1.0 - best.best_score_
@@ -444,7 +453,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     gamma_step = ()
     m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,} and the rows a "
               "fold trains on)")
-    rungs = sorted({m, min(4 * m, SEARCH_MAX_M, fold_rows)} - {m_first})
+    rungs = sorted({m, every_row(min(4 * m, SEARCH_MAX_M, fold_rows))} - {m_first})
     for rung in rungs:
         grid = at_start
         up = _gamma_step(start) if rung == rungs[-1] else None
