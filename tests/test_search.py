@@ -366,8 +366,9 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     np.testing.assert_allclose([error for _, error in found.m_path], ladder["cv_error"])
     errors = ladder["cv_error"].to_numpy()
     assert np.all(np.diff(errors)[:-1] < 0) and (np.diff(errors)[-1] < 0) == climbs
-    assert found.m_stop == ("the ladder's top (4× the default m, at most 1,500 and the rows a "
-                            "fold trains on)" if climbs else "m = 20 did not lower the CV error")
+    assert found.m_stop == ("the ladder's top (4× the default m, at most 1,500; every row where "
+                            "a fold trains on fewer)" if climbs
+                            else "m = 20 did not lower the CV error")
     # The choice: the lowest CV error in the table.
     assert found.cv_error == pytest.approx(table["cv_error"].min())
     chosen = table[(table["gamma"] == found.params["gamma"]) & (table["C"] == found.params["C"])

@@ -119,7 +119,7 @@ def tried_table(request, split, run):
             step = (f", and at m = {m:,} also γ = {gamma:.4g} (a larger m draws a larger "
                     "γ's kernel better)")
         st.caption(
-            f"{halving}; then, at {at}, m as set and 4× (at most the rows a fold trains on), "
+            f"{halving}; then, at {at}, m as set and 4× (every row where a fold trains on fewer), "
             f"each only while the m before it lowered the CV error (m scored: {scored_m})"
             f"{step}; the lowest CV error is chosen. C = 1/(2nλ) carries a choice from the rows "
             "searched to every training row (λ is shown for all of them, as the sidebar "

@@ -451,8 +451,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     at_start = {name: [value] for name, value in start.items()}
     m_path = [(m_first, ladder_error)]
     gamma_step = ()
-    m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,} and the rows a "
-              "fold trains on)")
+    m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,}; every row "
+              "where a fold trains on fewer)")
     rungs = sorted({m, every_row(min(4 * m, SEARCH_MAX_M, fold_rows))} - {m_first})
     for rung in rungs:
         grid = at_start
