@@ -38,6 +38,22 @@ def _keel(folder, name):
     return frame.iloc[:, :-1].to_numpy(np.float64), frame.iloc[:, -1].astype(str).to_numpy()
 
 
+def keel_folder_sets(max_rows):
+    """``name → (X, y)`` of every set in ``SNACKS_KEEL``'s folder whose columns are all
+    numbers (KEEL's sets of words are left out) and that has at most ``max_rows`` rows;
+    none without ``SNACKS_KEEL``."""
+    keel = os.environ.get("SNACKS_KEEL")
+    sets = {}
+    for path in sorted(Path(keel).glob("*.dat")) if keel else []:
+        try:
+            X, y = _keel(keel, path.stem)
+        except ValueError:  # a column of words
+            continue
+        if X.shape[0] <= max_rows:
+            sets[path.stem] = (X, y)
+    return sets
+
+
 def datasets():
     """``name → (X, y, test share)`` loaders of every set at hand (real first)."""
     sets = {}

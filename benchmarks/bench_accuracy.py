@@ -24,7 +24,10 @@ classes over ``--repeats`` seeded splits, the former defaults (``tol=1e-3``, m =
 defaults (with at least 30 landmarks a class), all one-vs-rest, and ``SVC()``
 (BENCHMARKS.md, "Many classes").  With ``--multiclass`` it prints, for the same sets and
 splits, the defaults one-vs-rest against the defaults (one-vs-one) and ``SVC()``
-(BENCHMARKS.md, "One-vs-one").
+(BENCHMARKS.md, "One-vs-one").  With ``--keel-folder`` it prints, for every numeric set
+of ``SNACKS_KEEL``'s folder of at most ``--max-rows`` rows, over ``--repeats`` seeded 70/30
+splits, the mean test error of the defaults, ``SVC()``, the default search and
+``GridSearchCV(SVC)`` (BENCHMARKS.md, "Small real two-class sets").
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.svm import SVC
 
-from _accuracy_sets import datasets, selected
+from _accuracy_sets import datasets, keel_folder_sets, selected
 from snacks_core import SnacksClassifier
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
@@ -184,6 +187,23 @@ def many_classes_row(name, X, y, test_size, splits):
             f" | {times['default'] / times['svc']:.2f}× |")
 
 
+def keel_folder_row(name, X, y, splits):
+    """A row of the ``--keel-folder`` table on ``splits`` seeded 70/30 splits: mean test
+    error % of the defaults, SVC(), the default search and GridSearchCV(SVC), and the
+    defaults' and the search's time against scikit-learn's."""
+    fits = {"defaults": lambda seed, X_train: SnacksClassifier(random_state=0),
+            "svc": lambda seed, X_train: SVC(),
+            "search": lambda seed, X_train: DefaultSearch(),
+            "grid": lambda seed, X_train: svc_grid(X_train)}
+    errors, times, _, (X_train, *_) = _over_splits(fits, X, y, 0.3, splits)
+    e = {key: np.mean(values) for key, values in errors.items()}
+    t = times
+    return (f"| {name} | {X_train.shape[0]:,} × {X_train.shape[1]}, {np.unique(y).shape[0]} "
+            f"| {e['defaults']:.2f} | {e['svc']:.2f} | {e['defaults'] - e['svc']:+.2f}"
+            f" | {e['search']:.2f} | {e['grid']:.2f} | {e['search'] - e['grid']:+.2f}"
+            f" | {t['defaults'] / t['svc']:.2f}× | {t['search'] / t['grid']:.2f}× |")
+
+
 def _many_class_rows(row, args):
     """Print ``row(name, X, y, test_size, splits)`` for every chosen set of more than two
     classes."""
@@ -207,9 +227,14 @@ def main():
     parser.add_argument("--multiclass", action="store_true",
                         help="the defaults one-vs-rest against one-vs-one (the defaults) "
                              "and SVC() on the many-class sets")
+    parser.add_argument("--keel-folder", action="store_true",
+                        help="the defaults, SVC(), the default search and GridSearchCV(SVC) "
+                             "on every numeric set of SNACKS_KEEL's folder")
+    parser.add_argument("--max-rows", type=int, default=10_000,
+                        help="the most rows of a set with --keel-folder")
     parser.add_argument("--repeats", type=int, default=3,
                         help="fits per model with --auto-m (median time), splits with "
-                        "--many-classes and --multiclass")
+                        "--many-classes, --multiclass and --keel-folder")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     # Every fit below is timed warm: the compiled code of two classes, one-vs-one and
@@ -230,6 +255,14 @@ def main():
               "in all | defaults (one-vs-one) | SVC() | Δ points one-vs-one − one-vs-rest "
               "/ − SVC | time one-vs-one ÷ one-vs-rest / ÷ SVC |\n|---|---|---|---|---|---|")
         _many_class_rows(multiclass_row, args)
+        return
+    if args.keel_folder:
+        print("| set | training rows × features, classes | defaults: error % | SVC() | Δ "
+              "| search | GridSearchCV(SVC) | Δ | time defaults ÷ SVC() | search ÷ "
+              "GridSearchCV |\n|---|---|---|---|---|---|---|---|---|---|")
+        for name, (X, y) in keel_folder_sets(args.max_rows).items():
+            if not args.sets or any(name.startswith(prefix) for prefix in args.sets):
+                print(keel_folder_row(name, X, y, args.repeats), flush=True)
         return
     if args.auto_m:
         print("| data (train / test) | default m ('sqrt'): error %, fit s | m = 'auto': "
