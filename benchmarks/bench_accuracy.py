@@ -27,7 +27,7 @@ splits, the defaults one-vs-rest against the defaults (one-vs-one) and ``SVC()``
 (BENCHMARKS.md, "One-vs-one").  With ``--keel-folder`` it prints, for every numeric set
 of ``SNACKS_KEEL``'s folder of at most ``--max-rows`` rows, over ``--repeats`` seeded 70/30
 splits, the mean test error of the defaults, ``SVC()``, the default search and
-``GridSearchCV(SVC)`` (BENCHMARKS.md, "Small real two-class sets").
+``GridSearchCV(SVC)`` (BENCHMARKS.md, "Small real sets").
 """
 
 from __future__ import annotations
