@@ -47,7 +47,7 @@ def class_split(model) -> str:
     n_classes = len(model.classes_)
     if n_classes == 2:
         return ""
-    if model.multiclass_ == "ovo":
+    if model._one_vs_one:
         return f", {n_classes} classes one-vs-one ({model.coef_.shape[0]} pairs)"
     return f", {n_classes} classes one-vs-rest"
 

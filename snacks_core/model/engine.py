@@ -374,10 +374,16 @@ def row_blocks(n_rows, rows):
     return [(start, min(n_rows, start + rows)) for start in range(0, n_rows, rows)]
 
 
-def embedded_row_blocks(n_rows, n_components):
+def embedded_row_blocks(n_rows, n_components, n_values=0):
     """Row blocks whose embedding (``n_components`` float64 columns) takes about
-    :data:`_SCORE_BLOCK_BYTES`: what is embedded at once to score rows."""
-    return row_blocks(n_rows, max(1, _SCORE_BLOCK_BYTES // (8 * n_components)))
+    :data:`_SCORE_BLOCK_BYTES`: what is embedded at once to score rows; with ``n_values``
+    decision values a row, blocks whose values take at most :data:`_VALUES_BLOCK_BYTES`
+    too (large temporaries cost more in page faults than in arithmetic: a third of a
+    26-class fit's time on the UCI letter set, one-vs-one's K(K − 1)/2 values a row)."""
+    rows = _SCORE_BLOCK_BYTES // (8 * n_components)
+    if n_values:
+        rows = min(rows, _VALUES_BLOCK_BYTES // (8 * n_values))
+    return row_blocks(n_rows, max(1, rows))
 
 
 def score_sums(scores, targets, weight=None):
@@ -409,11 +415,7 @@ def score_embedded_rows(Z, coef, targets, weight=None):
     <snacks_core.SnacksClassifier.decision_function>` scores them (Z·coefᵀ), in blocks:
     the embedding of a large X is never scored whole."""
     wrong, hinge = 0, np.zeros(len(targets))
-    # Blocks whose embedding, and whose rows × problems of decision values and losses
-    # (one-vs-one's K(K − 1)/2 a row), stay small: large temporaries cost more in page
-    # faults than in arithmetic (a third of a 26-class fit's time on the UCI letter set).
-    rows = min(_SCORE_BLOCK_BYTES // (8 * Z.shape[1]), _VALUES_BLOCK_BYTES // (8 * len(targets)))
-    for start, stop in row_blocks(Z.shape[0], max(1, rows)):
+    for start, stop in embedded_row_blocks(Z.shape[0], Z.shape[1], len(targets)):
         block_wrong, block_hinge = score_sums(
             decision_values(Z[start:stop], coef), targets[:, start:stop],
             None if weight is None else weight[start:stop])

@@ -410,12 +410,12 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     fold_rows = fold_training_rows(X.shape[0], folds)
 
     def every_row(k):
-        # m of every row a fold trains on is asked as every searched row: each fold's fit
-        # clips it to its own rows, and the refit of a choice with it has every training
-        # row a landmark (the exact kernel) rather than two thirds of them.
+        # m of every row a fold trains on, or more, is asked as every searched row: each
+        # fold's fit clips it to its own rows, and the refit of a choice with it has every
+        # training row a landmark (the exact kernel) rather than two thirds of them.
         return X.shape[0] if k >= fold_rows else k
 
-    m = every_row(min(estimator.landmark_count(*X.shape, np.unique(y).shape[0]), fold_rows))
+    m = every_row(estimator.landmark_count(*X.shape, np.unique(y).shape[0]))
     scorer = check_scoring(estimator, scoring)
     fits = []
 
@@ -453,7 +453,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     gamma_step = ()
     m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,}; every row "
               "where a fold trains on fewer)")
-    rungs = sorted({m, every_row(min(4 * m, SEARCH_MAX_M, fold_rows))} - {m_first})
+    rungs = sorted({m, every_row(min(4 * m, SEARCH_MAX_M))} - {m_first})
     for rung in rungs:
         grid = at_start
         up = _gamma_step(start) if rung == rungs[-1] else None
