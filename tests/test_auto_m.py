@@ -18,7 +18,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from snacks_core import SnacksClassifier, cli
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model import landmark_growth
-from snacks_core.model.defaults import default_m
+from snacks_core.model.defaults import default_fit_m, default_m
 
 
 def _clusters(n=2000, seed=0):
@@ -63,7 +63,10 @@ def test_auto_grows_where_the_default_m_is_coarse():
     """m doubles at least twice from 2√n and the test error falls well below the default
     m's; the path increases and ends at the model's m."""
     X, y, X_test, y_test = _clusters()
-    default = SnacksClassifier(random_state=0).fit(X, y)
+    # 2√n landmarks at the default C (the default fit of a set of more than 2,000 rows; on
+    # these 1,000 it would make every row a landmark and choose C).
+    default = SnacksClassifier(n_components=default_m(*X.shape), C=25.0,
+                               random_state=0).fit(X, y)
     auto = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
     path = auto.m_path_
     assert path["m"][0] == default_m(*X.shape) == default.coef_.shape[1]
@@ -136,7 +139,7 @@ def test_sqrt_is_the_default_rule():
     X, y, _, _ = _clusters(400)
     assert SnacksClassifier().n_components == "sqrt"
     model = SnacksClassifier(n_components="sqrt", random_state=0).fit(X, y)
-    assert model.coef_.shape[1] == default_m(*X.shape)
+    assert model.coef_.shape[1] == default_fit_m(*X.shape) == X.shape[0]
 
 
 def test_snacks_fit_m_auto_reports_the_path_and_why_it_stopped(capsys, tmp_path):
@@ -167,7 +170,8 @@ def test_auto_on_two_features_is_the_default_fit():
     so the fit is the default one, and says why."""
     X, y = make_blobs(600, 2, centers=2, cluster_std=3.0, random_state=0)
     auto = SnacksClassifier(n_components="auto", random_state=0).fit(X, y)
-    default = SnacksClassifier(random_state=0).fit(X, y)
+    # Growth keeps λ = 0.02/n (C = 25): it chooses m, not C.
+    default = SnacksClassifier(C=25.0, random_state=0).fit(X, y)
     assert auto.m_stop_reason_ == landmark_growth.SINGULAR
     assert auto.m_path_["m"].tolist() == [default.embedding_.landmarks_.shape[0]]
     np.testing.assert_array_equal(auto.coef_, default.coef_)

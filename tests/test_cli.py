@@ -332,16 +332,28 @@ def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(caps
 def test_fit_defaults_are_the_apps_data_aware_ones(capsys):
     """Without --m and --lam, `snacks fit` trains with λ = 0.02/n and m = 2√n (within
     [50, 500]) on its training rows: the rule the app's sidebar starts from (which rounds
-    them to its sliders' steps)."""
+    them to its sliders' steps).  On a small set it chooses C by cross-validation and says
+    so, each candidate with its CV error."""
     from snacks_core.app.sidebar import defaults_for
 
-    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
-    n_train = 1400
+    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "3000")
+    n_train = 2100
     assert status == 0 and f"{n_train} training rows" in out
     m = round(2 * n_train ** 0.5)
     assert f"m = {m}, λ = {0.02 / n_train:g} (C = 25)" in out
-    app = defaults_for(make_dataset(*make_moons(2000, random_state=0), "moons"), 0.3)
-    assert app["m"] == 75 and app["lam"] == 2e-5 and app["C"] == 20.0
+    assert "cross-validation" not in out
+    app = defaults_for(make_dataset(*make_moons(3000, random_state=0), "moons"), 0.3)
+    assert app["m"] == 75 and app["lam"] == 1e-5 and app["C"] == 20.0  # the steps near 92
+
+    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
+    chosen = re.search(r"m = 75, λ = (\S+) \(C = (\S+)\)", out)
+    line = re.search(r"C = (\S+) chosen by a 3-fold cross-validation on the training rows "
+                     r"\(a small set, at most 2,000; CV error at C = 1: (\S+) %, 5: (\S+) %, "
+                     r"25: (\S+) %\)", out)
+    assert status == 0 and chosen and line and chosen[2] == line[1]
+    errors = dict(zip((1.0, 5.0, 25.0), map(float, line.groups()[1:]), strict=True))
+    assert float(chosen[2]) == min(errors, key=lambda C: (errors[C], C))
+    assert float(chosen[1]) == pytest.approx(1 / (2 * 1400 * float(chosen[2])), rel=1e-5)
 
 
 def test_search_chooses_by_cv_and_tests_the_chosen_model_once(capsys, tmp_path):

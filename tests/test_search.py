@@ -92,9 +92,11 @@ def test_exact_solver_and_class_weights_equal_grid_search_cv(moons):
     grid = [{"solver": ["libsvm"], "lam": [1e-2, 1e-3]},
             {"class_weight": ["balanced"], "n_components": [10, 20]},
             {"gamma": [1.0], "lam": [1e-3]}]
-    ours = SnacksSearchCV(SnacksClassifier(random_state=0), grid, cv=UNSHUFFLED,
+    # A candidate that sets neither C nor λ runs at the estimator's: 'auto' would be the
+    # default λ here and a cross-validation of C (a small set's) in GridSearchCV's fits.
+    ours = SnacksSearchCV(SnacksClassifier(lam=1e-3, random_state=0), grid, cv=UNSHUFFLED,
                           warm_start=False)
-    oracle = GridSearchCV(SnacksClassifier(random_state=0), grid, cv=3)
+    oracle = GridSearchCV(SnacksClassifier(lam=1e-3, random_state=0), grid, cv=3)
     np.testing.assert_allclose(ours.fit(X, y).cv_results_["mean_test_score"],
                                oracle.fit(X, y).cv_results_["mean_test_score"], atol=1e-12)
     assert ours.cv_results_["param_solver"].mask.tolist() == [False] * 2 + [True] * 3
@@ -376,11 +378,11 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
-def test_on_a_small_set_the_ladders_top_is_every_row_and_its_choice_keeps_them_all():
-    """150 rows in 3 folds: each fold trains on 100, below 4 × the default m (50).  The
-    top rung asks for every searched row (150), which each fold's fit clips to its own 100
-    rows (the exact kernel on the fold: the CV error of m = 100 on the same folds), so a
-    choice of that rung refits with every training row a landmark, not two thirds."""
+def test_on_a_small_set_the_ladder_is_every_row_and_its_choice_keeps_them_all():
+    """150 rows in 3 folds: a small set, whose default fit makes every row a landmark.  The
+    ladder's one rung asks for every searched row (150), which each fold's fit clips to its
+    own 100 rows (the exact kernel on the fold: the CV error of m = 100 on the same folds),
+    so a choice of it refits with every training row a landmark, not two thirds."""
     from snacks_core.model.defaults import SEARCH_EPOCHS
     from snacks_core.model.search import search_around_defaults
 
@@ -388,11 +390,11 @@ def test_on_a_small_set_the_ladders_top_is_every_row_and_its_choice_keeps_them_a
     X = np.hstack([X, np.random.default_rng(0).normal(size=(150, 1))])
     estimator = SnacksClassifier(random_state=0)
     found = search_around_defaults(estimator, X, y)
-    assert [m for m, _ in found.m_path] == [50, 150]
+    assert [m for m, _ in found.m_path] == [150]
     top = {name: [value] for name, value in found.ladder.items()}
     oracle = SnacksSearchCV(estimator.set_params(n_components=100, max_epochs=SEARCH_EPOCHS),
                             top, cv=3, refit=False, random_state=0).fit(X, y)
-    assert found.m_path[1][1] == pytest.approx(1.0 - oracle.best_score_)
+    assert found.m_path[0][1] == pytest.approx(1.0 - oracle.best_score_)
     assert found.results["m"].max() == 150
 
 

@@ -7,6 +7,7 @@ import sys
 from snacks_core.cli.data import training_data, training_split
 from snacks_core.cli.first_run import warm_up
 from snacks_core.cli.model import (
+    C_report,
     class_split,
     f1_name,
     fit_and_measure,
@@ -19,7 +20,6 @@ from snacks_core.datasets.scaling import resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import scaling_reason
 from snacks_core.persistence import model_to_npz
-from snacks_core.solvers.objective import lam_to_C
 
 # The kernel on which each solver's objective F is measured.
 OBJECTIVE_KERNEL = {
@@ -60,9 +60,10 @@ def run(args) -> int:
     grown = growth_report(model)
     m = landmarks_held(model, args.m if grown is None else int(model.m_path_["m"][-1]))
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {m}, "
-          f"λ = {args.lam:g} (C = {lam_to_C(args.lam, n_train):.4g}){class_split(model)}")
-    if grown is not None:
-        print(f"  {grown}")
+          f"λ = {model.lam_:g} (C = {model.C_:.4g}){class_split(model)}")
+    for report in (grown, C_report(model)):
+        if report is not None:
+            print(f"  {report}")
     for name, value in table.items():
         if name == "F1 of":
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from snacks_core.model.defaults import DEFAULT_N_COMPONENTS
+from snacks_core.model.defaults import DEFAULT_N_COMPONENTS, SEARCH_FOLDS, SMALL_SET_ROWS
 from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
@@ -22,8 +22,11 @@ def resolve_regularisation(args, n_train, n_features, n_classes):
     --lam, λ = 1/(2nC) from --C, else the default;
     :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a command
     prints is what it fits.  For ``--m auto``, ``args.m`` is the m it grows from
-    and ``args.grow_m`` is set."""
+    and ``args.grow_m`` is set.  Without --lam and --C, ``args.lam_auto`` is set: the
+    estimator gets lam='auto' (on a small set it chooses C itself; ``args.lam`` is then
+    the default it starts from)."""
     args.grow_m = args.m == "auto"
+    args.lam_auto = args.lam is None and args.C is None
     probe = estimator_from_settings({
         "n_components": DEFAULT_N_COMPONENTS if args.m is None else args.m,
         "lam": "auto" if args.lam is None else args.lam, "C": args.C})
@@ -39,6 +42,17 @@ def growth_report(model) -> str | None:
         return None
     return ("m grown by --m auto (held-out error, time): "
             + describe_path(model.m_path_, model.m_stop_reason_))
+
+
+def C_report(model) -> str | None:
+    """The line saying how a small set's fit chose C (None where C was not chosen): each
+    candidate's cross-validated error."""
+    errors = getattr(model, "C_cv_errors_", None)
+    if not errors:
+        return None
+    tried = ", ".join(f"{C:g}: {100 * error:.2f} %" for C, error in errors.items())
+    return (f"C = {model.C_:g} chosen by a {SEARCH_FOLDS}-fold cross-validation on the "
+            f"training rows (a small set, at most {SMALL_SET_ROWS:,}; CV error at C = {tried})")
 
 
 def class_split(model) -> str:
@@ -69,7 +83,7 @@ def make_estimator(args, solver, classes):
     return estimator_from_settings({
         **model_settings(args), "solver": solver, "gamma": args.gamma,
         "n_components": "auto" if getattr(args, "grow_m", False) else args.m,
-        "lam": args.lam, "dtype": args.dtype,
+        "lam": "auto" if getattr(args, "lam_auto", False) else args.lam, "dtype": args.dtype,
         "random_state": args.seed, "class_weight": class_weights(args.class_weight, classes),
         "memory_budget": args.memory_budget, "storage": args.storage})
 

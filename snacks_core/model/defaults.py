@@ -45,6 +45,14 @@ DEFAULT_M_PER_CLASS = 30
 # circles, checkerboard at 50,000 rows: 88–99 dimensions kept at m = 300, the same test
 # error from m = 50): more landmarks only cost time and hide the picture under stars.
 DEFAULT_M_MAX_2D = 100
+# Small sets: on at most SMALL_SET_ROWS training rows of more than two features every row
+# is a landmark (up to the range's 500), and lam='auto' chooses C from SMALL_SET_C_VALUES by
+# a SEARCH_FOLDS-fold cross-validation on the fit's embedding (model.small_sets).  On the 22
+# real KEEL sets of 105-1,617 training rows (3 splits) the test error against SVC()'s went
+# from a mean of -0.16 points (14 sets over +0.15, heart +4.53) to -1.29 (5 over), the fit
+# from 0.4-11x SVC()'s milliseconds to 8-43x (BENCHMARKS.md, "Small sets: C from the data").
+SMALL_SET_ROWS = 2000
+SMALL_SET_C_VALUES = (1.0, 5.0, 25.0)
 # The C = 1/(2nλ) that grids centre on: the default C = 25 on the sliders' 1-2-5 steps.
 DEFAULT_C_ON_STEPS = 20.0
 # The share of the rows held out for testing when a dataset has no test part: the
@@ -120,6 +128,25 @@ def default_m(n_train, n_features=None, n_classes=2) -> int:
     elif n_classes > 2:
         low = max(low, DEFAULT_M_PER_CLASS * int(n_classes))
     return int(min(n_train, high, max(low, round(2 * np.sqrt(n_train)))))
+
+
+def default_fit_m(n_train, n_features=None, n_classes=2) -> int:
+    """The m of a fit at the default ``n_components='sqrt'``: :func:`default_m`, except on
+    a small set (at most :data:`SMALL_SET_ROWS` rows) of more than two features, where every
+    row is a landmark, up to 500 (the fit's kernel is then the exact one on up to 500
+    rows).  The sliders, the grids' m axes and the searches' m ladders start from
+    :func:`default_m`.
+
+    Examples
+    --------
+    >>> default_fit_m(400, 13), default_fit_m(1_257, 64, 10), default_fit_m(2_001, 64)
+    (400, 500, 89)
+    >>> default_fit_m(400, 2)
+    50
+    """
+    if n_train <= SMALL_SET_ROWS and (n_features is None or n_features > 2):
+        return int(min(n_train, DEFAULT_M_RANGE[1]))
+    return default_m(n_train, n_features, n_classes)
 
 
 def on_one_scale(minimum, maximum) -> bool:

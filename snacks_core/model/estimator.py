@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 from types import MappingProxyType
 from typing import NamedTuple
@@ -24,7 +25,12 @@ from snacks_core.distributed import is_dask_collection
 from snacks_core.kernels.functions import KERNEL_PARAM_CONSTRAINTS
 from snacks_core.kernels.landmarks import SAMPLINGS
 from snacks_core.kernels.operators import build_operator
-from snacks_core.model.defaults import DEFAULT_N_COMPONENTS, default_lam, default_m
+from snacks_core.model.defaults import (
+    DEFAULT_N_COMPONENTS,
+    default_fit_m,
+    default_lam,
+    default_m,
+)
 from snacks_core.model.engine import (
     binary_targets,
     class_labels,
@@ -46,6 +52,7 @@ from snacks_core.model.engine import (
     training_measures,
 )
 from snacks_core.model.landmark_growth import LandmarkGrowth, path_table
+from snacks_core.model.small_sets import choose_C, chooses_C
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
 from snacks_core.solvers.objective import C_to_lam, decision_values, lam_to_C
@@ -87,17 +94,24 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Constant c₀ of the polynomial kernel.
     n_components : int, 'sqrt' or 'auto', default='sqrt'
         Number m of Nyström landmarks (clipped to n with a warning); 'sqrt' is
-        :func:`snacks_core.model.defaults.default_m` of the training rows (m = 2√n in
-        [50, 500], at least 30 a class for more than two classes); 'auto' starts there
-        and doubles m while the error on held-out rows improves by more than its standard
-        error, reusing the landmarks, the embedding's columns and the solution it has, up to
+        :func:`snacks_core.model.defaults.default_fit_m` of the training rows (m = 2√n in
+        [50, 500], at least 30 a class for more than two classes; on at most 2,000 rows of
+        more than two features every row, up to 500); 'auto' starts from
+        :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too) and doubles m
+        while the error on held-out rows improves by more than its standard error, reusing
+        the landmarks, the embedding's columns and the solution it has, up to
         :data:`~snacks_core.model.defaults.AUTO_M_MAX` landmarks, n and the memory budget
         (:mod:`snacks_core.model.landmark_growth`; ``m_path_`` and ``m_stop_reason_``
         tell the path and why it stopped).  'auto' grows m for the embedded solvers in
-        one process; elsewhere (a cluster, 'libsvm', 'admm') it is 'sqrt'.
+        one process; elsewhere (a cluster, 'libsvm', 'admm') it stays where it starts.
     lam : float or 'auto', default='auto'
         Regularisation λ > 0; 'auto' is :func:`snacks_core.model.defaults.default_lam`
-        (λ = 0.02/n, i.e. C = 25 on any n).
+        (λ = 0.02/n, i.e. C = 25 on any n), except on a small set: a fit on the Nyström
+        embedding in one process, ``n_components`` not 'auto', on at most
+        :data:`~snacks_core.model.defaults.SMALL_SET_ROWS` training rows (each class on at
+        least 3), chooses C from 1, 5 and 25 by a 3-fold cross-validation on its own
+        embedding (:mod:`snacks_core.model.small_sets`; ``C_cv_errors_`` holds the
+        errors).
     C : float or None, default=None
         LIBSVM's C = 1/(2nλ) > 0 instead of λ (n the training rows passed to ``fit``); give
         C or a number as ``lam``, not both.
@@ -204,6 +218,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         For ``n_components='auto'``: each m tried (``m``, the landmarks held), its error
         on the held-out rows (``held_out_error``) and the seconds its step took
         (``seconds``); the last m is the model's.  None otherwise.
+    C_cv_errors_ : dict or None
+        For ``lam='auto'`` on a small set: each C tried and its cross-validated error rate
+        (``C_`` is the one chosen).  None otherwise.
     m_stop_reason_ : str or None
         For ``n_components='auto'``: why m stopped growing (e.g. 'held-out error stopped
         improving', 'm reached n', 'memory budget'); None otherwise.
@@ -304,7 +321,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=tol_value(self.tol),
                             solver_options=self.solver_options)
         self.train_error_ = self.train_objective_ = None
-        self.m_path_ = self.m_stop_reason_ = None
+        self.m_path_ = self.m_stop_reason_ = self.C_cv_errors_ = None
         if is_dask_collection(X):
             # Dask is optional: its engine is imported only for rows on a cluster.
             from snacks_core.distributed.fit import fit_cluster
@@ -354,9 +371,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def landmark_count(self, n_samples, n_features, n_classes=2) -> int:
         """The m a fit on ``n_samples`` rows of ``n_features`` and ``n_classes`` classes
-        draws: ``n_components``, or :func:`snacks_core.model.defaults.default_m` for 'sqrt'
-        (and for 'auto', the m it starts from)."""
-        if isinstance(self.n_components, str):
+        draws: ``n_components``, :func:`snacks_core.model.defaults.default_fit_m` for 'sqrt'
+        and, for 'auto', :func:`~snacks_core.model.defaults.default_m`, the m it grows
+        from."""
+        if self.n_components == "sqrt":
+            return default_fit_m(n_samples, n_features, n_classes)
+        if self.n_components == "auto":
             return default_m(n_samples, n_features, n_classes)
         return self.n_components
 
@@ -431,6 +451,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         Z, Z_val, Z_stop = self._embed_for_training(
             X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
+        start = time.perf_counter()
+        if isinstance(Z, np.ndarray) and self._chooses_C(targets):
+            # Training time includes choosing C.
+            spec = self._choose_C(spec, Z, targets, sample_weight, seeds.solver, X.shape[0])
         if not isinstance(Z, np.ndarray) and self.multiclass == "auto" and is_one_vs_one(targets):
             # On a store each pair would read every row at each pass: one-vs-rest reads
             # them K times, not K(K − 1)/2.
@@ -443,7 +467,6 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # threads for its checkpoint passes.  A store read in blocks holds one buffer, so
         # its subproblems run one after the other.
         workers = min(len(targets), n_jobs) if isinstance(Z, np.ndarray) else 1
-        start = time.perf_counter()
         try:
             results = train_columns(
                 spec, Z, targets, seed=seeds.solver, sample_weight=sample_weight,
@@ -464,6 +487,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                         [slice(None)] if split is None else split,
                                         *every_row, spec.lam)
         return results
+
+    def _chooses_C(self, targets) -> bool:
+        """Whether this fit chooses C by cross-validation on the rows of ``targets``
+        (``lam='auto'`` on a small set: :func:`~snacks_core.model.small_sets.chooses_C`;
+        not while ``n_components='auto'`` chooses m)."""
+        if self.C is not None or self.lam != "auto" or self.n_components == "auto":
+            return False
+        counts = np.unique(class_labels(targets), return_counts=True)[1]
+        return chooses_C(targets[0].shape[0], int(counts.min()))
+
+    def _choose_C(self, spec, Z, targets, sample_weight, seed, n_samples):
+        """``spec`` at the C a cross-validation on Z chooses (``C_``, ``lam_`` and
+        ``C_cv_errors_`` set; λ = 1/(2nC) on the ``n_samples`` rows of the fit)."""
+        choice = choose_C(spec, Z, targets, seed=seed, sample_weight=sample_weight)
+        self.C_, self.lam_ = choice.C, C_to_lam(choice.C, n_samples)
+        self.C_cv_errors_ = choice.cv_errors
+        return replace(spec, lam=self.lam_)
 
     def _fit_growing(self, X, targets, sample_weight, seeds, evaluation, specs):
         """``n_components='auto'`` on an embedded solver: m grown from the default rule's

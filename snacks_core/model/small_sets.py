@@ -1,0 +1,76 @@
+"""C from the data on small sets: ``lam='auto'`` on at most
+:data:`~snacks_core.model.defaults.SMALL_SET_ROWS` training rows.
+
+No single C is right on small real sets: C = 25 (the default beyond them) overfits noisy
+two-class sets such as heart or pima, where ``SVC()``'s C = 1 wins by up to 4.5 points,
+while C = 1 underfits the small many-class sets (vowel, movement_libras: 7 and 9 points
+worse).  On these sizes a fit costs milliseconds, so the fit chooses: C from
+:data:`~snacks_core.model.defaults.SMALL_SET_C_VALUES` by a stratified k-fold
+cross-validation on the fit's own embedding (BENCHMARKS.md, "Small sets: C from the data").
+
+The folds share the embedding of every training row: its landmarks are drawn without the
+labels, and where every row is a landmark (the default m on small sets) its kernel between
+any two rows is the exact one, so each fold's fit is the kernel SVM on that fold's rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold
+
+from snacks_core.model.defaults import SEARCH_FOLDS, SMALL_SET_C_VALUES, SMALL_SET_ROWS
+from snacks_core.model.engine import class_labels, class_scores, is_one_vs_one, train_columns
+from snacks_core.solvers.objective import C_to_lam
+
+
+class CChoice(NamedTuple):
+    """The C a small set's fit chose and each candidate's cross-validated error."""
+
+    C: float
+    cv_errors: dict
+
+
+def chooses_C(n_rows, min_class_rows, folds=SEARCH_FOLDS) -> bool:
+    """Whether a fit with ``lam='auto'`` on ``n_rows`` rows chooses C by cross-validation:
+    at most :data:`SMALL_SET_ROWS` rows, and every class on at least ``folds`` rows (each
+    fold then trains on every class)."""
+    return n_rows <= SMALL_SET_ROWS and min_class_rows >= folds
+
+
+def choose_C(spec, Z, targets, *, seed, sample_weight=None, c_values=SMALL_SET_C_VALUES,
+             folds=SEARCH_FOLDS) -> CChoice:
+    """The C of ``c_values`` with the least ``folds``-fold cross-validated error of
+    ``spec``'s solver on the embedded rows Z (the smallest C among ties: the smoothest
+    model), folds stratified by class and shuffled with ``seed``.
+
+    ``targets`` are the fit's subproblem targets (:func:`~snacks_core.model.engine.binary_targets`)
+    and ``sample_weight`` the hinge terms' weights s_i, which weigh the errors too.  Each
+    fold solves at λ = 1/(2 n_fold C), as a fit on its rows would, on one thread (on these
+    sizes a pool of threads cost more than it saved: 5 → 34 ms on wine).
+    """
+    labels = class_labels(targets)
+    n_classes = 2 if len(targets) == 1 else int(labels.max()) + 1
+    pairs = is_one_vs_one(targets)
+    weight = np.ones(Z.shape[0]) if sample_weight is None else np.asarray(sample_weight)
+    wrong = dict.fromkeys(c_values, 0.0)
+    splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    for train, test in splitter.split(np.zeros((Z.shape[0], 1)), labels):
+        Z_train, Z_test = Z[train], Z[test]
+        for C in c_values:
+            results = train_columns(
+                replace(spec, lam=C_to_lam(C, train.shape[0])), Z_train,
+                [t[train] for t in targets], seed=seed,
+                sample_weight=None if sample_weight is None else sample_weight[train])
+            decisions = Z_test @ np.vstack([r.coef for r in results]).T
+            if n_classes == 2:
+                predicted = np.where(decisions[:, 0] > 0, 1, -1)
+            else:
+                predicted = np.argmax(class_scores(decisions, n_classes, pairs), axis=1)
+            wrong[C] += float(np.sum(weight[test] * (predicted != labels[test])))
+    total = float(np.sum(weight))
+    errors = {C: wrong[C] / total for C in c_values}
+    best = min(c_values, key=lambda C: (errors[C], C))
+    return CChoice(float(best), errors)
