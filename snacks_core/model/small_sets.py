@@ -6,7 +6,8 @@ two-class sets such as heart or pima, where ``SVC()``'s C = 1 wins by up to 4.5 
 while C = 1 underfits the small many-class sets (vowel, movement_libras: 7 and 9 points
 worse).  On these sizes a fit costs milliseconds, so the fit chooses: C from
 :data:`~snacks_core.model.defaults.SMALL_SET_C_VALUES` by a stratified k-fold
-cross-validation on the fit's own embedding (BENCHMARKS.md, "Small sets: C from the data").
+cross-validation on the fit's own embedding (BENCHMARKS.md, "Small sets: C from the data
+and every row a landmark").
 
 The folds share the embedding of every training row: its landmarks are drawn without the
 labels, and where every row is a landmark (the default m on small sets) its kernel between
