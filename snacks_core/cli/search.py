@@ -32,7 +32,7 @@ from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model.defaults import (
     SEARCH_FOLDS,
     C_values_around_default,
-    default_m,
+    default_fit_m,
     resolve_scaling,
     scaling_reason,
 )
@@ -197,7 +197,8 @@ def _search(args, dataset, scaling) -> Found:
     n_train = split.X_train.shape[0]
     param_grid = {"gamma": flatten(args.gamma or [["scale"]]),
                   "n_components": (flatten(args.m) if args.m else
-                                   [default_m(n_train, split.n_features, split.n_classes)])}
+                                   [default_fit_m(n_train, split.n_features,
+                                                  split.n_classes)])}
     if args.lam:
         param_grid["lam"] = flatten(args.lam)
     else:
