@@ -49,7 +49,7 @@ DEFAULT_M_MAX_2D = 100
 # is a landmark (up to the range's 500), and lam='auto' chooses C from SMALL_SET_C_VALUES by
 # a SEARCH_FOLDS-fold cross-validation on the fit's embedding (model.small_sets).  On the 22
 # real KEEL sets of 105-1,617 training rows (3 splits) the test error against SVC()'s went
-# from a mean of -0.16 points (14 sets over +0.15, heart +4.53) to -1.33 (5 over), the fit
+# from a mean of -0.16 points (14 sets over +0.15, heart +4.53) to -1.37 (5 over), the fit
 # from 0.4-7.5x SVC()'s milliseconds to 0.9-26x (BENCHMARKS.md, "Small sets: C from the
 # data and every row a landmark").
 SMALL_SET_ROWS = 2000
