@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_breast_cancer, load_wine, make_classification
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
 from sklearn.model_selection import StratifiedKFold
+from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
@@ -37,14 +38,25 @@ def test_the_choice_is_the_least_cv_error_and_a_fit_at_that_C():
     assert given_C.C_cv_errors_ is None
 
 
-def test_cv_errors_match_liblinear_on_the_same_folds():
+def _digits_600():
+    X, y = load_digits(return_X_y=True)
+    return X[:600], y[:600]
+
+
+@pytest.mark.parametrize("data, multiclass, wrapper", [
+    (lambda: load_breast_cancer(return_X_y=True), "auto", None),
+    (_digits_600, "ovo", OneVsOneClassifier),
+    (_digits_600, "ovr", OneVsRestClassifier),
+])
+def test_cv_errors_match_liblinear_on_the_same_folds(data, multiclass, wrapper):
     """Oracle: on the fit's own embedding (every row a landmark), LIBLINEAR's hinge-loss SVM
-    without intercept at the same C on the same stratified shuffled folds makes the same
-    held-out errors, within a row where 20 epochs (the cross-validation's budget) converge
-    and within three rows at C = 25, which they leave short of LIBLINEAR's optimum."""
-    X, y = load_breast_cancer(return_X_y=True)
+    without intercept at the same C on the same stratified shuffled folds (one-vs-one's
+    pairs and one-vs-rest's columns by scikit-learn's wrappers) makes the same held-out
+    errors, within a row where 20 epochs (the cross-validation's budget) converge and
+    within three rows at C = 25, which they may leave short of LIBLINEAR's optimum."""
+    X, y = data()
     X = _standard(X)
-    model = SnacksClassifier(random_state=3).fit(X, y)
+    model = SnacksClassifier(random_state=3, multiclass=multiclass).fit(X, y)
     assert model.embedding_.landmarks_.shape[0] == min(X.shape[0], 500)
     Z = model.embedding_.transform(X)
     seed = np.random.RandomState(3).randint(0, 2**31 - 1, size=2)[1]  # draw_seeds' solver seed
@@ -53,7 +65,8 @@ def test_cv_errors_match_liblinear_on_the_same_folds():
         wrong = 0
         for train, test in folds.split(Z, y):
             oracle = LinearSVC(C=C, loss="hinge", fit_intercept=False, tol=1e-6,
-                               max_iter=100_000).fit(Z[train], y[train])
+                               max_iter=100_000)
+            oracle = (oracle if wrapper is None else wrapper(oracle)).fit(Z[train], y[train])
             wrong += np.sum(oracle.predict(Z[test]) != y[test])
         rows = 1 if C < 25 else 3
         assert abs(model.C_cv_errors_[C] - wrong / len(y)) <= rows / len(y) + 1e-12

@@ -28,7 +28,13 @@ from snacks_core.model.defaults import (
     SMALL_SET_C_VALUES,
     SMALL_SET_ROWS,
 )
-from snacks_core.model.engine import class_labels, class_scores, is_one_vs_one, train_columns
+from snacks_core.model.engine import (
+    class_labels,
+    class_scores,
+    is_one_vs_one,
+    n_classes_of_pairs,
+    train_columns,
+)
 from snacks_core.solvers.objective import C_to_lam
 
 
@@ -61,8 +67,9 @@ def choose_C(spec, Z, targets, *, seed, sample_weight=None, c_values=SMALL_SET_C
     error, vowel's fit 211 → 133 ms).
     """
     labels = class_labels(targets)
-    n_classes = 2 if len(targets) == 1 else int(labels.max()) + 1
     pairs = is_one_vs_one(targets)
+    n_classes = (2 if len(targets) == 1 else
+                 n_classes_of_pairs(len(targets)) if pairs else len(targets))
     weight = np.ones(Z.shape[0]) if sample_weight is None else np.asarray(sample_weight)
     wrong = dict.fromkeys(c_values, 0.0)
     max_epochs = min(spec.max_epochs, SEARCH_EPOCHS)
