@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
@@ -117,3 +118,28 @@ def test_sample_weights_weigh_the_cv_errors():
     heavy = SnacksClassifier(random_state=0).fit(
         X, y, sample_weight=np.where(y == 1, 3.0, 1.0))
     assert all(0.0 <= e <= 1.0 for e in heavy.C_cv_errors_.values())
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(6, 150), d=st.integers(1, 6),
+       n_classes=st.integers(2, 4), repeats=st.integers(1, 3), sparse=st.booleans(),
+       dtype=st.sampled_from([np.float64, np.float32]))
+def test_odd_small_sets_fit_and_choose_from_the_candidates(seed, n, d, n_classes, repeats,
+                                                           sparse, dtype):
+    """Repeated rows (landmarks dropped as duplicates), one or two features, sparse rows,
+    float32, classes of a handful of rows: the fit chooses one of the candidates when every
+    class has at least three rows (C = 25 otherwise), and predicts one of the classes."""
+    rng = np.random.default_rng(seed)
+    X = np.repeat(rng.normal(size=(-(-n // repeats), d)), repeats, axis=0)[:n]
+    y = np.arange(n) % n_classes
+    rng.shuffle(y)
+    X = X.astype(dtype)
+    if sparse:
+        X = scipy.sparse.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    model = SnacksClassifier(random_state=seed, dtype=dtype).fit(X, y)
+    if np.bincount(y).min() >= SEARCH_FOLDS:
+        assert model.C_ in SMALL_SET_C_VALUES and tuple(model.C_cv_errors_) == SMALL_SET_C_VALUES
+        assert all(0.0 <= e <= 1.0 for e in model.C_cv_errors_.values())
+    else:
+        assert model.C_ == pytest.approx(25.0) and model.C_cv_errors_ is None
+    assert set(model.predict(X)) <= set(range(n_classes))
