@@ -135,8 +135,8 @@ def default_fit_m(n_train, n_features=None, n_classes=2) -> int:
     """The m of a fit at the default ``n_components='sqrt'``: :func:`default_m`, except on
     a small set (at most :data:`SMALL_SET_ROWS` rows) of more than two features, where every
     row is a landmark, up to 500 (the fit's kernel is then the exact one on up to 500
-    rows).  The sliders, the grids' m axes and the searches' m ladders start from
-    :func:`default_m`.
+    rows).  The app's sliders, the grids' m axes and ``n_components='auto'`` start from
+    :func:`default_m`; the default search's m ladder from the estimator's m (this one).
 
     Examples
     --------

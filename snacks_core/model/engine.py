@@ -386,6 +386,19 @@ def embedded_row_blocks(n_rows, n_components, n_values=0):
     return row_blocks(n_rows, max(1, rows))
 
 
+def misclassified(scores, targets):
+    """Whether each row is misclassified, from decision values ``scores`` (rows × columns)
+    and the rows' ``targets`` (columns × rows, as :func:`binary_targets` gives them)."""
+    targets = list(np.asarray(targets))
+    pairs = is_one_vs_one(targets)
+    n_classes = n_classes_of_pairs(len(targets)) if pairs else len(targets)
+    # What class_labels gives: ±1 for two classes, the class's index otherwise.
+    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(n_classes)
+    scores = np.asarray(scores).reshape(targets[0].shape[0], len(targets))
+    predicted = labels_from_scores(class_scores(scores, n_classes, pairs), label_values)
+    return predicted != class_labels(targets)
+
+
 def score_sums(scores, targets, weight=None):
     """What every measurement of a fitted model on its training rows is made of:
     ``(misclassified rows, each column's hinge sum Σ s_i max(0, 1 − t_ik f_k(x_i)))`` from
@@ -395,13 +408,8 @@ def score_sums(scores, targets, weight=None):
     blocks of rows, or a cluster's partitions, add up."""
     targets = np.asarray(targets)
     scores = np.asarray(scores).reshape(targets.shape[1], targets.shape[0])
-    labels = class_labels(list(targets))
     pairs = is_one_vs_one(list(targets))
-    n_classes = n_classes_of_pairs(len(targets)) if pairs else len(targets)
-    # What class_labels gives: ±1 for two classes, the class's index otherwise.
-    label_values = np.array([-1.0, 1.0]) if len(targets) == 1 else np.arange(n_classes)
-    predicted = labels_from_scores(class_scores(scores, n_classes, pairs), label_values)
-    wrong = int(np.count_nonzero(predicted != labels))
+    wrong = int(np.count_nonzero(misclassified(scores, targets)))
     losses = np.maximum(0.0, 1.0 - targets.T * scores)
     if pairs:
         losses *= targets.T != 0
