@@ -378,24 +378,29 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
-def test_on_a_small_set_the_ladder_is_every_row_and_its_choice_keeps_them_all():
-    """150 rows in 3 folds: a small set, whose default fit makes every row a landmark.  The
-    ladder's one rung asks for every searched row (150), which each fold's fit clips to its
-    own 100 rows (the exact kernel on the fold: the CV error of m = 100 on the same folds),
-    so a choice of it refits with every training row a landmark, not two thirds."""
+@pytest.mark.parametrize("n_rows, path", [(150, [150]), (900, [300, 900])])
+def test_on_a_small_set_the_ladder_is_every_row_and_its_choice_keeps_them_all(n_rows, path):
+    """A small set, whose default fit makes every row a landmark (up to 500), in 3 folds.
+    The ladder's top asks for every searched row, which each fold's fit clips to its own
+    two thirds (the exact kernel on the fold: the CV error of m = 2n/3 on the same folds),
+    so a choice of it refits with every training row a landmark, not two thirds.  The
+    ladder goes there straight from stage 1's m: on 900 rows no rung at the fit's 500
+    (digits: 300 and 500 tied, which stopped the ladder short of every row's better
+    error)."""
     from snacks_core.model.defaults import SEARCH_EPOCHS
     from snacks_core.model.search import search_around_defaults
 
-    X, y = make_moons(150, noise=0.25, random_state=0)
-    X = np.hstack([X, np.random.default_rng(0).normal(size=(150, 1))])
+    X, y = make_moons(n_rows, noise=0.25, random_state=0)
+    X = np.hstack([X, np.random.default_rng(0).normal(size=(n_rows, 1))])
     estimator = SnacksClassifier(random_state=0)
     found = search_around_defaults(estimator, X, y)
-    assert [m for m, _ in found.m_path] == [150]
+    assert [m for m, _ in found.m_path] == path
     top = {name: [value] for name, value in found.ladder.items()}
-    oracle = SnacksSearchCV(estimator.set_params(n_components=100, max_epochs=SEARCH_EPOCHS),
+    oracle = SnacksSearchCV(estimator.set_params(n_components=2 * n_rows // 3,
+                                                 max_epochs=SEARCH_EPOCHS),
                             top, cv=3, refit=False, random_state=0).fit(X, y)
-    assert found.m_path[0][1] == pytest.approx(1.0 - oracle.best_score_)
-    assert found.results["m"].max() == 150
+    assert found.m_path[-1][1] == pytest.approx(1.0 - oracle.best_score_)
+    assert found.results["m"].max() == n_rows
 
 
 @pytest.mark.parametrize("max_epochs", [50, 10])

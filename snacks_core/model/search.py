@@ -383,17 +383,17 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
        decades around the default C, at m = ``estimator``'s for these rows (at most
        :data:`~snacks_core.model.defaults.SEARCH_M`), with successive halving whose rounds
        pass on the best C of as many γ values as they keep (:func:`_survivors`);
-    2. at the γ and C of the last round's largest γ within one standard error of its best
-       (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows, then
-       four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and the
-       rows a fold trains on: that m is asked as every searched row, which each fold clips
-       to its own, so that its choice refits with the exact kernel), each scored on the
-       same folds as a fit of its own, while each rung lowers the CV error.  The
-       ladder's last rung scores the next γ of the 1-2-5 steps above too, at the same C:
-       the larger m captures more of a larger γ's kernel, and the steps of stage 1's γ
-       leave a gap there (on the UCI letter set γ 'scale' is 0.0625, stage 1 has 0.05 and
-       0.2, and at m = 1,500 γ = 0.1 scored 3.77 % CV error against 0.05's 3.87 %, 2.60 %
-       test error against 2.97 %).
+    2. at the γ and C of the last round's largest γ within one standard error of its
+       best (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows,
+       then four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and
+       the rows a fold trains on: that m is asked as every searched row, which each fold
+       clips to its own, so that its choice refits with the exact kernel; a ladder with
+       that top goes there straight), each scored on the same folds as a fit of its own,
+       while each rung lowers the CV error.  The ladder's last rung scores the next γ of
+       the 1-2-5 steps above too, at the same C: the larger m captures more of a larger
+       γ's kernel, and the steps of stage 1's γ leave a gap there (on the UCI letter set
+       γ 'scale' is 0.0625, stage 1 has 0.05 and 0.2, and at m = 1,500 γ = 0.1 scored
+       3.77 % CV error against 0.05's 3.87 %, 2.60 % test error against 2.97 %).
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
@@ -453,7 +453,10 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     gamma_step = ()
     m_stop = (f"the ladder's top (4× the default m, at most {SEARCH_MAX_M:,}; every row "
               "where a fold trains on fewer)")
-    rungs = sorted({m, every_row(min(4 * m, SEARCH_MAX_M))} - {m_first})
+    top = every_row(min(4 * m, SEARCH_MAX_M))
+    # A top of every row is the exact kernel, which the rungs below it approximate: the
+    # ladder goes there straight, so that two of them tied cannot stop it short.
+    rungs = sorted(({top} if top == X.shape[0] else {m, top}) - {m_first})
     for rung in rungs:
         grid = at_start
         up = _gamma_step(start) if rung == rungs[-1] else None
