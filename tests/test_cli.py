@@ -331,25 +331,25 @@ def test_a_heatmap_that_fails_before_its_first_cell_leaves_the_output_alone(caps
 
 def test_fit_defaults_are_the_apps_data_aware_ones(capsys):
     """Without --m and --lam, `snacks fit` trains with λ = 0.02/n and m = 2√n (within
-    [50, 500]) on its training rows: the rule the app's sidebar starts from (which rounds
+    [50, 500], at most 100 on two features) on its training rows beyond the small sets (two
+    classes: more than 15,000 rows): the rule the app's sidebar starts from (which rounds
     them to its sliders' steps).  On a small set it chooses C by cross-validation and says
     so, each candidate with its CV error."""
     from snacks_core.app.sidebar import defaults_for
 
-    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "3000")
-    n_train = 2100
+    status, out, _ = run(capsys, "fit", "moons", "--n-samples", "22000")
+    n_train = 15400
     assert status == 0 and f"{n_train} training rows" in out
-    m = round(2 * n_train ** 0.5)
-    assert f"m = {m}, λ = {0.02 / n_train:g} (C = 25)" in out
+    assert f"m = 100, λ = {0.02 / n_train:g} (C = 25)" in out
     assert "cross-validation" not in out
-    app = defaults_for(make_dataset(*make_moons(3000, random_state=0), "moons"), 0.3)
-    assert app["m"] == 75 and app["lam"] == 1e-5 and app["C"] == 20.0  # the steps near 92
+    app = defaults_for(make_dataset(*make_moons(22000, random_state=0), "moons"), 0.3)
+    assert app["m"] == 100 and app["lam"] == 1e-6 and app["C"] == 20.0  # the steps near 100
 
     status, out, _ = run(capsys, "fit", "moons", "--n-samples", "2000")
     chosen = re.search(r"m = 75, λ = (\S+) \(C = (\S+)\)", out)
     line = re.search(r"C = (\S+) chosen by a 3-fold cross-validation on the training rows "
-                     r"\(a small set, at most 2,000; CV error at C = 1: (\S+) %, 5: (\S+) %, "
-                     r"25: (\S+) %\)", out)
+                     r"\(a small set: at most 2,000 rows, or 15,000 over its one-vs-one "
+                     r"problems; CV error at C = 1: (\S+) %, 5: (\S+) %, 25: (\S+) %\)", out)
     assert status == 0 and chosen and line and chosen[2] == line[1]
     errors = dict(zip((1.0, 5.0, 25.0), map(float, line.groups()[1:]), strict=True))
     assert float(chosen[2]) == min(errors, key=lambda C: (errors[C], C))

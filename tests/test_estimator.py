@@ -445,12 +445,13 @@ def test_train_objective_weighs_each_row_by_its_sample_and_class_weight():
 def test_auto_early_stopping_is_for_two_classes_only():
     """'auto' holds rows out from EARLY_STOPPING_MIN_SAMPLES rows of two classes; with more
     classes every one-vs-rest column is solved to tol (their scores are compared), and
-    early_stopping=True still holds rows out."""
+    early_stopping=True still holds rows out.  (C is given: a fit that chooses it holds
+    none out, the next test.)"""
     from snacks_core.model.engine import EARLY_STOPPING_MIN_SAMPLES
 
     n = EARLY_STOPPING_MIN_SAMPLES
     X, y = make_classification(n, 6, n_informative=4, n_classes=3, random_state=0)
-    options = dict(n_components=20, max_epochs=4, random_state=0)
+    options = dict(n_components=20, max_epochs=4, C=25.0, random_state=0)
     three = SnacksClassifier(**options).fit(X, y)
     assert "early_stopping" not in three.stop_reasons_
     assert np.isnan(three.history_["validation_error"]).all()
@@ -460,12 +461,25 @@ def test_auto_early_stopping_is_for_two_classes_only():
     assert np.isfinite(two.history_["validation_error"]).any()
 
 
+def test_a_fit_that_chooses_C_holds_no_rows_out():
+    """10,500 training rows of two classes are a small set: the default fit chooses C and
+    trains on every row to tol ('auto' early stopping holds none out; at 500 landmarks it
+    cost the 2 % class of the next test 0.04 of its F1), while a given C holds 10 % out."""
+    X, y = make_classification(10_500, 6, n_informative=4, weights=[0.9], random_state=0)
+    chosen = SnacksClassifier(n_components=50, random_state=0).fit(X, y)
+    assert chosen.C_cv_errors_ is not None and "early_stopping" not in chosen.stop_reasons_
+    assert np.isnan(chosen.history_["validation_error"]).all()
+    given = SnacksClassifier(n_components=50, C=chosen.C_, random_state=0).fit(X, y)
+    assert np.isfinite(given.history_["validation_error"]).any()
+
+
 def test_early_stopping_on_a_rare_class_waits_until_it_is_learned():
-    """A class of 2 % (257 of 10,500 training rows, about 26 of the held-out ones): early
-    stopping ('auto', on from 10,000 rows) stops long before the certified gap, yet its
-    F1 is that of training to the end, well above the first epoch's (what a patience
-    spent too soon returns: the held-out 0-1 error barely sees the rare class)."""
-    X, y = make_classification(15_000, 20, n_informative=8, weights=[0.98, 0.02],
+    """A class of 2 % (352 of 15,050 training rows, about 35 of the held-out ones): early
+    stopping ('auto', on from 10,000 rows of two classes beyond the small sets) stops long
+    before the certified gap, yet its F1 is that of training to the end, well above the
+    first epoch's (what a patience spent too soon returns: the held-out 0-1 error barely
+    sees the rare class)."""
+    X, y = make_classification(21_500, 20, n_informative=8, weights=[0.98, 0.02],
                                flip_y=0.01, random_state=4)
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y,
                                                         random_state=0)

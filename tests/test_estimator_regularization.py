@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import make_moons
 
 from snacks_core import SnacksClassifier
-from snacks_core.model.defaults import SMALL_SET_ROWS, default_lam, default_m
+from snacks_core.model.defaults import SMALL_SET_PAIR_ROWS, default_lam, default_m
 from snacks_core.model.search import SnacksSearchCV
 
 
@@ -37,14 +37,14 @@ def test_bad_regularization_values_are_refused(moons, params):
 
 
 def test_auto_values_follow_the_data():
-    """Beyond the small sets: λ = 0.02/n (C = 25) and m = 2√n (100 at most on two
-    features)."""
-    X, y = make_moons(SMALL_SET_ROWS + 100, noise=0.25, random_state=0)
+    """Beyond the small sets (two classes: more than 15,000 rows): λ = 0.02/n (C = 25) and
+    m = 2√n (100 at most on two features)."""
+    X, y = make_moons(SMALL_SET_PAIR_ROWS + 100, noise=0.25, random_state=0)
     model = SnacksClassifier(gamma=2.0, random_state=0).fit(X, y)
     assert model.lam_ == default_lam(X.shape[0]) == pytest.approx(0.02 / X.shape[0])
     assert model.C_ == pytest.approx(25.0) and model.C_cv_errors_ is None
     # Two features: at most 100 landmarks; rows repeating a landmark are dropped.
-    assert model.embedding_.landmarks_.shape[0] <= default_m(X.shape[0], X.shape[1]) == 92
+    assert model.embedding_.landmarks_.shape[0] <= default_m(X.shape[0], X.shape[1]) == 100
     assert model.score(X, y) > 0.9
 
 

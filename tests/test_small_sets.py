@@ -3,6 +3,8 @@ own embedding (snacks_core.model.small_sets)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -15,7 +17,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from snacks_core import SnacksClassifier
-from snacks_core.model.defaults import SEARCH_FOLDS, SMALL_SET_C_VALUES, SMALL_SET_ROWS
+from snacks_core.model.defaults import (
+    SEARCH_FOLDS,
+    SMALL_SET_C_VALUES,
+    SMALL_SET_PAIR_ROWS,
+    SMALL_SET_ROWS,
+)
 from snacks_core.model.small_sets import chooses_C
 from snacks_core.solvers.objective import C_to_lam
 
@@ -84,11 +91,15 @@ def test_a_noisy_set_chooses_a_small_C_and_a_many_class_set_a_large_one():
     assert SnacksClassifier(random_state=0).fit(_standard(X), y).C_cv_errors_ is not None
 
 
-@settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 3 * SMALL_SET_ROWS), smallest=st.integers(1, 50))
-def test_which_fits_choose_C(n, smallest):
-    smallest = min(smallest, n)
-    assert chooses_C(n, smallest) == (n <= SMALL_SET_ROWS and smallest >= SEARCH_FOLDS)
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 9_000), min_size=2, max_size=12))
+def test_which_fits_choose_C(sizes):
+    """At most SMALL_SET_ROWS rows, or at most SMALL_SET_PAIR_ROWS rows in all over the
+    one-vs-one problems (counted pair by pair here), and every class on 3 rows or more."""
+    n = sum(sizes)
+    pair_rows = sum(a + b for a, b in itertools.combinations(sizes, 2))
+    small = n <= SMALL_SET_ROWS or pair_rows <= SMALL_SET_PAIR_ROWS
+    assert chooses_C(n, sizes) == (small and min(sizes) >= SEARCH_FOLDS)
 
 
 @pytest.mark.parametrize("params", [{"C": 25.0}, {"lam": 1e-3}, {"solver": "libsvm"},

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from snacks_core.model.defaults import DEFAULT_N_COMPONENTS, SEARCH_FOLDS, SMALL_SET_ROWS
+from snacks_core.model.defaults import (
+    DEFAULT_N_COMPONENTS,
+    SEARCH_FOLDS,
+    SMALL_SET_PAIR_ROWS,
+    SMALL_SET_ROWS,
+)
 from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
@@ -52,7 +57,8 @@ def C_report(model) -> str | None:
         return None
     tried = ", ".join(f"{C:g}: {100 * error:.2f} %" for C, error in errors.items())
     return (f"C = {model.C_:g} chosen by a {SEARCH_FOLDS}-fold cross-validation on the "
-            f"training rows (a small set, at most {SMALL_SET_ROWS:,}; CV error at C = {tried})")
+            f"training rows (a small set: at most {SMALL_SET_ROWS:,} rows, or "
+            f"{SMALL_SET_PAIR_ROWS:,} over its one-vs-one problems; CV error at C = {tried})")
 
 
 def class_split(model) -> str:

@@ -314,14 +314,16 @@ def _add_fit_parser(commands):
                      help="landmarks m (default 2√n within [50, 500] for n training rows, "
                           "at least 30 a class for more than two classes, 100 at most on "
                           "two features, as in the app; every row, up to 500, on a small "
-                          "set: at most 2,000 rows of more features); 'auto' grows m from "
+                          "set of more features: at most 2,000 rows, or two classes up to "
+                          "15,000); 'auto' grows m from "
                           "2√n, doubling "
                           "it while the error on held-out training rows falls by more than "
                           "its noise, and says why it stopped")
     _add_regularisation(
         fit, grid=False,
         lam_help="regularisation λ > 0 (default 0.02/n for n training rows, that is C = 25, "
-                 "as in the app; on a small set of at most 2,000 rows, C from 1, 5 and 25 "
+                 "as in the app; on a small set, at most 2,000 rows or two classes up to "
+                 "15,000, C from 1, 5 and 25 "
                  "by a 3-fold cross-validation)",
         C_help="LIBSVM's C = 1/(2nλ) > 0 instead of λ")
     fit.add_argument("--solver", choices=SOLVERS, default="snacks",

@@ -51,8 +51,14 @@ DEFAULT_M_MAX_2D = 100
 # real KEEL sets of 105-1,617 training rows (3 splits) the test error against SVC()'s went
 # from a mean of -0.16 points (14 sets over +0.15, heart +4.53) to -1.37 (5 over), the fit
 # from 0.4-7.5x SVC()'s milliseconds to 0.9-26x (BENCHMARKS.md, "Small sets: C from the
-# data and every row a landmark").
+# data and every row a landmark").  A set is small too where its one-vs-one problems hold
+# at most SMALL_SET_PAIR_ROWS rows in all, (K - 1)·n: two classes up to 15,000 rows (where
+# the issue's time bar changes from 2x to 1x SVC()'s), three up to 7,500.  On the 13 real
+# sets of 2,100-13,314 rows this reaches, the same rule was better or level on every one
+# (splice 7.70 -> 3.87 %, SVC() 3.41; ring 2.94 -> 2.30, SVC() 1.91) for 0.1-2.4x SVC()'s
+# time (BENCHMARKS.md, "Small sets up to 15,000 rows over the classes' pairs").
 SMALL_SET_ROWS = 2000
+SMALL_SET_PAIR_ROWS = 15_000
 SMALL_SET_C_VALUES = (1.0, 5.0, 25.0)
 # The C = 1/(2nλ) that grids centre on: the default C = 25 on the sliders' 1-2-5 steps.
 DEFAULT_C_ON_STEPS = 20.0
@@ -131,21 +137,39 @@ def default_m(n_train, n_features=None, n_classes=2) -> int:
     return int(min(n_train, high, max(low, round(2 * np.sqrt(n_train)))))
 
 
+def is_small_set(n_train, n_classes=2) -> bool:
+    """Whether a set of ``n_train`` training rows and ``n_classes`` classes is small: at
+    most :data:`SMALL_SET_ROWS` rows, or at most :data:`SMALL_SET_PAIR_ROWS` rows in all
+    over its one-vs-one problems, (K − 1)·n (each row is in K − 1 of the pairs).
+
+    Examples
+    --------
+    >>> is_small_set(2_000, 26), is_small_set(15_000), is_small_set(15_001)
+    (True, True, False)
+    >>> is_small_set(7_500, 3), is_small_set(2_500, 10)
+    (True, False)
+    """
+    pair_rows = (max(int(n_classes), 2) - 1) * n_train
+    return n_train <= SMALL_SET_ROWS or pair_rows <= SMALL_SET_PAIR_ROWS
+
+
 def default_fit_m(n_train, n_features=None, n_classes=2) -> int:
     """The m of a fit at the default ``n_components='sqrt'``: :func:`default_m`, except on
-    a small set (at most :data:`SMALL_SET_ROWS` rows) of more than two features, where every
-    row is a landmark, up to 500 (the fit's kernel is then the exact one on up to 500
-    rows).  The app's sliders, the grids' m axes and ``n_components='auto'`` start from
+    a small set (:func:`is_small_set`) of more than two features, where every row is a
+    landmark, up to 500 (the fit's kernel is then the exact one on up to 500 rows).  The
+    app's sliders, the grids' m axes and ``n_components='auto'`` start from
     :func:`default_m`; the default search's m ladder from the estimator's m (this one).
 
     Examples
     --------
-    >>> default_fit_m(400, 13), default_fit_m(1_257, 64, 10), default_fit_m(2_001, 64)
-    (400, 500, 89)
+    >>> default_fit_m(400, 13), default_fit_m(1_257, 64, 10), default_fit_m(2_001, 64, 10)
+    (400, 500, 300)
+    >>> default_fit_m(5_000, 20), default_fit_m(15_001, 20)
+    (500, 245)
     >>> default_fit_m(400, 2)
     50
     """
-    if n_train <= SMALL_SET_ROWS and (n_features is None or n_features > 2):
+    if is_small_set(n_train, n_classes) and (n_features is None or n_features > 2):
         return int(min(n_train, DEFAULT_M_RANGE[1]))
     return default_m(n_train, n_features, n_classes)
 

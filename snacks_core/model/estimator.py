@@ -95,23 +95,23 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     n_components : int, 'sqrt' or 'auto', default='sqrt'
         Number m of Nyström landmarks (clipped to n with a warning); 'sqrt' is
         :func:`snacks_core.model.defaults.default_fit_m` of the training rows (m = 2√n in
-        [50, 500], at least 30 a class for more than two classes; on at most 2,000 rows of
-        more than two features every row, up to 500); 'auto' starts from
-        :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too) and doubles m
-        while the error on held-out rows improves by more than its standard error, reusing
-        the landmarks, the embedding's columns and the solution it has, up to
+        [50, 500], at least 30 a class for more than two classes; on a small set of more
+        than two features every row, up to 500: at most 2,000 rows, or at most 15,000 over
+        its one-vs-one problems, :func:`~snacks_core.model.defaults.is_small_set`); 'auto'
+        starts from :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too)
+        and doubles m while the error on held-out rows improves by more than its standard
+        error, reusing the landmarks, the embedding's columns and the solution it has, up to
         :data:`~snacks_core.model.defaults.AUTO_M_MAX` landmarks, n and the memory budget
         (:mod:`snacks_core.model.landmark_growth`; ``m_path_`` and ``m_stop_reason_``
         tell the path and why it stopped).  'auto' grows m for the embedded solvers in
         one process; elsewhere (a cluster, 'libsvm', 'admm') it stays where it starts.
     lam : float or 'auto', default='auto'
         Regularisation λ > 0; 'auto' is :func:`snacks_core.model.defaults.default_lam`
-        (λ = 0.02/n, i.e. C = 25 on any n), except on a small set: a fit on the Nyström
-        embedding in one process, ``n_components`` not 'auto', on at most
-        :data:`~snacks_core.model.defaults.SMALL_SET_ROWS` training rows (each class on at
-        least 3), chooses C from 1, 5 and 25 by a 3-fold cross-validation on its own
-        embedding (:mod:`snacks_core.model.small_sets`; ``C_cv_errors_`` holds the
-        errors).
+        (λ = 0.02/n, i.e. C = 25 on any n), except on a small set
+        (:func:`~snacks_core.model.defaults.is_small_set`; each class on at least 3 rows): a
+        fit on the Nyström embedding in one process, ``n_components`` not 'auto', chooses C
+        from 1, 5 and 25 by a 3-fold cross-validation on its own embedding
+        (:mod:`snacks_core.model.small_sets`; ``C_cv_errors_`` holds the errors).
     C : float or None, default=None
         LIBSVM's C = 1/(2nλ) > 0 instead of λ (n the training rows passed to ``fit``); give
         C or a number as ``lam``, not both.
@@ -151,7 +151,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         (:func:`snacks_core.solvers.snacks.rows_between_checks`).
         'auto' turns it on from :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES`
         training rows of two classes (never for more: the one-vs-rest columns are then
-        solved to ``tol``, so that their scores compare).  An ``eval_set`` is only
+        solved to ``tol``, so that their scores compare), except where the fit chooses C
+        (``lam``), which trains to ``tol``.  An ``eval_set`` is only
         recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
@@ -442,8 +443,11 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._fit_embedding(X, labels, seeds.embedding, specs)
         # Held out of the training rows: a test set passed as eval_set is recorded, never
         # used to decide when to stop.  The rows trained on are embedded from X block by
-        # block, never copied out of it whole.
-        split = spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0])
+        # block, never copied out of it whole.  A fit that chooses C holds none out for
+        # 'auto': its fits train to tol (at 500 landmarks early stopping cost a 2 % class
+        # 0.04 of its F1: tests/test_estimator.py).
+        split = (None if self.early_stopping == "auto" and self._chooses_C(targets, X.shape[0])
+                 else spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0]))
         every_row = (targets, sample_weight)
         targets, held, sample_weight = cut_training_rows(targets, sample_weight, split)
         X_stop = None if split is None else X[split[1]]
@@ -452,7 +456,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
-        if isinstance(Z, np.ndarray) and self._chooses_C(targets):
+        if isinstance(Z, np.ndarray) and self._chooses_C(targets, X.shape[0]):
             # Training time includes choosing C.
             spec = self._choose_C(spec, Z, targets, sample_weight, seeds.solver, X.shape[0])
         if not isinstance(Z, np.ndarray) and self.multiclass == "auto" and is_one_vs_one(targets):
@@ -488,14 +492,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
                                         *every_row, spec.lam)
         return results
 
-    def _chooses_C(self, targets) -> bool:
-        """Whether this fit chooses C by cross-validation on the rows of ``targets``
-        (``lam='auto'`` on a small set: :func:`~snacks_core.model.small_sets.chooses_C`;
-        not while ``n_components='auto'`` chooses m)."""
+    def _chooses_C(self, targets, n_samples) -> bool:
+        """Whether this fit on ``n_samples`` rows chooses C by cross-validation on the rows
+        of ``targets`` (``lam='auto'`` on a small set:
+        :func:`~snacks_core.model.small_sets.chooses_C`; not while ``n_components='auto'``
+        chooses m)."""
         if self.C is not None or self.lam != "auto" or self.n_components == "auto":
             return False
         counts = np.unique(class_labels(targets), return_counts=True)[1]
-        return chooses_C(targets[0].shape[0], int(counts.min()))
+        return chooses_C(n_samples, counts.tolist())
 
     def _choose_C(self, spec, Z, targets, sample_weight, seed, n_samples):
         """``spec`` at the C a cross-validation on Z chooses (``C_``, ``lam_`` and

@@ -1,5 +1,7 @@
 """C from the data on small sets: ``lam='auto'`` on at most
-:data:`~snacks_core.model.defaults.SMALL_SET_ROWS` training rows.
+:data:`~snacks_core.model.defaults.SMALL_SET_ROWS` training rows, or at most
+:data:`~snacks_core.model.defaults.SMALL_SET_PAIR_ROWS` over the classes' one-vs-one
+problems (:func:`~snacks_core.model.defaults.is_small_set`: two classes up to 15,000 rows).
 
 No single C is right on small real sets: C = 25 (the default beyond them) overfits noisy
 two-class sets such as heart or pima, where ``SVC()``'s C = 1 wins by up to 4.5 points,
@@ -26,7 +28,7 @@ from snacks_core.model.defaults import (
     SEARCH_EPOCHS,
     SEARCH_FOLDS,
     SMALL_SET_C_VALUES,
-    SMALL_SET_ROWS,
+    is_small_set,
 )
 from snacks_core.model.engine import class_labels, misclassified, train_columns
 from snacks_core.solvers.objective import C_to_lam, decision_values
@@ -39,11 +41,12 @@ class CChoice(NamedTuple):
     cv_errors: dict
 
 
-def chooses_C(n_rows, min_class_rows, folds=SEARCH_FOLDS) -> bool:
-    """Whether a fit with ``lam='auto'`` on ``n_rows`` rows chooses C by cross-validation:
-    at most :data:`SMALL_SET_ROWS` rows, and every class on at least ``folds`` rows (each
-    fold then trains on every class)."""
-    return n_rows <= SMALL_SET_ROWS and min_class_rows >= folds
+def chooses_C(n_rows, class_rows, folds=SEARCH_FOLDS) -> bool:
+    """Whether a fit with ``lam='auto'`` on ``n_rows`` rows, of classes of ``class_rows``
+    rows each that its cross-validation would split, chooses C by cross-validation: a
+    small set (:func:`~snacks_core.model.defaults.is_small_set`), and every class on at
+    least ``folds`` rows (each fold then trains on every class)."""
+    return is_small_set(n_rows, len(class_rows)) and min(class_rows) >= folds
 
 
 def choose_C(spec, Z, targets, *, seed, sample_weight=None, c_values=SMALL_SET_C_VALUES,
