@@ -463,8 +463,9 @@ def test_auto_early_stopping_is_for_two_classes_only():
 
 def test_a_fit_that_chooses_C_holds_no_rows_out():
     """10,500 training rows of two classes are a small set: the default fit chooses C and
-    trains on every row to tol ('auto' early stopping holds none out; at 500 landmarks it
-    cost the 2 % class of the next test 0.04 of its F1), while a given C holds 10 % out."""
+    trains on every row to tol ('auto' early stopping holds none out: at that fit's 500
+    landmarks it cost the 2 % class of the next test's set, cut to 10,500 training rows,
+    0.04 of its F1), while a given C holds 10 % out."""
     X, y = make_classification(10_500, 6, n_informative=4, weights=[0.9], random_state=0)
     chosen = SnacksClassifier(n_components=50, random_state=0).fit(X, y)
     assert chosen.C_cv_errors_ is not None and "early_stopping" not in chosen.stop_reasons_

@@ -53,10 +53,11 @@ DEFAULT_M_MAX_2D = 100
 # from 0.4-7.5x SVC()'s milliseconds to 0.9-26x (BENCHMARKS.md, "Small sets: C from the
 # data and every row a landmark").  A set is small too where its one-vs-one problems hold
 # at most SMALL_SET_PAIR_ROWS rows in all, (K - 1)·n: two classes up to 15,000 rows (where
-# the issue's time bar changes from 2x to 1x SVC()'s), three up to 7,500.  On the 13 real
-# sets of 2,100-13,314 rows this reaches, the same rule was better or level on every one
-# (splice 7.70 -> 3.87 %, SVC() 3.41; ring 2.94 -> 2.30, SVC() 1.91) for 0.1-2.4x SVC()'s
-# time (BENCHMARKS.md, "Small sets up to 15,000 rows over the classes' pairs").
+# the issue's time bar changes from 2x to 1x SVC()'s), three up to 7,500.  On 14 sets of
+# 2,100-12,000 training rows this reaches (13 real), the same rule was better or level on
+# every one (splice 7.70 -> 3.87 %, SVC() 3.41; ring 2.94 -> 2.30, SVC() 1.91) for
+# 0.03-2.25x SVC()'s time, was 0.01-0.45x (BENCHMARKS.md, "Small sets up to 15,000 rows
+# over the classes' pairs").
 SMALL_SET_ROWS = 2000
 SMALL_SET_PAIR_ROWS = 15_000
 SMALL_SET_C_VALUES = (1.0, 5.0, 25.0)

@@ -444,8 +444,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # Held out of the training rows: a test set passed as eval_set is recorded, never
         # used to decide when to stop.  The rows trained on are embedded from X block by
         # block, never copied out of it whole.  A fit that chooses C holds none out for
-        # 'auto': its fits train to tol (at 500 landmarks early stopping cost a 2 % class
-        # 0.04 of its F1: tests/test_estimator.py).
+        # 'auto': its fits train to tol (at its 500 landmarks early stopping cost a 2 %
+        # class 0.04 of its F1: BENCHMARKS.md, "Small sets up to 15,000 rows").
         split = (None if self.early_stopping == "auto" and self._chooses_C(targets, X.shape[0])
                  else spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0]))
         every_row = (targets, sample_weight)
