@@ -472,6 +472,11 @@ def test_a_fit_that_chooses_C_holds_no_rows_out():
     assert np.isnan(chosen.history_["validation_error"]).all()
     given = SnacksClassifier(n_components=50, C=chosen.C_, random_state=0).fit(X, y)
     assert np.isfinite(given.history_["validation_error"]).any()
+    # An embedding on a store keeps C = 25 (no CV reads a store), so it holds rows out too.
+    with pytest.warns(UserWarning):
+        stored = SnacksClassifier(n_components=50, storage="compact", random_state=0).fit(X, y)
+    assert stored.storage_ != "memory" and stored.C_cv_errors_ is None
+    assert np.isfinite(stored.history_["validation_error"]).any()
 
 
 def test_early_stopping_on_a_rare_class_waits_until_it_is_learned():

@@ -443,10 +443,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         self._fit_embedding(X, labels, seeds.embedding, specs)
         # Held out of the training rows: a test set passed as eval_set is recorded, never
         # used to decide when to stop.  The rows trained on are embedded from X block by
-        # block, never copied out of it whole.  A fit that chooses C holds none out for
-        # 'auto': its fits train to tol (at its 500 landmarks early stopping cost a 2 %
-        # class 0.04 of its F1: BENCHMARKS.md, "Small sets up to 15,000 rows").
-        split = (None if self.early_stopping == "auto" and self._chooses_C(targets, X.shape[0])
+        # block, never copied out of it whole.  A fit that chooses C (on an embedding in
+        # memory) holds none out for 'auto': its fits train to tol (at its 500 landmarks
+        # early stopping cost a 2 % class 0.04 of its F1: BENCHMARKS.md, "Small sets up to
+        # 15,000 rows").  The storage is planned for every row, held out or not.
+        n_val = 0 if evaluation is None else evaluation[0].shape[0]
+        in_memory = self._storage_plan(X.shape[0] + n_val, specs).kind == "memory"
+        split = (None if in_memory and self.early_stopping == "auto"
+                 and self._chooses_C(targets, X.shape[0])
                  else spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0]))
         every_row = (targets, sample_weight)
         targets, held, sample_weight = cut_training_rows(targets, sample_weight, split)
@@ -456,7 +460,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             X, None if split is None else split[0], (X_val, X_stop), specs)
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
-        if isinstance(Z, np.ndarray) and self._chooses_C(targets, X.shape[0]):
+        if in_memory and self._chooses_C(targets, X.shape[0]):
             # Training time includes choosing C.
             spec = self._choose_C(spec, Z, targets, sample_weight, seeds.solver, X.shape[0])
         if not isinstance(Z, np.ndarray) and self.multiclass == "auto" and is_one_vs_one(targets):
@@ -548,6 +552,13 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             sum(wrong for wrong, _ in sums), sum(hinge for _, hinge in sums),
             targets[0].shape[0], self.coef_, lam)
 
+    def _storage_plan(self, n_rows, specs):
+        """Where the embedding of ``n_rows`` rows goes (:func:`plan_storage` under the fit's
+        memory budget and storage)."""
+        resources = specs.resources
+        return plan_storage(n_rows, self.embedding_.n_components_, dtype=resources.dtype,
+                            memory_budget=resources.memory_budget, storage=resources.storage)
+
     def _embed_for_training(self, X, train, extra, specs):
         """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory
         budget allows (an ndarray or a store; a store only for a streaming solver), and
@@ -556,9 +567,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         resources = specs.resources
         k = self.embedding_.n_components_
         n = X.shape[0] if train is None else train.shape[0]
-        plan = plan_storage(n + sum(rows.shape[0] for rows in extra if rows is not None), k,
-                            dtype=resources.dtype, memory_budget=resources.memory_budget,
-                            storage=resources.storage)
+        plan = self._storage_plan(n + sum(rows.shape[0] for rows in extra if rows is not None),
+                                  specs)
         self.storage_ = plan.kind
         if plan.kind != "memory" and not specs.solver.entry.streaming:
             streamers = [name for name, entry in REGISTRY.items() if entry.streaming]
