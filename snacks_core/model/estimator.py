@@ -448,7 +448,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         # early stopping cost a 2 % class 0.04 of its F1: BENCHMARKS.md, "Small sets up to
         # 15,000 rows").  The storage is planned for every row, held out or not.
         n_val = 0 if evaluation is None else evaluation[0].shape[0]
-        in_memory = self._storage_plan(X.shape[0] + n_val, specs).kind == "memory"
+        plan = plan_storage(X.shape[0] + n_val, self.embedding_.n_components_,
+                            dtype=resources.dtype, memory_budget=resources.memory_budget,
+                            storage=resources.storage)
+        in_memory = plan.kind == "memory"
         split = (None if in_memory and self.early_stopping == "auto"
                  and self._chooses_C(targets, X.shape[0])
                  else spec.held_out_rows(labels, seeds.solver, self.classes_.shape[0]))
@@ -457,7 +460,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         X_stop = None if split is None else X[split[1]]
         X_val = None if evaluation is None else evaluation[0]
         Z, Z_val, Z_stop = self._embed_for_training(
-            X, None if split is None else split[0], (X_val, X_stop), specs)
+            X, None if split is None else split[0], (X_val, X_stop), plan, specs)
         self.embedding_time_ = time.perf_counter() - start
         start = time.perf_counter()
         if in_memory and self._chooses_C(targets, X.shape[0]):
@@ -552,23 +555,14 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             sum(wrong for wrong, _ in sums), sum(hinge for _, hinge in sums),
             targets[0].shape[0], self.coef_, lam)
 
-    def _storage_plan(self, n_rows, specs):
-        """Where the embedding of ``n_rows`` rows goes (:func:`plan_storage` under the fit's
-        memory budget and storage)."""
-        resources = specs.resources
-        return plan_storage(n_rows, self.embedding_.n_components_, dtype=resources.dtype,
-                            memory_budget=resources.memory_budget, storage=resources.storage)
-
-    def _embed_for_training(self, X, train, extra, specs):
-        """Z = z(X[train]) (all of X when ``train`` is None) in the storage the memory
-        budget allows (an ndarray or a store; a store only for a streaming solver), and
-        the embeddings of the ``extra`` rows (each an X or None) in memory, float16 unless
-        Z is in memory."""
+    def _embed_for_training(self, X, train, extra, plan, specs):
+        """Z = z(X[train]) (all of X when ``train`` is None) in the storage ``plan`` chose
+        under the memory budget for these and the ``extra`` rows (an ndarray or a store; a
+        store only for a streaming solver), and the embeddings of the ``extra`` rows (each
+        an X or None) in memory, float16 unless Z is in memory."""
         resources = specs.resources
         k = self.embedding_.n_components_
         n = X.shape[0] if train is None else train.shape[0]
-        plan = self._storage_plan(n + sum(rows.shape[0] for rows in extra if rows is not None),
-                                  specs)
         self.storage_ = plan.kind
         if plan.kind != "memory" and not specs.solver.entry.streaming:
             streamers = [name for name, entry in REGISTRY.items() if entry.streaming]
