@@ -374,8 +374,36 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     # The choice: the lowest CV error in the table.
     assert found.cv_error == pytest.approx(table["cv_error"].min())
     chosen = table[(table["gamma"] == found.params["gamma"]) & (table["C"] == found.params["C"])
-                   & (table["m"] == found.params["n_components"])]
+                   & (table["m"] == found.scored_m)]
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
+
+
+@pytest.mark.parametrize("n_classes, informative, grows",
+                         [(2, 4, True), (3, 4, False), (2, 2, False)])
+def test_a_two_class_choice_still_gaining_at_the_ladders_top_takes_twice_its_m(
+        monkeypatch, n_classes, informative, grows):
+    """On two classes, a choice scored at the ladder's top (80 of 600 rows here) that
+    lowered the CV error there by more than a standard error, √(e(1 − e)/n), below the
+    best scored before the top rung, comes back with twice the top's m; ``scored_m`` keeps
+    the m it was scored at.  Three cases: two classes whose top gains (more than a
+    standard error), three classes whose top gains as much (not grown: their refit is
+    one-vs-one), and two classes whose ladder stopped before its top."""
+    from snacks_core.model import search
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    X, y = make_classification(600, informative + 2, n_informative=informative, n_redundant=0,
+                               flip_y=0.01, n_classes=n_classes, random_state=0)
+    found = search.search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
+                                          X, y)
+    table = found.results[found.results["rows"] == 600]
+    before = table[table["m"] < 80]["cv_error"].min()
+    gain = before - found.cv_error
+    at_top = found.scored_m == 80
+    assert (at_top and gain > np.sqrt(found.cv_error * (1 - found.cv_error) / 600)) == (
+        grows or n_classes == 3)
+    assert found.params["n_components"] == (160 if grows else found.scored_m)
+    note = search.refit_m_note(found.scored_m, found.params["n_components"])
+    assert ("m = 80 (the ladder's top)" in note and "m = 160" in note) if grows else note == ""
 
 
 @pytest.mark.parametrize("n_rows, path", [(150, [150]), (900, [300, 900])])

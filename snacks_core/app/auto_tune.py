@@ -72,7 +72,8 @@ def _run(request, split, params):
     st.session_state[Keys.AUTO_TUNE] = {
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
         "results": result["results"], "ladder": result["ladder"],
-        "gamma_step": result["gamma_step"], "n_rows": result["n_rows"],
+        "gamma_step": result["gamma_step"], "refit_m": result["refit_m"],
+        "n_rows": result["n_rows"],
         "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
     st.rerun()
@@ -121,7 +122,9 @@ def tried_table(request, split, run):
         st.caption(
             f"{halving}; then, at {at}, m as set and 4× (every row where a fold trains on fewer), "
             f"each only while the m before it lowered the CV error (m scored: {scored_m})"
-            f"{step}; the lowest CV error is chosen. C = 1/(2nλ) carries a choice from the rows "
+            f"{step}; the lowest CV error is chosen"
+            + (f" ({tuned['refit_m']})" if tuned.get("refit_m") else "")
+            + ". C = 1/(2nλ) carries a choice from the rows "
             "searched to every training row (λ is shown for all of them, as the sidebar "
             "gets it). m counts the landmarks asked for: the model's facts count the "
             "distinct rows drawn.")

@@ -22,7 +22,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.estimator import estimator_from_settings
-from snacks_core.model.search import search_around_defaults
+from snacks_core.model.search import refit_m_note, search_around_defaults
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
     GRID_AXIS_SYMBOLS,
@@ -206,6 +206,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
     ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
     ``gamma_step`` (the larger γ its last m scored too, that m and its CV error, or ()),
+    ``refit_m`` (why the chosen m is larger than the m it was scored at, or ''),
     ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
@@ -218,13 +219,14 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     as_set = (lambda C: C_to_lam(C, n_train)) if by_C else (
         lambda C: round_125(C_to_lam(C, n_train)))
     table = found.results.assign(lam=[as_set(C) for C in found.results["C"]])
-    table["chosen"] = ((table["C"] == chosen["C"]) & (table["m"] == chosen["n_components"])
+    table["chosen"] = ((table["C"] == chosen["C"]) & (table["m"] == found.scored_m)
                        & (table["rows"] == found.n_rows)
                        & ((table["gamma"] == chosen["gamma"]) if "gamma" in chosen else True))
     lam = as_set(chosen.pop("C"))
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
             "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
             "gamma_step": found.gamma_step, "n_rows": found.n_rows, "fits": found.fits,
+            "refit_m": refit_m_note(found.scored_m, chosen["n_components"]),
             "seconds": time.perf_counter() - start}
 
 

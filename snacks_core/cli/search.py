@@ -38,7 +38,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.metrics import classification_scores
-from snacks_core.model.search import SnacksSearchCV, search_around_defaults
+from snacks_core.model.search import SnacksSearchCV, refit_m_note, search_around_defaults
 from snacks_core.persistence import model_to_npz
 
 # The settings printed for each scaling: the best few by CV score.
@@ -186,9 +186,12 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
     if found.gamma_step:
         gamma, m, error = found.gamma_step
         ladder += f"; at m = {m:,} also γ = {gamma:.4g} (CV error {100 * error:.2f} %)"
+    grown = refit_m_note(found.scored_m, found.params["n_components"])
+    if grown:
+        chosen += f" (scored at m = {found.scored_m:,})"
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
                  found.results.assign(scaling=scaling), found.n_rows, found.fits, refit,
-                 f"{ladder}; stopped: {found.m_stop}")
+                 f"{ladder}; stopped: {found.m_stop}" + (f"; {grown}" if grown else ""))
 
 
 def _search(args, dataset, scaling) -> Found:

@@ -55,6 +55,7 @@ from snacks_core.model.defaults import (
     SEARCH_M,
     SEARCH_MAX_M,
     SEARCH_MAX_ROWS,
+    SEARCH_REFIT_M_FACTOR,
     C_values_around_default,
     gamma_values_around,
 )
@@ -366,6 +367,7 @@ class DefaultSearch(NamedTuple):
     m_stop: str  # why the ladder of m stopped where it did
     ladder: dict  # the γ (none for the linear kernel) and C the ladder of m ran at
     gamma_step: tuple  # (γ one step up, the m it was scored at, its CV error), or ()
+    scored_m: int  # the m the choice was scored at (params' is larger past the top)
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
@@ -397,7 +399,13 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
-    ``results`` shows no better setting than the one chosen.
+    ``results`` shows no better setting than the one chosen.  On two classes, a choice
+    scored at the ladder's top, short of every row, that lowered the CV error by more than
+    a standard error there is returned with
+    :data:`~snacks_core.model.defaults.SEARCH_REFIT_M_FACTOR` times the top's m (at most
+    every searched row; ``scored_m`` keeps the top): the ladder was still gaining where
+    it stopped, and more landmarks at the same γ and C only draw the same kernel closer
+    (:func:`refit_m_note` says so).
 
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
     C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
@@ -457,7 +465,9 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     # A top of every row is the exact kernel, which the rungs below it approximate: the
     # ladder goes there straight, so that two of them tied cannot stop it short.
     rungs = sorted(({top} if top == X.shape[0] else {m, top}) - {m_first})
+    before_rung = cv_error
     for rung in rungs:
+        before_rung = cv_error
         grid = at_start
         up = _gamma_step(start) if rung == rungs[-1] else None
         if up is not None:
@@ -475,13 +485,27 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             m_stop = f"m = {rung:,} did not lower the CV error"
             break
         ladder_error = rung_error
+    scored_m = chosen["n_components"]
+    if (m_path[-1][0] == top == scored_m < X.shape[0] and np.unique(y).shape[0] == 2
+            and before_rung - cv_error > _standard_error(cv_error, X.shape[0])):
+        chosen["n_components"] = min(SEARCH_REFIT_M_FACTOR * top, X.shape[0])
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
     return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits), tuple(m_path), m_stop,
-                         start, gamma_step)
+                         start, gamma_step, scored_m)
+
+
+def refit_m_note(scored_m, m) -> str:
+    """Why the default search's choice has ``m`` landmarks where it was scored at
+    ``scored_m`` (nothing when they are equal), as the command line and the app say it."""
+    if m == scored_m:
+        return ""
+    return (f"the choice, scored at m = {scored_m:,} (the ladder's top), lowered the CV "
+            "error there by more than a standard error: its model takes "
+            f"m = {m:,} (more landmarks of the same kernel, not scored)")
 
 
 def _gamma_step(start):
@@ -508,10 +532,16 @@ def _least_smoothing_tie(results, n_rows):
     errors = 1.0 - np.asarray(results["mean_test_score"], dtype=float)[full]
     lowest = float(np.nanmin(errors))
     # A score that is no rate (outside [0, 1]) has no binomial error: exact ties only.
-    tied = full[errors <= lowest + math.sqrt(max(lowest * (1.0 - lowest), 0.0) / n_rows)]
+    tied = full[errors <= lowest + _standard_error(lowest, n_rows)]
     pick = max(tied, key=lambda i: (results["params"][i].get("gamma", 0.0),
                                     results["mean_test_score"][i]))
     return dict(results["params"][pick]), 1.0 - float(results["mean_test_score"][pick])
+
+
+def _standard_error(error, n_rows) -> float:
+    """√(e(1 − e)/n), the binomial standard error of an error rate e on n rows (0 for a
+    score that is no rate, outside [0, 1])."""
+    return math.sqrt(max(error * (1.0 - error), 0.0) / n_rows)
 
 
 def _cv_error_of(results, params) -> float:
