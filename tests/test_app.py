@@ -699,6 +699,25 @@ def test_auto_tune_sets_the_sidebar_to_its_choice():
     assert gamma in top["gamma"].tolist() and gamma > tuned["ladder"]["gamma"]
 
 
+def test_auto_tune_says_when_its_choice_takes_more_landmarks_than_it_was_scored_at():
+    """Two classes whose ladder still gained at its top (m = 80 from the slider's 20, short
+    of the 700 training rows) by more than a standard error: the sidebar gets twice that m,
+    the headline gives the CV error at the m it was measured at, the table stars the setting
+    scored, and the caption says why the m differs."""
+    at = run_app(dataset="synthetic:classification", n_samples=1000, m=20, lam=0.5)
+    at.button(key="auto_tune").click().run()
+    assert_clean(at)
+    tuned = at.session_state["_auto_tune"]
+    assert tuned["scored_m"] == 80 and at.session_state["m"] == tuned["values"]["m"] == 160
+    headline = next(c.value for c in at.caption if c.value.startswith("Auto-tune scored"))
+    assert "m = 160 (CV error" in headline and " at m = 80)" in headline
+    starred = tuned["results"][tuned["results"]["chosen"]]
+    assert starred["m"].tolist() == [80]
+    assert any("The choice was scored at the ladder's top, m = 80, where it lowered the CV "
+               "error by more than a standard error: its model takes m = 160" in c.value
+               for c in at.caption)
+
+
 def test_lesson_peeking_text_is_true():
     """36 cells scored on the same test rows; the choice flatters itself, as measured."""
     at = run_app()

@@ -37,7 +37,8 @@ def auto_tune_section(request, split, params):
             f"a stratified {tuned['n_rows']:,} of the {n_train:,} training rows")
     st.caption(f"Auto-tune scored {tuned['fits']} fits by {explorer.AUTO_TUNE_FOLDS}-fold "
                f"cross-validation on {rows} in {tuned['seconds']:.1f} s and chose {chosen} "
-               f"(CV error {percent(tuned['cv_error'])})"
+               f"(CV error {percent(tuned['cv_error'])}"
+               + (f" at m = {tuned['scored_m']:,})" if tuned["refit_m"] else ")")
                + ("; the sidebar holds them and the model above is theirs, trained on every "
                   "training row." if tuned_settings_hold(request) else
                   "; the sidebar has changed since."))
@@ -73,6 +74,7 @@ def _run(request, split, params):
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
         "results": result["results"], "ladder": result["ladder"],
         "gamma_step": result["gamma_step"], "refit_m": result["refit_m"],
+        "scored_m": result["scored_m"],
         "n_rows": result["n_rows"],
         "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
@@ -122,9 +124,10 @@ def tried_table(request, split, run):
         st.caption(
             f"{halving}; then, at {at}, m as set and 4× (every row where a fold trains on fewer), "
             f"each only while the m before it lowered the CV error (m scored: {scored_m})"
-            f"{step}; the lowest CV error is chosen"
-            + (f" ({tuned['refit_m']})" if tuned.get("refit_m") else "")
-            + ". C = 1/(2nλ) carries a choice from the rows "
+            f"{step}; the lowest CV error is chosen. "
+            + (f"{tuned['refit_m'][0].upper()}{tuned['refit_m'][1:]}. " if tuned["refit_m"]
+               else "")
+            + "C = 1/(2nλ) carries a choice from the rows "
             "searched to every training row (λ is shown for all of them, as the sidebar "
             "gets it). m counts the landmarks asked for: the model's facts count the "
             "distinct rows drawn.")

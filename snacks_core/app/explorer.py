@@ -206,7 +206,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
     ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
     ``gamma_step`` (the larger γ its last m scored too, that m and its CV error, or ()),
-    ``refit_m`` (why the chosen m is larger than the m it was scored at, or ''),
+    ``scored_m`` (the m the choice was scored at) and ``refit_m`` (why the chosen m is
+    larger than that, or ''),
     ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
@@ -227,6 +228,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
             "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
             "gamma_step": found.gamma_step, "n_rows": found.n_rows, "fits": found.fits,
             "refit_m": refit_m_note(found.scored_m, chosen["n_components"]),
+            "scored_m": found.scored_m,
             "seconds": time.perf_counter() - start}
 
 

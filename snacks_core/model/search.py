@@ -503,9 +503,9 @@ def refit_m_note(scored_m, m) -> str:
     ``scored_m`` (nothing when they are equal), as the command line and the app say it."""
     if m == scored_m:
         return ""
-    return (f"the choice, scored at m = {scored_m:,} (the ladder's top), lowered the CV "
-            "error there by more than a standard error: its model takes "
-            f"m = {m:,} (more landmarks of the same kernel, not scored)")
+    return (f"the choice was scored at the ladder's top, m = {scored_m:,}, where it lowered "
+            f"the CV error by more than a standard error: its model takes m = {m:,} (more "
+            "landmarks of the same kernel, not scored)")
 
 
 def _gamma_step(start):
