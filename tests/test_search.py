@@ -406,6 +406,28 @@ def test_a_two_class_choice_still_gaining_at_the_ladders_top_takes_twice_its_m(
     assert ("the ladder's top, m = 80," in note and "m = 160" in note) if grows else note == ""
 
 
+@pytest.mark.parametrize("n_rows, grows", [(600, True), (610, False)])
+def test_a_choice_past_the_top_grows_only_where_its_refit_costs_no_more_than_the_top(
+        monkeypatch, n_rows, grows):
+    """A search of a stratified 400 of the training rows: its refit's embedding,
+    n·(2m)², costs no more than the top rung's two γ on three folds (6·400·m²) on up to
+    600 training rows, where the choice grows; on 610 it does not, though it gained there
+    by more than a standard error as well."""
+    from snacks_core.model import search
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    monkeypatch.setattr(search, "SEARCH_MAX_ROWS", 400)
+    X, y = make_classification(n_rows, 6, n_informative=4, n_redundant=0, flip_y=0.01,
+                               random_state=0)
+    found = search.search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
+                                          X, y)
+    table = found.results[found.results["rows"] == 400]
+    gain = table[table["m"] < 80]["cv_error"].min() - found.cv_error
+    assert found.n_rows == 400 and found.scored_m == 80
+    assert gain > np.sqrt(found.cv_error * (1 - found.cv_error) / 400)
+    assert found.params["n_components"] == (160 if grows else 80)
+
+
 @pytest.mark.parametrize("n_rows, path", [(150, [150]), (900, [300, 900])])
 def test_on_a_small_set_the_ladder_is_every_row_and_its_choice_keeps_them_all(n_rows, path):
     """A small set, whose default fit makes every row a landmark (up to 500), in 3 folds.

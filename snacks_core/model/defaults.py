@@ -82,7 +82,8 @@ SEARCH_MAX_ROWS = 40_000
 SEARCH_M = 300
 SEARCH_MAX_M = 1500
 # On two classes, a choice scored at the ladder's top (short of every row) that lowered the
-# CV error there by more than a standard error takes this many times the top's m: the
+# CV error there by more than a standard error takes this many times the top's m (on up to
+# 1.5x the rows searched, where that refit's embedding costs no more than the top rung's): the
 # ladder was still gaining where its cost stopped it, and a rung of twice the top costs
 # 3-4x the top's (on the NSW electricity set, 24,000 rows a fold, 11 s a fold at m = 3,000
 # against 2.2 s at 1,500).  Measured on three seeded splits of the real two-class sets

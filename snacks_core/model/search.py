@@ -399,9 +399,10 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
-    ``results`` shows no better setting than the one chosen.  On two classes, a choice
-    scored at the ladder's top, short of every row, that lowered the CV error by more than
-    a standard error there is returned with
+    ``results`` shows no better setting than the one chosen.  On two classes and at most
+    1.5 times as many training rows as were searched (the refit's embedding then costs no
+    more than the top rung's), a choice scored at the ladder's top, short of every row,
+    that lowered the CV error by more than a standard error there is returned with
     :data:`~snacks_core.model.defaults.SEARCH_REFIT_M_FACTOR` times the top's m (at most
     every searched row; ``scored_m`` keeps the top): the ladder was still gaining where
     it stopped, and more landmarks at the same γ and C only draw the same kernel closer
@@ -414,6 +415,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     cells run, not what they find.
     """
     seed = _search_seed(estimator.random_state, random_state)
+    n_training = X.shape[0]
     X, y = _searched_rows(X, y, seed)
     fold_rows = fold_training_rows(X.shape[0], folds)
 
@@ -486,7 +488,10 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             break
         ladder_error = rung_error
     scored_m = chosen["n_components"]
+    # The grown refit's embedding, n·(2m)², costs at most the top rung's (two γ on each
+    # fold's training and validation rows: 6·n_searched·m²) on up to 1.5× the rows searched.
     if (m_path[-1][0] == top == scored_m < X.shape[0] and np.unique(y).shape[0] == 2
+            and n_training <= 1.5 * X.shape[0]
             and before_rung - cv_error > _standard_error(cv_error, X.shape[0])):
         chosen["n_components"] = min(SEARCH_REFIT_M_FACTOR * top, X.shape[0])
     table = pd.DataFrame({
