@@ -713,6 +713,8 @@ def test_auto_tune_says_when_its_choice_takes_more_landmarks_than_it_was_scored_
     assert "m = 160 (CV error" in headline and " at m = 80)" in headline
     starred = tuned["results"][tuned["results"]["chosen"]]
     assert starred["m"].tolist() == [80]
+    chosen = next(m.value for m in at.markdown if m.value.startswith("Chosen: CV error"))
+    assert "on the training rows at m = 80; test error" in chosen
     assert any("The choice was scored at the ladder's top, m = 80, where it lowered the CV "
                "error by more than a standard error: its model takes m = 160" in c.value
                for c in at.caption)

@@ -92,7 +92,8 @@ def tried_table(request, split, run):
         n_test = split.X_test.shape[0]
         if tuned_settings_hold(request):
             st.markdown(
-                f"Chosen: CV error **{percent(tuned['cv_error'])}** on the training rows; "
+                f"Chosen: CV error **{percent(tuned['cv_error'])}** on the training rows"
+                + (f" at m = {tuned['scored_m']:,}" if tuned["refit_m"] else "") + "; "
                 f"test error **{test_error_uncertainty(run.metrics['test_error'], n_test)}**, "
                 "measured once. A gap within about two standard errors is the test set's own "
                 "noise; a larger one, the optimism of choosing the best of many settings.")
