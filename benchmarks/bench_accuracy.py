@@ -33,7 +33,7 @@ splits, the mean test error of the defaults, ``SVC()``, the default search and
 ``GridSearchCV(SVC)`` (BENCHMARKS.md, "Small real sets").  With ``--past-top`` it prints,
 over ``--repeats`` seeded splits, the default search's choice refitted at the m it was
 scored at and at the m it returns, twice the ladder's top where the top still gained
-(BENCHMARKS.md, "The search's choice past its top").
+(BENCHMARKS.md, "Three real sets from scikit-multiflow").
 """
 
 from __future__ import annotations

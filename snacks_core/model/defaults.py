@@ -87,7 +87,7 @@ SEARCH_MAX_M = 1500
 # ladder was still gaining where its cost stopped it, and a rung of twice the top costs
 # 3-4x the top's (on the NSW electricity set, 24,000 rows a fold, 11 s a fold at m = 3,000
 # against 2.2 s at 1,500).  Measured on three seeded splits of the real two-class sets
-# whose choice it grows (BENCHMARKS.md, 'The search's choice past its top'): NSW
+# whose choice it grows (BENCHMARKS.md, 'Three real sets from scikit-multiflow'): NSW
 # electricity 20.31 -> 20.04, 21.20 -> 21.17, 20.92 -> 20.61 % test error, w8a 1.37 ->
 # 1.27, 1.38 -> 1.34, 1.38 -> 1.36 %, magic 11.38 -> 11.38 %.
 SEARCH_REFIT_M_FACTOR = 2
