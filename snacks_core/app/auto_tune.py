@@ -14,6 +14,7 @@ from snacks_core.app.state import C_OPTIONS, Keys, current, nearest_option, set_
 from snacks_core.app.teaching import HELP
 from snacks_core.app.training import tuned_for, tuned_settings_hold
 from snacks_core.app.user_errors import stop_on_user_error
+from snacks_core.model.search import refit_m_note
 
 SYMBOLS = {"gamma": "γ", "lam": "λ", "C": "C", "m": "m"}
 
@@ -38,10 +39,15 @@ def auto_tune_section(request, split, params):
     st.caption(f"Auto-tune scored {tuned['fits']} fits by {explorer.AUTO_TUNE_FOLDS}-fold "
                f"cross-validation on {rows} in {tuned['seconds']:.1f} s and chose {chosen} "
                f"(CV error {percent(tuned['cv_error'])}"
-               + (f" at m = {tuned['scored_m']:,})" if tuned["refit_m"] else ")")
+               + (f" at m = {tuned['scored_m']:,})" if grown(tuned) else ")")
                + ("; the sidebar holds them and the model above is theirs, trained on every "
                   "training row." if tuned_settings_hold(request) else
                   "; the sidebar has changed since."))
+
+
+def grown(tuned) -> str:
+    """Why Auto-tune's choice takes more landmarks than it was scored at, or ''."""
+    return refit_m_note(tuned["scored_m"], tuned["values"]["m"])
 
 
 def _run(request, split, params):
@@ -73,8 +79,7 @@ def _run(request, split, params):
     st.session_state[Keys.AUTO_TUNE] = {
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
         "results": result["results"], "ladder": result["ladder"],
-        "gamma_step": result["gamma_step"], "refit_m": result["refit_m"],
-        "scored_m": result["scored_m"],
+        "gamma_step": result["gamma_step"], "scored_m": result["scored_m"],
         "n_rows": result["n_rows"],
         "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
@@ -93,7 +98,7 @@ def tried_table(request, split, run):
         if tuned_settings_hold(request):
             st.markdown(
                 f"Chosen: CV error **{percent(tuned['cv_error'])}** on the training rows"
-                + (f" at m = {tuned['scored_m']:,}" if tuned["refit_m"] else "") + "; "
+                + (f" at m = {tuned['scored_m']:,}" if grown(tuned) else "") + "; "
                 f"test error **{test_error_uncertainty(run.metrics['test_error'], n_test)}**, "
                 "measured once. A gap within about two standard errors is the test set's own "
                 "noise; a larger one, the optimism of choosing the best of many settings.")
@@ -126,8 +131,7 @@ def tried_table(request, split, run):
             f"{halving}; then, at {at}, m as set and 4× (every row where a fold trains on fewer), "
             f"each only while the m before it lowered the CV error (m scored: {scored_m})"
             f"{step}; the lowest CV error is chosen. "
-            + (f"{tuned['refit_m'][0].upper()}{tuned['refit_m'][1:]}. " if tuned["refit_m"]
-               else "")
+            + (f"{grown(tuned)[0].upper()}{grown(tuned)[1:]}. " if grown(tuned) else "")
             + "C = 1/(2nλ) carries a choice from the rows "
             "searched to every training row (λ is shown for all of them, as the sidebar "
             "gets it). m counts the landmarks asked for: the model's facts count the "

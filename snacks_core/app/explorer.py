@@ -22,7 +22,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.engine import labels_from_scores
 from snacks_core.model.estimator import estimator_from_settings
-from snacks_core.model.search import refit_m_note, search_around_defaults
+from snacks_core.model.search import search_around_defaults
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
     GRID_AXIS_SYMBOLS,
@@ -206,8 +206,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     setting and round: ``gamma``, ``C``, ``lam`` for every training row, ``m``, ``rows``,
     ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
     ``gamma_step`` (the larger γ its last m scored too, that m and its CV error, or ()),
-    ``scored_m`` (the m the choice was scored at) and ``refit_m`` (why the chosen m is
-    larger than that, or ''),
+    ``scored_m`` (the m the choice was scored at: smaller than its ``n_components`` where
+    :func:`~snacks_core.model.search.refit_m_note` says why),
     ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
@@ -227,7 +227,6 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
             "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
             "gamma_step": found.gamma_step, "n_rows": found.n_rows, "fits": found.fits,
-            "refit_m": refit_m_note(found.scored_m, chosen["n_components"]),
             "scored_m": found.scored_m,
             "seconds": time.perf_counter() - start}
 
