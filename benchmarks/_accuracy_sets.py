@@ -123,14 +123,20 @@ def _census(path, rows=48_842, bins=5):
     frame = pd.read_csv(path, header=None, skipinitialspace=True)
     y = (frame.iloc[:, -1].astype(str).str.strip() == "50000+.").to_numpy(np.int64)
     frame = frame.drop(columns=[CENSUS_WEIGHT, frame.columns[-1]])
-    keep, _ = train_test_split(np.arange(len(frame)), train_size=rows, stratify=y,
-                               random_state=0)
-    frame, y = frame.iloc[np.sort(keep)], y[np.sort(keep)]
+    keep = np.sort(_stratified_rows(y, rows))
+    frame, y = frame.iloc[keep], y[keep]
     columns = [pd.qcut(frame[c], bins, duplicates="drop").astype(str)
                if frame[c].dtype.kind in "if" and frame[c].nunique() > 20 else frame[c].astype(str)
                for c in frame.columns]
     X = OneHotEncoder(dtype=np.float64).fit_transform(pd.concat(columns, axis=1))
     return X.tocsr(), y
+
+
+def _stratified_rows(y, rows):
+    """A stratified, seeded ``rows`` of the row indices of labels ``y`` (in the order
+    drawn)."""
+    return train_test_split(np.arange(y.shape[0]), train_size=rows, stratify=y,
+                            random_state=0)[0]
 
 
 def _multiflow_sets(folder):
@@ -146,8 +152,7 @@ def _multiflow_sets(folder):
     if (folder / "covtype.csv").exists():
         def covtype():
             X, y = _csv(folder / "covtype.csv", "Cover_Type")
-            rows, _ = train_test_split(np.arange(X.shape[0]), train_size=COVTYPE_ROWS,
-                                       stratify=y, random_state=0)
+            rows = _stratified_rows(y, COVTYPE_ROWS)
             return X[rows], y[rows], 0.2
 
         sets[f"covtype (real, UCI, 7 classes, cut to {COVTYPE_ROWS:,} rows)"] = covtype
