@@ -175,3 +175,86 @@ def test_auto_on_two_features_is_the_default_fit():
     assert auto.m_stop_reason_ == landmark_growth.SINGULAR
     assert auto.m_path_["m"].tolist() == [default.embedding_.landmarks_.shape[0]]
     np.testing.assert_array_equal(auto.coef_, default.coef_)
+
+
+def _ten_classes(n_features, n=2400, seed=0):
+    """Ten classes on ``n`` rows: beyond a small set ((10 − 1)·n over the pairs), so the
+    default m is 300 (30 a class)."""
+    X, y = make_classification(n, n_features, n_informative=min(n_features, 20),
+                               n_redundant=0, n_classes=10, n_clusters_per_class=1,
+                               random_state=seed)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
+def test_the_default_m_doubles_while_its_landmarks_leave_the_kernel_unexplained():
+    """On 30 informative features the default 300 landmarks leave most of the kernel's
+    diagonal unexplained: m doubles twice, to 1,200, each share measured as the oracle
+    measures it (an embedding on the first m landmarks drawn, on the m drawn after them),
+    and the model is the fit at n_components=1,200 (the draws nest)."""
+    X, y = _ten_classes(30)
+    model = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    assert list(model.m_unexplained_) == [300, 600]
+    assert model.embedding_.landmarks_.shape[0] == 1200
+    drawn = SnacksClassifier(random_state=0, max_epochs=5, n_components=1200).fit(X, y)
+    np.testing.assert_array_equal(model.embedding_.landmark_indices_,
+                                  drawn.embedding_.landmark_indices_)
+    np.testing.assert_array_equal(model.coef_, drawn.coef_)
+    rows = X[drawn.embedding_.landmark_indices_]
+    gamma = drawn.embedding_.gamma_
+    for m, share in model.m_unexplained_.items():
+        Z = NystromEmbedding(gamma=gamma).fit(rows[:m], landmark_indices=np.arange(m)).transform(
+            rows[m:2 * m])
+        assert share == pytest.approx(1.0 - np.mean(np.sum(Z * Z, axis=1)), abs=1e-8)
+        assert share > landmark_growth.RANK_UNEXPLAINED
+
+
+def test_a_kernel_the_default_landmarks_capture_keeps_the_default_m():
+    X, y = _ten_classes(4)
+    model = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    ((m, share),) = model.m_unexplained_.items()
+    assert m == default_fit_m(*X.shape, 10) == model.embedding_.landmarks_.shape[0]
+    assert share <= landmark_growth.RANK_UNEXPLAINED
+    default = SnacksClassifier(random_state=0, max_epochs=5, n_components=m).fit(X, y)
+    np.testing.assert_array_equal(model.coef_, default.coef_)
+
+
+@pytest.mark.parametrize("change", ["a given m", "a small set", "leverage", "admm"])
+def test_the_default_m_grows_by_rank_only_where_the_rule_says(change):
+    X, y = _ten_classes(30)
+    params = {"random_state": 0, "max_epochs": 2}
+    if change == "a given m":
+        params["n_components"] = 300
+    elif change == "a small set":
+        X, y = X[:1600], y[:1600]
+    elif change == "leverage":
+        params["sampling"] = "leverage"
+    else:
+        # ADMM on the Nyström operator: the default m's embedding, as asked.
+        params.update(solver="admm", max_epochs=5, solver_options={"representation": "nystrom"})
+    model = SnacksClassifier(**params).fit(X, y)
+    assert model.m_unexplained_ is None
+    asked = model.landmark_count(*X.shape, np.unique(y).shape[0])
+    assert model.embedding_.landmarks_.shape[0] <= asked <= 500
+
+
+def test_snacks_fit_says_why_its_default_m_grew(capsys, tmp_path):
+    """Without --m, ``snacks fit`` of ten classes beyond a small set prints the grown m on
+    its model line and, on the next, each m measured with the share it left; with --m the
+    m asked for and no such line."""
+    X, y = _ten_classes(30, n=3429)  # 2,400 training rows at the default test share
+    path = tmp_path / "ten.csv"
+    pd.DataFrame(np.column_stack([X, y]),
+                 columns=[*(f"x{j}" for j in range(X.shape[1])), "label"]).to_csv(
+        path, index=False)
+    assert cli.main(["fit", str(path), "--label-column", "label", "--seed", "0",
+                     "--max-epochs", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ", m = 1200, " in lines[1]
+    assert lines[2].startswith("  m doubled from the default 300 to 1,200 (more than two "
+                               "classes)")
+    shares = [int(share) for share in re.findall(r"left (\d+) %", lines[2])]
+    assert len(shares) == 2 and shares[0] > shares[1] > 100 * landmark_growth.RANK_UNEXPLAINED
+    assert cli.main(["fit", str(path), "--label-column", "label", "--seed", "0",
+                     "--max-epochs", "5", "--m", "300"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ", m = 300, " in lines[1] and "m doubled" not in "\n".join(lines)

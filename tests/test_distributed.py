@@ -925,3 +925,20 @@ def test_search_on_the_cluster_chooses_what_the_search_in_memory_chooses(
     assert "cells on 2 workers of " + client.scheduler.address in there.splitlines()[0]
     assert "chosen by CV" in here and len(_search_lines(here)) > 3
     assert _search_lines(there) == _search_lines(here)
+
+
+def test_the_default_m_grows_on_the_cluster_as_in_memory(client):
+    """More than two classes beyond a small set: the cluster doubles the default m where
+    the in-memory fit does, on the same landmark rows (the draws nest)."""
+    X, y = make_classification(2400, 30, n_informative=20, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, random_state=3)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    params = {"n_components": "sqrt", "gamma": 1 / 30, "max_epochs": 2}
+    in_memory = _model(**params).fit(X, y)
+    assert list(in_memory.m_unexplained_) == [300, 600]
+    with client.as_current():
+        cluster = _model(**params).fit(da.from_array(X, chunks=(700, 30)),
+                                       da.from_array(y, chunks=(700,)))
+    np.testing.assert_array_equal(cluster.embedding_.landmark_indices_,
+                                  in_memory.embedding_.landmark_indices_)
+    assert cluster.m_unexplained_ == pytest.approx(in_memory.m_unexplained_, rel=1e-9)

@@ -528,3 +528,36 @@ def test_repeated_landmark_rows_are_dropped_with_the_same_gram_matrix(sparse):
     Z = embedding.transform(data)
     np.testing.assert_allclose(Z @ Z.T, K_nm @ np.linalg.pinv(K_mm, hermitian=True) @ K_nm.T,
                                atol=1e-8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), kernel=st.sampled_from(["rbf", "laplacian", "polynomial"]),
+       count=st.integers(1, 19), sparse=st.booleans())
+def test_prefix_unexplained_is_what_the_prefix_embedding_leaves_of_the_kernel(seed, kernel,
+                                                                               count, sparse):
+    """The share of the kernel's diagonal the embedding on the first k rows leaves on the
+    rows after them: 1 − Σ‖z_k(x_j)‖² / Σ k(x_j, x_j), with z_k a NystromEmbedding fitted on
+    those k rows and the diagonal from sklearn's kernels (the oracle)."""
+    params, oracle_kernel, _ = KERNELS[kernel]
+    rng = np.random.default_rng(seed)
+    # 20 rows: fewer than the 28 dimensions of the polynomial kernel's features.
+    rows = rng.normal(size=(20, 6))
+    rows[rng.random(rows.shape) < 0.3] = 0.0
+    given_rows = sp.csr_matrix(rows) if sparse else rows
+    (share,) = nystrom.prefix_unexplained(given_rows, [count], kernel=kernel, **params)
+    prefix = NystromEmbedding(kernel, **params).fit(rows, landmark_indices=np.arange(count))
+    Z = prefix.transform(rows[count:])
+    diagonal = np.diag(oracle_kernel(rows[count:], rows[count:]))
+    assert share == pytest.approx(1.0 - np.sum(Z * Z) / np.sum(diagonal), abs=1e-8)
+    assert -1e-9 <= share <= 1.0
+
+
+def test_prefix_unexplained_shrinks_with_more_rows_and_refuses_what_it_cannot_measure():
+    rows = np.random.default_rng(1).normal(size=(60, 10))
+    shares = nystrom.prefix_unexplained(rows, [5, 20, 40], gamma=0.1)
+    assert shares[0] > shares[1] > shares[2] > 0
+    # A repeated row: the kernel matrix is singular, no factor to measure with.
+    assert nystrom.prefix_unexplained(np.vstack([rows, rows[:1]]), [5], gamma=0.1) is None
+    for count in (0, 60):
+        with pytest.raises(ValueError, match="count"):
+            nystrom.prefix_unexplained(rows, [count], gamma=0.1)

@@ -16,7 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from snacks_core.cli.data import label_column_value
-from snacks_core.cli.model import class_split, f1_name, make_estimator, resolve_regularisation
+from snacks_core.cli.model import (
+    class_split,
+    f1_name,
+    growth_report,
+    make_estimator,
+    resolve_regularisation,
+)
 from snacks_core.cli.output import (
     check_writable,
     label_texts,
@@ -83,6 +89,9 @@ def run_fit(args) -> int:
     print(f"{args.solver} ({method} on the cluster), {args.kernel} kernel (γ = "
           f"{model.embedding_.gamma_:.4g}), m = {model.embedding_.n_components_}, λ = "
           f"{model.lam_:g} (C = {model.C_:.4g}){class_split(model)}")
+    grown = growth_report(model)
+    if grown is not None:
+        print(f"  {grown}")
     measured = [("train error", train_error)]
     if scores is not None:
         measured += [("test error", scores["test_error"]),

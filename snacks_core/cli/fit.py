@@ -11,6 +11,7 @@ from snacks_core.cli.model import (
     class_split,
     f1_name,
     fit_and_measure,
+    grown_m,
     growth_report,
     resolve_regularisation,
 )
@@ -58,7 +59,7 @@ def run(args) -> int:
     gamma = getattr(model.embedding_, "gamma_", None) or resolve_gamma(args.gamma,
                                                                       split.X_train)
     grown = growth_report(model)
-    m = landmarks_held(model, args.m if grown is None else int(model.m_path_["m"][-1]))
+    m = landmarks_held(model, grown_m(model, args.m))
     print(f"{args.solver}, {args.kernel} kernel (γ = {gamma:.4g}), m = {m}, "
           f"λ = {model.lam_:g} (C = {model.C_:.4g}){class_split(model)}")
     for report in (grown, C_report(model)):

@@ -13,7 +13,7 @@ from snacks_core.model.defaults import (
 from snacks_core.model.engine import embedded_row_blocks
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.evaluation import evaluate
-from snacks_core.model.landmark_growth import describe_path
+from snacks_core.model.landmark_growth import describe_path, describe_rank_growth
 
 # Above this many training rows `fit` measures the training error on a sample of them (an
 # embedding pass over every training row would cost as much as the fit's own).
@@ -27,10 +27,12 @@ def resolve_regularisation(args, n_train, n_features, n_classes):
     --lam, λ = 1/(2nC) from --C, else the default;
     :meth:`~snacks_core.SnacksClassifier.landmark_count` for m), so that what a command
     prints is what it fits.  For ``--m auto``, ``args.m`` is the m it grows from
-    and ``args.grow_m`` is set.  Without --lam and --C, ``args.lam_auto`` is set: the
-    estimator gets lam='auto' (on a small set it chooses C itself; ``args.lam`` is then
-    the default it starts from)."""
+    and ``args.grow_m`` is set; without --m, ``args.default_m`` is set (a fit of more than
+    two classes may double the default m: :func:`grown_m`).  Without --lam and --C,
+    ``args.lam_auto`` is set: the estimator gets lam='auto' (on a small set it chooses C
+    itself; ``args.lam`` is then the default it starts from)."""
     args.grow_m = args.m == "auto"
+    args.default_m = args.m is None
     args.lam_auto = args.lam is None and args.C is None
     probe = estimator_from_settings({
         "n_components": DEFAULT_N_COMPONENTS if args.m is None else args.m,
@@ -40,13 +42,27 @@ def resolve_regularisation(args, n_train, n_features, n_classes):
     args.lam, args.C = probe.regularization(n_train), None
 
 
+def grown_m(model, m) -> int:
+    """The m a fit asked its embedding for: ``m`` (the options'), or the m that
+    ``n_components='auto'`` or the default's growth on more than two classes reached."""
+    if model.m_path_ is not None:
+        return int(model.m_path_["m"][-1])
+    if model.m_unexplained_:
+        return int(model.embedding_.n_components)
+    return m
+
+
 def growth_report(model) -> str | None:
-    """The line saying how ``n_components='auto'`` grew m and why it stopped (None for
-    a fixed m): each m with its held-out error and the seconds its step took."""
-    if model.m_path_ is None:
-        return None
-    return ("m grown by --m auto (held-out error, time): "
-            + describe_path(model.m_path_, model.m_stop_reason_))
+    """The line saying how m grew and why it stopped (None for a fixed m): for
+    ``n_components='auto'`` each m with its held-out error and the seconds its step took;
+    for the default's growth on more than two classes the kernel's share each m left
+    unexplained."""
+    if model.m_path_ is not None:
+        return ("m grown by --m auto (held-out error, time): "
+                + describe_path(model.m_path_, model.m_stop_reason_))
+    if model.m_unexplained_:
+        return describe_rank_growth(model.m_unexplained_, grown_m(model, None))
+    return None
 
 
 def C_report(model) -> str | None:
@@ -85,10 +101,16 @@ def model_settings(args) -> dict:
 
 def make_estimator(args, solver, classes):
     """The estimator the options describe (``args.m`` and ``args.lam`` resolved), with
-    ``solver``."""
+    ``solver``; without --m at the default 'sqrt', whose m a fit of more than two classes
+    may double (:func:`grown_m`)."""
+    n_components = args.m
+    if getattr(args, "grow_m", False):
+        n_components = "auto"
+    elif getattr(args, "default_m", False):
+        n_components = DEFAULT_N_COMPONENTS
     return estimator_from_settings({
         **model_settings(args), "solver": solver, "gamma": args.gamma,
-        "n_components": "auto" if getattr(args, "grow_m", False) else args.m,
+        "n_components": n_components,
         "lam": "auto" if getattr(args, "lam_auto", False) else args.lam, "dtype": args.dtype,
         "random_state": args.seed, "class_weight": class_weights(args.class_weight, classes),
         "memory_budget": args.memory_budget, "storage": args.storage})

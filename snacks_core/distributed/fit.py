@@ -38,6 +38,7 @@ from snacks_core.distributed.waiting import (
 )
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.nystrom import NystromEmbedding
+from snacks_core.model.defaults import grows_by_rank
 from snacks_core.model.engine import (
     COLUMN_STATE_BYTES,
     binary_targets,
@@ -46,6 +47,7 @@ from snacks_core.model.engine import (
     stack_histories,
     training_measures,
 )
+from snacks_core.model.landmark_growth import rank_grown_m, rank_top
 from snacks_core.solvers.snacks_kernels import squared_norms
 from snacks_core.solvers.storage import check_float16_range, plan_storage
 
@@ -234,8 +236,12 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     n = int(partitions.rows.sum())
     m = clip_n_components(model.landmark_count(n, partitions.n_features,
                                                len(partitions.classes)), n)
+    # As in memory, m may grow on more than two classes: the first of a larger draw are
+    # the default's m (the draws nest).
+    grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes))
     # The rows the in-memory fit draws with this seed, whatever the partitioning.
-    holder, kinds, ranks = landmark_draw(partitions.class_counts, m, model.sampling, seed)
+    holder, kinds, ranks = landmark_draw(partitions.class_counts,
+                                         rank_top(m, n) if grows else m, model.sampling, seed)
     balanced = model.sampling == "balanced"
     draws = gather_results(client, [
         client.submit(draw_partition_rows, partitions.X[p], partitions.y[p],
@@ -247,9 +253,12 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     positions = np.empty(holder.shape[0], np.int64)
     for p, (drawn, at) in enumerate(draws):
         rows[holder == p], positions[holder == p] = drawn, offsets[p] + at
-    embedding = NystromEmbedding(**kernel.params(), n_components=holder.shape[0],
+    if grows:
+        m, model.m_unexplained_ = rank_grown_m(rows, m, kernel.params())
+        rows, positions = rows[:m], positions[:m]
+    embedding = NystromEmbedding(**kernel.params(), n_components=rows.shape[0],
                                  dtype=model.dtype, n_jobs=model.n_jobs).fit(
-        rows, landmark_indices=np.arange(holder.shape[0]))
+        rows, landmark_indices=np.arange(rows.shape[0]))
     embedding.landmark_indices_ = positions[embedding.landmark_indices_]
     embedding.set_params(gamma=model.gamma, sampling=model.sampling, random_state=seed)
     return embedding

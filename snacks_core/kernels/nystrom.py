@@ -492,3 +492,34 @@ def _inverse_cholesky(K_mm):
         return None
     inverse, info = scipy.linalg.lapack.dtrtri(lower, lower=1)
     return np.tril(inverse) if info == 0 else None
+
+
+def prefix_unexplained(rows, counts, *, kernel="rbf", gamma=1.0, degree=3, coef0=1.0):
+    """For each k of ``counts``, the share of the kernel's diagonal that the Nyström
+    embedding on the first k of ``rows`` leaves unexplained on the rows after them:
+    Σ_{j ≥ k} (k(x_j, x_j) − ‖z_k(x_j)‖²) / Σ_{j ≥ k} k(x_j, x_j), the trace-norm error of
+    the approximation on those rows (0: the k landmarks capture the kernel there).
+
+    ``rows`` are landmarks in selection order (distinct rows, ``gamma`` a number), and
+    every k is less than their number.  One Cholesky factor K = L Lᵀ of their kernel
+    matrix serves every k: the first k entries of L's row j are z_k(x_j) in the
+    triangular factor's coordinates (Cholesky factors nest), so ‖z_k(x_j)‖² = Σ_{i<k} L_ji².
+    Returns None where K is not numerically positive definite (a row the others nearly
+    repeat): more landmarks add no new direction there.
+    """
+    K = kernel_matrix(rows, rows, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                      dtype=np.float64)
+    with blas_controller().limit(limits=1):
+        try:
+            lower = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            return None
+    diagonal = np.diag(K)
+    shares = []
+    for k in counts:
+        if not 0 < k < rows.shape[0]:
+            raise ValueError(f"each count must lie in [1, {rows.shape[0]}); got {k!r}.")
+        total = float(np.sum(diagonal[k:]))
+        captured = float(np.sum(lower[k:, :k] * lower[k:, :k]))
+        shares.append((total - captured) / total if total > 0 else 0.0)
+    return shares

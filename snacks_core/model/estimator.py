@@ -23,13 +23,14 @@ from snacks_core.core.validation import (
 )
 from snacks_core.distributed import is_dask_collection
 from snacks_core.kernels.functions import KERNEL_PARAM_CONSTRAINTS
-from snacks_core.kernels.landmarks import SAMPLINGS
+from snacks_core.kernels.landmarks import SAMPLINGS, select_landmarks
 from snacks_core.kernels.operators import build_operator
 from snacks_core.model.defaults import (
     DEFAULT_N_COMPONENTS,
     default_fit_m,
     default_lam,
     default_m,
+    grows_by_rank,
 )
 from snacks_core.model.engine import (
     binary_targets,
@@ -51,7 +52,12 @@ from snacks_core.model.engine import (
     train_columns,
     training_measures,
 )
-from snacks_core.model.landmark_growth import LandmarkGrowth, path_table
+from snacks_core.model.landmark_growth import (
+    LandmarkGrowth,
+    path_table,
+    rank_grown_m,
+    rank_top,
+)
 from snacks_core.model.small_sets import choose_C, chooses_C
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
@@ -97,7 +103,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         :func:`snacks_core.model.defaults.default_fit_m` of the training rows (m = 2√n in
         [50, 500], at least 30 a class for more than two classes; on a small set of more
         than two features every row, up to 500: at most 2,000 rows, or at most 15,000 over
-        its one-vs-one problems, :func:`~snacks_core.model.defaults.is_small_set`); 'auto'
+        its one-vs-one problems, :func:`~snacks_core.model.defaults.is_small_set`); beyond
+        a small set of more than two classes the embedded solvers double that m, up to
+        twice, while its landmarks leave more than 20 % of the kernel's diagonal
+        unexplained (``m_unexplained_``); 'auto'
         starts from :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too)
         and doubles m while the error on held-out rows improves by more than its standard
         error, reusing the landmarks, the embedding's columns and the solution it has, up to
@@ -219,6 +228,12 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         For ``n_components='auto'``: each m tried (``m``, the landmarks held), its error
         on the held-out rows (``held_out_error``) and the seconds its step took
         (``seconds``); the last m is the model's.  None otherwise.
+    m_unexplained_ : dict or None
+        For the default ``n_components='sqrt'`` on more than two classes beyond a small
+        set: each m measured → the share of the kernel's diagonal the Nyström embedding on
+        its landmarks left unexplained on the landmarks drawn after them; m was doubled
+        while it exceeded :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED`
+        (:func:`~snacks_core.model.landmark_growth.rank_grown_m`).  None otherwise.
     C_cv_errors_ : dict or None
         For ``lam='auto'`` on a small set: each C tried and its cross-validated error rate
         (``C_`` is the one chosen).  None otherwise.
@@ -322,7 +337,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         check_solver_params(self.solver, max_epochs=self.max_epochs, tol=tol_value(self.tol),
                             solver_options=self.solver_options)
         self.train_error_ = self.train_objective_ = None
-        self.m_path_ = self.m_stop_reason_ = self.C_cv_errors_ = None
+        self.m_path_ = self.m_stop_reason_ = self.C_cv_errors_ = self.m_unexplained_ = None
         if is_dask_collection(X):
             # Dask is optional: its engine is imported only for rows on a cluster.
             from snacks_core.distributed.fit import fit_cluster
@@ -619,10 +634,16 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_embedding(self, X, labels, seed, specs):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
+        m = self.landmark_count(*X.shape, self.classes_.shape[0])
+        if specs.solver.entry.input == "embedding" and grows_by_rank(
+                self.n_components, self.sampling, X.shape[0], self.classes_.shape[0]):
+            # The first of a larger draw are the default's m (the draws nest).
+            kernel = specs.kernel.resolved(X).params()
+            drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling=self.sampling,
+                                     random_state=int(seed), y=labels, **kernel)
+            m, self.m_unexplained_ = rank_grown_m(X[drawn], m, kernel)
         self.embedding_ = fit_embedding(
-            X, labels, specs.kernel,
-            n_components=self.landmark_count(*X.shape, self.classes_.shape[0]),
-            sampling=self.sampling,
+            X, labels, specs.kernel, n_components=m, sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
 
     def _fit_operator(self, X, targets, sample_weight, seeds, evaluation, specs):

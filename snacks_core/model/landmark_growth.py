@@ -44,8 +44,14 @@ from dataclasses import replace
 import numpy as np
 
 from snacks_core.core.threads import effective_n_threads
-from snacks_core.kernels.landmarks import select_landmarks
-from snacks_core.model.defaults import AUTO_M_GROWTH, AUTO_M_MAX
+from snacks_core.kernels.landmarks import distinct_rows, select_landmarks
+from snacks_core.kernels.nystrom import prefix_unexplained
+from snacks_core.model.defaults import (
+    AUTO_M_GROWTH,
+    AUTO_M_MAX,
+    RANK_M_DOUBLINGS,
+    RANK_UNEXPLAINED,
+)
 from snacks_core.model.engine import (
     class_labels,
     fit_embedding,
@@ -85,6 +91,70 @@ def describe_path(path, reason) -> str:
         for m, error, seconds in zip(path["m"], path["held_out_error"], path["seconds"],
                                      strict=True))
     return f"{steps}; stopped: {reason}"
+
+
+def rank_top(m, n_train) -> int:
+    """The most landmarks :func:`rank_grown_m` may reach from ``m`` on ``n_train`` rows:
+    m doubled :data:`~snacks_core.model.defaults.RANK_M_DOUBLINGS` times, at most
+    :data:`~snacks_core.model.defaults.AUTO_M_MAX` and n (and at least m)."""
+    return max(int(m), min(int(m) * 2**RANK_M_DOUBLINGS, AUTO_M_MAX, int(n_train)))
+
+
+def rank_grown_m(landmark_rows, m, kernel_params) -> tuple[int, dict]:
+    """The m a default fit of more than two classes takes, and ``{m: share}`` of each m
+    measured: m doubled while the Nyström embedding on its first m landmarks leaves more
+    than :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal
+    unexplained on the landmarks drawn after them
+    (:func:`~snacks_core.kernels.nystrom.prefix_unexplained`), up to the number of
+    ``landmark_rows``.
+
+    ``landmark_rows`` are the first :func:`rank_top` landmarks the fit's selection draws
+    (every sampling's prefixes are samples of the same kind, and the first m the default
+    fit's own), ``kernel_params`` the kernel's with γ a number.  Each step measures m on
+    the next m drawn rows, from one Cholesky factor of the first 2m's kernel matrix:
+    (2m)³/3 operations, against the n·m² of embedding the rows.  Growth stops, keeping
+    m, where the share is at most the threshold, or where the drawn rows' kernel matrix is
+    numerically singular (more landmarks add no new direction; the share is then NaN).
+    """
+    # Positions of the rows kept as landmarks (a row repeating an earlier one is dropped).
+    kept = distinct_rows(landmark_rows)
+    rows = landmark_rows[kept]
+    top = landmark_rows.shape[0]
+    shares = {}
+    while m < top:
+        following = min(2 * m, top)
+        k, k_next = np.searchsorted(kept, [m, following])
+        measured = (prefix_unexplained(rows[:k_next], [int(k)], **kernel_params)
+                    if 0 < k < k_next else None)
+        # NaN: not measured, the rows drawn next repeating what the landmarks span.
+        shares[int(m)] = np.nan if measured is None else measured[0]
+        if measured is None:
+            break
+        if measured[0] <= RANK_UNEXPLAINED:
+            break
+        m = following
+    return int(m), shares
+
+
+def describe_rank_growth(shares, m) -> str | None:
+    """Why a default fit of more than two classes took ``m`` landmarks, in words for the
+    command line (None where it kept the default m): each m measured and the share of
+    the kernel it left unexplained (:func:`rank_grown_m`)."""
+    if not shares or m == min(shares):
+        return None
+    measured = ", ".join(f"{k:,} left {100 * share:.0f} %" for k, share in shares.items()
+                         if not np.isnan(share))
+    if m not in shares:
+        end = (f"{m:,} is as far as it grows ({2**RANK_M_DOUBLINGS}× the default, at most "
+               f"{AUTO_M_MAX:,} and n)")
+    elif np.isnan(shares[m]):
+        end = (f"at {m:,} the rows drawn next nearly repeat its landmarks (their kernel "
+               "matrix is numerically singular)")
+    else:
+        end = f"{m:,} left at most {100 * RANK_UNEXPLAINED:.0f} %"
+    return (f"m doubled from the default {min(shares):,} to {m:,} (more than two classes): "
+            f"the landmarks left more than {100 * RANK_UNEXPLAINED:.0f} % of the kernel's "
+            f"diagonal unexplained on the rows drawn next ({measured}); {end}")
 
 
 class LandmarkGrowth:
