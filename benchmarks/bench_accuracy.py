@@ -33,7 +33,11 @@ splits, the mean test error of the defaults, ``SVC()``, the default search and
 ``GridSearchCV(SVC)`` (BENCHMARKS.md, "Small real sets").  With ``--past-top`` it prints,
 over ``--repeats`` seeded splits, the default search's choice refitted at the m it was
 scored at and at the m it returns, twice the ladder's top where the top still gained
-(BENCHMARKS.md, "Three real sets from scikit-multiflow").
+(BENCHMARKS.md, "Three real sets from scikit-multiflow").  With ``--rank-m`` it prints,
+for every set of more than two classes over ``--repeats`` seeded splits, the defaults
+against the defaults at the default rule's m (before m doubled where its landmarks left
+more than 20 % of the kernel unexplained) and ``SVC()`` (BENCHMARKS.md, "m from the
+kernel's rank").
 """
 
 from __future__ import annotations
@@ -193,6 +197,32 @@ def many_classes_row(name, X, y, test_size, splits):
             f" | {times['default'] / times['svc']:.2f}× |")
 
 
+def rank_m_row(name, X, y, test_size, splits):
+    """A row of the ``--rank-m`` table on ``splits`` seeded splits: the defaults at the
+    default rule's m (as before its growth on more than two classes: the same landmarks,
+    the draws nest), the defaults, and SVC(); with the m's measured on the last split and
+    the share of the kernel each left unexplained."""
+    def before(seed, X_train):
+        m = SnacksClassifier().landmark_count(*X_train.shape, np.unique(y).shape[0])
+        return SnacksClassifier(random_state=seed, n_components=m)
+
+    fits = {"before": before, "defaults": lambda seed, X_train: SnacksClassifier(
+                random_state=seed), "svc": lambda seed, X_train: SVC()}
+    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
+                                                                       splits)
+    grown = SnacksClassifier(random_state=splits - 1).fit(X_train, y_train)
+    shares = grown.m_unexplained_ or {}
+    path = (" → ".join(f"{m:,} ({100 * share:.0f} %)" for m, share in shares.items())
+            + f"; m = {grown.embedding_.n_components:,}" if shares else "not measured")
+    mean = {key: np.mean(values) for key, values in errors.items()}
+    t = times
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {path} | "
+            + " | ".join(cells)
+            + f" | {mean['defaults'] - mean['before']:+.2f} / "
+            f"{mean['defaults'] - mean['svc']:+.2f} | {t['defaults'] / t['before']:.2f}× / "
+            f"{t['defaults'] / t['svc']:.2f}× |")
+
+
 def keel_folder_row(name, X, y, splits):
     """A row of the ``--keel-folder`` table on ``splits`` seeded 70/30 splits: mean test
     error % of the defaults, SVC(), the default search and GridSearchCV(SVC), and the
@@ -270,6 +300,10 @@ def main():
     parser.add_argument("--past-top", action="store_true",
                         help="the default search's choice refitted at the m it was scored "
                              "at and at the m it returns, over --repeats splits")
+    parser.add_argument("--rank-m", action="store_true",
+                        help="the defaults against the defaults at the default rule's m "
+                             "(before its growth by the kernel's rank) and SVC() on the "
+                             "many-class sets, over --repeats splits")
     parser.add_argument("--max-rows", type=int, default=10_000,
                         help="the most rows of a set with --keel-folder")
     parser.add_argument("--repeats", type=int, default=3,
@@ -295,6 +329,13 @@ def main():
               "in all | defaults (one-vs-one) | SVC() | Δ points one-vs-one − one-vs-rest "
               "/ − SVC | time one-vs-one ÷ one-vs-rest / ÷ SVC |\n|---|---|---|---|---|---|")
         _many_class_rows(multiclass_row, args)
+        return
+    if args.rank_m:
+        print("| data (train / test) | m measured (share of the kernel's diagonal left "
+              "unexplained) | at the default rule's m: error % per split (mean), fit s in all "
+              "| defaults | SVC() | Δ points defaults − before / − SVC | time defaults ÷ "
+              "before / ÷ SVC |\n|---|---|---|---|---|---|---|")
+        _many_class_rows(rank_m_row, args)
         return
     if args.past_top:
         print("| data (train / test) | "
