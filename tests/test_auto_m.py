@@ -194,6 +194,7 @@ def test_the_default_m_doubles_while_its_landmarks_leave_the_kernel_unexplained(
     X, y = _ten_classes(30)
     model = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
     assert list(model.m_unexplained_) == [300, 600]
+    assert model.m_stop_reason_ == landmark_growth.RANK_TOP
     assert model.embedding_.landmarks_.shape[0] == 1200
     drawn = SnacksClassifier(random_state=0, max_epochs=5, n_components=1200).fit(X, y)
     np.testing.assert_array_equal(model.embedding_.landmark_indices_,
@@ -214,8 +215,20 @@ def test_a_kernel_the_default_landmarks_capture_keeps_the_default_m():
     ((m, share),) = model.m_unexplained_.items()
     assert m == default_fit_m(*X.shape, 10) == model.embedding_.landmarks_.shape[0]
     assert share <= landmark_growth.RANK_UNEXPLAINED
+    assert model.m_stop_reason_ == landmark_growth.CAPTURED
     default = SnacksClassifier(random_state=0, max_epochs=5, n_components=m).fit(X, y)
     np.testing.assert_array_equal(model.coef_, default.coef_)
+
+
+def test_the_default_m_does_not_grow_out_of_the_memory_budget():
+    """A budget that holds 300 columns of the rows in memory and not 600: m stays at 300,
+    the share it left measured, and the fit says why."""
+    X, y = _ten_classes(30)
+    model = SnacksClassifier(random_state=0, max_epochs=2, memory_budget="4MiB").fit(X, y)
+    ((m, share),) = model.m_unexplained_.items()
+    assert m == 300 == model.embedding_.landmarks_.shape[0] and model.storage_ == "memory"
+    assert share > landmark_growth.RANK_UNEXPLAINED
+    assert model.m_stop_reason_ == landmark_growth.MEMORY
 
 
 @pytest.mark.parametrize("change", ["a given m", "a small set", "leverage", "admm"])
@@ -252,6 +265,7 @@ def test_snacks_fit_says_why_its_default_m_grew(capsys, tmp_path):
     assert ", m = 1200, " in lines[1]
     assert lines[2].startswith("  m doubled from the default 300 to 1,200 (more than two "
                                "classes)")
+    assert lines[2].endswith(f"stopped: {landmark_growth.RANK_TOP}")
     shares = [int(share) for share in re.findall(r"left (\d+) %", lines[2])]
     assert len(shares) == 2 and shares[0] > shares[1] > 100 * landmark_growth.RANK_UNEXPLAINED
     assert cli.main(["fit", str(path), "--label-column", "label", "--seed", "0",

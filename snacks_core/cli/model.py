@@ -61,7 +61,8 @@ def growth_report(model) -> str | None:
         return ("m grown by --m auto (held-out error, time): "
                 + describe_path(model.m_path_, model.m_stop_reason_))
     if model.m_unexplained_:
-        return describe_rank_growth(model.m_unexplained_, grown_m(model, None))
+        return describe_rank_growth(model.m_unexplained_, grown_m(model, None),
+                                    model.m_stop_reason_)
     return None
 
 

@@ -254,7 +254,8 @@ def _fit_embedding(client, partitions, kernel, model, seed):
     for p, (drawn, at) in enumerate(draws):
         rows[holder == p], positions[holder == p] = drawn, offsets[p] + at
     if grows:
-        m, model.m_unexplained_ = rank_grown_m(rows, m, kernel.params())
+        # The workers plan their own parts' storage: no memory stop here.
+        m, model.m_unexplained_, model.m_stop_reason_ = rank_grown_m(rows, m, kernel.params())
         rows, positions = rows[:m], positions[:m]
     embedding = NystromEmbedding(**kernel.params(), n_components=rows.shape[0],
                                  dtype=model.dtype, n_jobs=model.n_jobs).fit(

@@ -238,8 +238,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         For ``lam='auto'`` on a small set: each C tried and its cross-validated error rate
         (``C_`` is the one chosen).  None otherwise.
     m_stop_reason_ : str or None
-        For ``n_components='auto'``: why m stopped growing (e.g. 'held-out error stopped
-        improving', 'm reached n', 'memory budget'); None otherwise.
+        For ``n_components='auto'``, and where ``m_unexplained_`` is set: why m stopped
+        growing (e.g. 'held-out error stopped improving', 'm reached n', 'memory budget');
+        None otherwise.
     train_error_, train_objective_ : float or None
         The returned model's error rate, and its F(w) (averaged over the one-vs-rest
         problems), on every training row (those held out for early stopping included),
@@ -641,7 +642,21 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             kernel = specs.kernel.resolved(X).params()
             drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling=self.sampling,
                                      random_state=int(seed), y=labels, **kernel)
-            m, self.m_unexplained_ = rank_grown_m(X[drawn], m, kernel)
+            resources = specs.resources
+
+            def stored_as(k):
+                # Where an embedding of k columns of X's rows would live, in what dtype.
+                try:
+                    plan = plan_storage(X.shape[0], k, dtype=resources.dtype,
+                                        memory_budget=resources.memory_budget,
+                                        storage=resources.storage)
+                except ValueError:
+                    return None
+                return plan.kind, plan.storage_dtype
+
+            default = stored_as(m)
+            m, self.m_unexplained_, self.m_stop_reason_ = rank_grown_m(
+                X[drawn], m, kernel, fits=lambda k: stored_as(k) == default)
         self.embedding_ = fit_embedding(
             X, labels, specs.kernel, n_components=m, sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)

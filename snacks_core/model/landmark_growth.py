@@ -34,6 +34,13 @@ m tried is the model's: it approximates the exact kernel more closely, and the h
 showed no gain beyond their noise to tell the two apart.  Where growth cannot start (the
 default m's embedding does not fit in memory, or is already singular, as on two features),
 the fit is the default one.
+
+The default ``n_components='sqrt'`` grows too, on more than two classes beyond a small set,
+by the kernel rather than by held-out rows (:func:`rank_grown_m`): m doubles, at most twice,
+while the embedding on its landmarks leaves more than
+:data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal unexplained
+on the landmarks drawn after them.  It is measured before any row is embedded, and the fit
+is then the default one at the m reached.
 """
 
 from __future__ import annotations
@@ -68,6 +75,10 @@ REACHED_CAP = f"m reached {AUTO_M_MAX}, the most landmarks 'auto' takes"
 MEMORY = "memory budget"
 SINGULAR = ("the landmarks' kernel matrix is numerically singular: more landmarks add no "
             "new direction")
+# Why the default's growth on more than two classes stopped (rank_grown_m).
+CAPTURED = (f"its landmarks leave at most {100 * RANK_UNEXPLAINED:.0f} % of the kernel's "
+            "diagonal unexplained")
+RANK_TOP = (f"m reached {2**RANK_M_DOUBLINGS}× the default (at most {AUTO_M_MAX:,} and n)")
 
 
 def gain_beyond_noise(previous, current, n_held) -> bool:
@@ -100,21 +111,24 @@ def rank_top(m, n_train) -> int:
     return max(int(m), min(int(m) * 2**RANK_M_DOUBLINGS, AUTO_M_MAX, int(n_train)))
 
 
-def rank_grown_m(landmark_rows, m, kernel_params) -> tuple[int, dict]:
-    """The m a default fit of more than two classes takes, and ``{m: share}`` of each m
-    measured: m doubled while the Nyström embedding on its first m landmarks leaves more
-    than :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal
+def rank_grown_m(landmark_rows, m, kernel_params, fits=None) -> tuple[int, dict, str]:
+    """``(m, shares, why it stopped)`` of a default fit of more than two classes: m doubled
+    while the Nyström embedding on its first m landmarks leaves more than
+    :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal
     unexplained on the landmarks drawn after them
     (:func:`~snacks_core.kernels.nystrom.prefix_unexplained`), up to the number of
-    ``landmark_rows``.
+    ``landmark_rows``; ``shares`` is ``{m: share}`` of each m measured.
 
     ``landmark_rows`` are the first :func:`rank_top` landmarks the fit's selection draws
     (every sampling's prefixes are samples of the same kind, and the first m the default
-    fit's own), ``kernel_params`` the kernel's with γ a number.  Each step measures m on
-    the next m drawn rows, from one Cholesky factor of the first 2m's kernel matrix:
-    (2m)³/3 operations, against the n·m² of embedding the rows.  Growth stops, keeping
-    m, where the share is at most the threshold, or where the drawn rows' kernel matrix is
-    numerically singular (more landmarks add no new direction; the share is then NaN).
+    fit's own), ``kernel_params`` the kernel's with γ a number, ``fits(m)`` (None: always)
+    whether an embedding of m columns is stored as the default m's is.  Each step
+    measures m on the next m drawn rows, from one Cholesky factor of the first 2m's kernel
+    matrix: (2m)³/3 operations, against the n·m² of embedding the rows.  Growth stops,
+    keeping m, where the share is at most the threshold (:data:`CAPTURED`), where the
+    drawn rows' kernel matrix is numerically singular (:data:`SINGULAR`: more landmarks add
+    no new direction; the share is then NaN), where twice m would not be stored as m is
+    (:data:`MEMORY`), or at the top (:data:`RANK_TOP`).
     """
     # Positions of the rows kept as landmarks (a row repeating an earlier one is dropped).
     kept = distinct_rows(landmark_rows)
@@ -126,35 +140,29 @@ def rank_grown_m(landmark_rows, m, kernel_params) -> tuple[int, dict]:
         k, k_next = np.searchsorted(kept, [m, following])
         measured = (prefix_unexplained(rows[:k_next], [int(k)], **kernel_params)
                     if 0 < k < k_next else None)
-        # NaN: not measured, the rows drawn next repeating what the landmarks span.
-        shares[int(m)] = np.nan if measured is None else measured[0]
         if measured is None:
-            break
+            shares[int(m)] = np.nan
+            return int(m), shares, SINGULAR
+        shares[int(m)] = measured[0]
         if measured[0] <= RANK_UNEXPLAINED:
-            break
+            return int(m), shares, CAPTURED
+        if fits is not None and not fits(following):
+            return int(m), shares, MEMORY
         m = following
-    return int(m), shares
+    return int(m), shares, RANK_TOP
 
 
-def describe_rank_growth(shares, m) -> str | None:
+def describe_rank_growth(shares, m, reason) -> str | None:
     """Why a default fit of more than two classes took ``m`` landmarks, in words for the
-    command line (None where it kept the default m): each m measured and the share of
-    the kernel it left unexplained (:func:`rank_grown_m`)."""
+    command line (None where it kept the default m): each m measured, the share of the
+    kernel it left unexplained, and why growth stopped (:func:`rank_grown_m`)."""
     if not shares or m == min(shares):
         return None
     measured = ", ".join(f"{k:,} left {100 * share:.0f} %" for k, share in shares.items()
                          if not np.isnan(share))
-    if m not in shares:
-        end = (f"{m:,} is as far as it grows ({2**RANK_M_DOUBLINGS}× the default, at most "
-               f"{AUTO_M_MAX:,} and n)")
-    elif np.isnan(shares[m]):
-        end = (f"at {m:,} the rows drawn next nearly repeat its landmarks (their kernel "
-               "matrix is numerically singular)")
-    else:
-        end = f"{m:,} left at most {100 * RANK_UNEXPLAINED:.0f} %"
     return (f"m doubled from the default {min(shares):,} to {m:,} (more than two classes): "
             f"the landmarks left more than {100 * RANK_UNEXPLAINED:.0f} % of the kernel's "
-            f"diagonal unexplained on the rows drawn next ({measured}); {end}")
+            f"diagonal unexplained on the rows drawn next ({measured}); stopped: {reason}")
 
 
 class LandmarkGrowth:
