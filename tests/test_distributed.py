@@ -942,3 +942,23 @@ def test_the_default_m_grows_on_the_cluster_as_in_memory(client):
     np.testing.assert_array_equal(cluster.embedding_.landmark_indices_,
                                   in_memory.embedding_.landmark_indices_)
     assert cluster.m_unexplained_ == pytest.approx(in_memory.m_unexplained_, rel=1e-9)
+
+
+def test_command_line_fit_on_the_cluster_says_why_its_default_m_grew(client, tmp_path,
+                                                                      capsys):
+    from snacks_core import cli
+
+    X, y = make_classification(2400, 30, n_informative=20, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, random_state=3)
+    for part in range(2):
+        rows = slice(1200 * part, 1200 * (part + 1))
+        np.savetxt(tmp_path / f"ten-{part}.csv", np.column_stack([X[rows], y[rows]]),
+                   delimiter=",", header=",".join([f"x{j}" for j in range(30)] + ["label"]),
+                   comments="")
+    assert cli.main(["fit", str(tmp_path / "ten-*.csv"), "--scheduler",
+                     client.scheduler.address, "--max-epochs", "2", "--progress",
+                     "never"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert ", m = 1200, " in printed[1]
+    assert printed[2].startswith("  m doubled from the default 300 to 1,200 (more than two "
+                                 "classes)")
