@@ -23,7 +23,7 @@ from snacks_core.core.validation import (
 )
 from snacks_core.distributed import is_dask_collection
 from snacks_core.kernels.functions import KERNEL_PARAM_CONSTRAINTS
-from snacks_core.kernels.landmarks import SAMPLINGS, select_landmarks
+from snacks_core.kernels.landmarks import SAMPLINGS
 from snacks_core.kernels.operators import build_operator
 from snacks_core.model.defaults import (
     DEFAULT_N_COMPONENTS,
@@ -52,12 +52,7 @@ from snacks_core.model.engine import (
     train_columns,
     training_measures,
 )
-from snacks_core.model.landmark_growth import (
-    LandmarkGrowth,
-    path_table,
-    rank_grown_m,
-    rank_top,
-)
+from snacks_core.model.landmark_growth import LandmarkGrowth, path_table, rank_grown_m_of_rows
 from snacks_core.model.small_sets import choose_C, chooses_C
 from snacks_core.model.specs import FitSpecs, Kernel, Resources, SolverSpec, tol_value
 from snacks_core.solvers import REGISTRY, admm, check_solver_params
@@ -638,25 +633,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         m = self.landmark_count(*X.shape, self.classes_.shape[0])
         if specs.solver.entry.input == "embedding" and grows_by_rank(
                 self.n_components, self.sampling, X.shape[0], self.classes_.shape[0]):
-            # The first of a larger draw are the default's m (the draws nest).
-            kernel = specs.kernel.resolved(X).params()
-            drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling=self.sampling,
-                                     random_state=int(seed), y=labels, **kernel)
-            resources = specs.resources
-
-            def stored_as(k):
-                # Where an embedding of k columns of X's rows would live, in what dtype.
-                try:
-                    plan = plan_storage(X.shape[0], k, dtype=resources.dtype,
-                                        memory_budget=resources.memory_budget,
-                                        storage=resources.storage)
-                except ValueError:
-                    return None
-                return plan.kind, plan.storage_dtype
-
-            default = stored_as(m)
-            m, self.m_unexplained_, self.m_stop_reason_ = rank_grown_m(
-                X[drawn], m, kernel, fits=lambda k: stored_as(k) == default)
+            m, self.m_unexplained_, self.m_stop_reason_ = rank_grown_m_of_rows(
+                X, labels, m, seed, self.sampling, specs)
         self.embedding_ = fit_embedding(
             X, labels, specs.kernel, n_components=m, sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)

@@ -152,6 +152,31 @@ def rank_grown_m(landmark_rows, m, kernel_params, fits=None) -> tuple[int, dict,
     return int(m), shares, RANK_TOP
 
 
+def rank_grown_m_of_rows(X, labels, m, seed, sampling, specs) -> tuple[int, dict, str]:
+    """:func:`rank_grown_m` for a fit in this process on the rows X (``labels`` their
+    classes, for 'balanced' sampling) from its default ``m``, its landmarks drawn with
+    ``seed`` and ``sampling``, ``specs`` its :class:`~snacks_core.model.specs.FitSpecs`:
+    growth also stops where the larger embedding of X's rows would not be stored as the
+    default m's is (the memory budget: :func:`~snacks_core.solvers.storage.plan_storage`)."""
+    kernel = specs.kernel.resolved(X).params()
+    # The first of a larger draw are the default's m (the draws nest).
+    drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling=sampling,
+                             random_state=int(seed), y=labels, **kernel)
+    resources = specs.resources
+
+    def stored_as(k):
+        try:
+            plan = plan_storage(X.shape[0], k, dtype=resources.dtype,
+                                memory_budget=resources.memory_budget,
+                                storage=resources.storage)
+        except ValueError:
+            return None
+        return plan.kind, plan.storage_dtype
+
+    default = stored_as(m)
+    return rank_grown_m(X[drawn], m, kernel, fits=lambda k: stored_as(k) == default)
+
+
 def describe_rank_growth(shares, m, reason) -> str | None:
     """Why a default fit of more than two classes took ``m`` landmarks, in words for the
     command line (None where it kept the default m): each m measured, the share of the
