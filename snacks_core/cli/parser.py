@@ -315,10 +315,11 @@ def _add_fit_parser(commands):
                           "at least 30 a class for more than two classes, 100 at most on "
                           "two features, as in the app; every row, up to 500, on a small "
                           "set of more features: at most 2,000 rows, or two classes up to "
-                          "15,000); 'auto' grows m from "
-                          "2√n, doubling "
-                          "it while the error on held-out training rows falls by more than "
-                          "its noise, and says why it stopped")
+                          "15,000; beyond a small set of more than two classes, doubled up "
+                          "to twice while its landmarks leave more than 20 %% of the "
+                          "kernel unexplained, and says so); 'auto' grows m from 2√n, "
+                          "doubling it while the error on held-out training rows falls by "
+                          "more than its noise, and says why it stopped")
     _add_regularisation(
         fit, grid=False,
         lam_help="regularisation λ > 0 (default 0.02/n for n training rows, that is C = 25, "
