@@ -378,21 +378,27 @@ def test_the_default_search_grows_m_while_a_rung_lowers_the_cv_error(
     assert chosen["cv_error"].tolist() == pytest.approx([table["cv_error"].min()])
 
 
-@pytest.mark.parametrize("n_classes, informative, grows",
-                         [(2, 4, True), (3, 4, False), (2, 2, False)])
-def test_a_two_class_choice_still_gaining_at_the_ladders_top_takes_twice_its_m(
-        monkeypatch, n_classes, informative, grows):
-    """On two classes, a choice scored at the ladder's top (80 of 600 rows here) that
-    lowered the CV error there by more than a standard error, √(e(1 − e)/n), below the
-    best scored before the top rung, comes back with twice the top's m; ``scored_m`` keeps
-    the m it was scored at.  Three cases: two classes whose top gains (more than a
-    standard error), three classes whose top gains as much (not grown: their refit is
-    one-vs-one), and two classes whose ladder stopped before its top."""
+@pytest.mark.parametrize("n_classes, features, informative, seed, grows",
+                         [(2, 6, 4, 0, True), (3, 6, 4, 0, False), (3, 10, 8, 1, True),
+                          (2, 4, 2, 0, False)])
+def test_a_choice_still_gaining_at_the_ladders_top_takes_twice_its_m(
+        monkeypatch, n_classes, features, informative, seed, grows):
+    """A choice scored at the ladder's top (80 of 600 rows here) that lowered the CV error
+    there by more than a standard error, √(e(1 − e)/n), below the best scored before the
+    top rung, comes back with twice the top's m on two classes, and on more classes where
+    the top's landmarks leave more than 20 % of the kernel's diagonal unexplained on the
+    next 80 drawn (the oracle: a NystromEmbedding on the first 80 of the refit's draw);
+    ``scored_m`` keeps the m it was scored at.  Four cases: two classes whose top gains,
+    three classes whose top gains as much on a kernel its landmarks capture (not grown)
+    and on one they do not (grown), and two classes whose ladder stopped before its top."""
+    from snacks_core.kernels.landmarks import select_landmarks
+    from snacks_core.kernels.nystrom import NystromEmbedding
     from snacks_core.model import search
+    from snacks_core.model.defaults import RANK_UNEXPLAINED
 
     monkeypatch.setattr(search, "SEARCH_M", 10)
-    X, y = make_classification(600, informative + 2, n_informative=informative, n_redundant=0,
-                               flip_y=0.01, n_classes=n_classes, random_state=0)
+    X, y = make_classification(600, features, n_informative=informative, n_redundant=0,
+                               flip_y=0.01, n_classes=n_classes, random_state=seed)
     found = search.search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
                                           X, y)
     table = found.results[found.results["rows"] == 600]
@@ -402,8 +408,19 @@ def test_a_two_class_choice_still_gaining_at_the_ladders_top_takes_twice_its_m(
     assert (at_top and gain > np.sqrt(found.cv_error * (1 - found.cv_error) / 600)) == (
         grows or n_classes == 3)
     assert found.params["n_components"] == (160 if grows else found.scored_m)
-    note = search.refit_m_note(found.scored_m, found.params["n_components"])
+    if n_classes == 3:
+        drawn = X[select_landmarks(X, 160, sampling="balanced", random_state=0, y=y)]
+        Z = NystromEmbedding(gamma=found.params["gamma"]).fit(
+            drawn[:80], landmark_indices=np.arange(80)).transform(drawn[80:])
+        share = 1.0 - np.mean(np.sum(Z * Z, axis=1))
+        assert found.top_unexplained == pytest.approx(share, abs=1e-8)
+        assert (share > RANK_UNEXPLAINED) == grows
+    else:
+        assert found.top_unexplained is None
+    note = search.refit_m_note(found.scored_m, found.params["n_components"],
+                               found.top_unexplained)
     assert ("the ladder's top, m = 80," in note and "m = 160" in note) if grows else note == ""
+    assert ("of the kernel's diagonal unexplained" in note) == (grows and n_classes == 3)
 
 
 @pytest.mark.parametrize("n_rows, grows", [(600, True), (610, False)])

@@ -47,7 +47,7 @@ def auto_tune_section(request, split, params):
 
 def grown(tuned) -> str:
     """Why Auto-tune's choice takes more landmarks than it was scored at, or ''."""
-    return refit_m_note(tuned["scored_m"], tuned["values"]["m"])
+    return refit_m_note(tuned["scored_m"], tuned["values"]["m"], tuned.get("top_unexplained"))
 
 
 def _run(request, split, params):
@@ -80,7 +80,7 @@ def _run(request, split, params):
         "data": request.key(), "values": values, "cv_error": result["cv_error"],
         "results": result["results"], "ladder": result["ladder"],
         "gamma_step": result["gamma_step"], "scored_m": result["scored_m"],
-        "n_rows": result["n_rows"],
+        "top_unexplained": result["top_unexplained"], "n_rows": result["n_rows"],
         "fits": result["fits"], "seconds": result["seconds"]}
     set_settings_next_run(values)
     st.rerun()

@@ -207,7 +207,8 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     ``cv_error``, ``chosen``), ``ladder`` (the ``gamma`` and ``C`` the ladder of m ran at),
     ``gamma_step`` (the larger γ its last m scored too, that m and its CV error, or ()),
     ``scored_m`` (the m the choice was scored at: smaller than its ``n_components`` where
-    :func:`~snacks_core.model.search.refit_m_note` says why),
+    :func:`~snacks_core.model.search.refit_m_note` says why), ``top_unexplained`` (more
+    than two classes: the share of the kernel the top's landmarks left, or None),
     ``n_rows`` (the rows searched), ``fits`` and ``seconds``.
     """
     start = time.perf_counter()
@@ -227,7 +228,7 @@ def auto_tune(split, params, *, by_C=False, n_jobs=None, progress=None) -> dict:
     return {"params": {**chosen, "lam": lam}, "C": lam_to_C(lam, n_train),
             "cv_error": found.cv_error, "results": table, "ladder": found.ladder,
             "gamma_step": found.gamma_step, "n_rows": found.n_rows, "fits": found.fits,
-            "scored_m": found.scored_m,
+            "scored_m": found.scored_m, "top_unexplained": found.top_unexplained,
             "seconds": time.perf_counter() - start}
 
 

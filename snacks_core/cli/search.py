@@ -186,7 +186,7 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
     if found.gamma_step:
         gamma, m, error = found.gamma_step
         ladder += f"; at m = {m:,} also γ = {gamma:.4g} (CV error {100 * error:.2f} %)"
-    grown = refit_m_note(found.scored_m, found.params["n_components"])
+    grown = refit_m_note(found.scored_m, found.params["n_components"], found.top_unexplained)
     if grown:
         chosen += f" (scored at m = {found.scored_m:,})"
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,

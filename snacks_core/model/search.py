@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from snacks_core.core.validation import check_classifier_data
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.kernels.landmarks import select_landmarks
 from snacks_core.model.defaults import (
     SEARCH_C_DECADES,
     SEARCH_EPOCHS,
@@ -61,6 +62,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
+from snacks_core.model.landmark_growth import rank_grown_m
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
     BACKENDS,
@@ -368,6 +370,9 @@ class DefaultSearch(NamedTuple):
     ladder: dict  # the γ (none for the linear kernel) and C the ladder of m ran at
     gamma_step: tuple  # (γ one step up, the m it was scored at, its CV error), or ()
     scored_m: int  # the m the choice was scored at (params' is larger past the top)
+    # More than two classes: the share of the kernel's diagonal the top's landmarks left
+    # unexplained, where the choice gained at the top (else None).
+    top_unexplained: float | None = None
 
 
 def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None, n_jobs=None,
@@ -399,14 +404,18 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
 
     The choice is the setting with the lowest CV error among those scored on all the rows
     (the table's last round of stage 1 and the ladder's rungs), so the table printed from
-    ``results`` shows no better setting than the one chosen.  On two classes and at most
-    1.5 times as many training rows as were searched (the refit's embedding then costs no
-    more than the top rung's), a choice scored at the ladder's top, short of every row,
-    that lowered the CV error by more than a standard error there is returned with
+    ``results`` shows no better setting than the one chosen.  On at most 1.5 times as many
+    training rows as were searched (the refit's embedding then costs no more than the top
+    rung's), a choice scored at the ladder's top, short of every row, that lowered the CV
+    error by more than a standard error there is returned with
     :data:`~snacks_core.model.defaults.SEARCH_REFIT_M_FACTOR` times the top's m (at most
     every searched row; ``scored_m`` keeps the top): the ladder was still gaining where
     it stopped, and more landmarks at the same γ and C only draw the same kernel closer
-    (:func:`refit_m_note` says so).
+    (:func:`refit_m_note` says so).  On more than two classes, whose refit solves
+    K(K − 1)/2 pairs, only where the top's landmarks leave more than
+    :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal
+    unexplained on the next ones drawn (``top_unexplained``), as a default fit's m grows
+    (:func:`~snacks_core.model.landmark_growth.rank_grown_m`).
 
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
     C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
@@ -488,29 +497,43 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             break
         ladder_error = rung_error
     scored_m = chosen["n_components"]
+    top_unexplained = None
     # The grown refit's embedding, n·(2m)², costs at most the top rung's (two γ on each
     # fold's training and validation rows: 6·n_searched·m²) on up to 1.5× the rows searched.
-    if (m_path[-1][0] == top == scored_m < X.shape[0] and np.unique(y).shape[0] == 2
-            and n_training <= 1.5 * X.shape[0]
+    if (m_path[-1][0] == top == scored_m < X.shape[0] and n_training <= 1.5 * X.shape[0]
             and before_rung - cv_error > _standard_error(cv_error, X.shape[0])):
-        chosen["n_components"] = min(SEARCH_REFIT_M_FACTOR * top, X.shape[0])
+        grown = min(SEARCH_REFIT_M_FACTOR * top, X.shape[0])
+        if np.unique(y).shape[0] > 2:
+            # Many classes refit K(K − 1)/2 pairs: only where the top's landmarks leave the
+            # kernel unexplained, as the default fit's m grows (rank_grown_m).
+            kernel = clone(estimator).set_params(**chosen).fit_specs().kernel.resolved(X)
+            drawn = select_landmarks(X, grown, sampling=estimator.sampling,
+                                     random_state=seed, y=y, **kernel.params())
+            grown, shares, _ = rank_grown_m(X[drawn], top, kernel.params())
+            top_unexplained = shares.get(top)
+        chosen["n_components"] = grown
     table = pd.DataFrame({
         "gamma": results.get("param_gamma"), "C": results["param_C"].astype(float),
         "m": results["m"].astype(int), "rows": results["n_resources"],
         "cv_error": 1.0 - results["mean_test_score"].astype(float),
         "cv_spread": results["std_test_score"].astype(float)})
     return DefaultSearch(chosen, cv_error, table, X.shape[0], len(fits), tuple(m_path), m_stop,
-                         start, gamma_step, scored_m)
+                         start, gamma_step, scored_m, top_unexplained)
 
 
-def refit_m_note(scored_m, m) -> str:
+def refit_m_note(scored_m, m, unexplained=None) -> str:
     """Why the default search's choice has ``m`` landmarks where it was scored at
-    ``scored_m`` (nothing when they are equal), as the command line and the app say it."""
+    ``scored_m`` (nothing when they are equal), as the command line and the app say it;
+    ``unexplained``: the share of the kernel the top's landmarks left (more than two
+    classes)."""
     if m == scored_m:
         return ""
+    left = ("" if unexplained is None else
+            f" and its landmarks left {100 * unexplained:.0f} % of the kernel's diagonal "
+            "unexplained")
     return (f"the choice was scored at the ladder's top, m = {scored_m:,}, where it lowered "
-            f"the CV error by more than a standard error: its model takes m = {m:,} (more "
-            "landmarks of the same kernel, not scored)")
+            f"the CV error by more than a standard error{left}: its model takes m = {m:,} "
+            "(more landmarks of the same kernel, not scored)")
 
 
 def _gamma_step(start):
