@@ -516,3 +516,24 @@ def test_halving_rounds_solve_the_surviving_candidates_only(monkeypatch):
     # 9, 3 and 1 candidates, each on 3 folds of 300, 900 and 2700 rows.
     assert sorted(Counter(solved).items()) == [(200, 27), (600, 9), (1800, 3)]
     assert len(solved) == 3 * len(rounds)
+
+
+def test_the_default_search_chooses_the_same_kernel_on_features_a_thousand_times_larger():
+    """γ on 1000·X is γ/10⁶ on X: the search's candidates follow the data's 'scale' γ, also
+    where it is small (raw 8-bit pixels: 2e-7 on MNIST; here 1.7e-7, its candidates from
+    2e-8 to 2e-6), not a fixed floor, and it chooses the same setting (γ / 10⁶, the same
+    C and m, the same CV error)."""
+    from snacks_core.model.search import search_around_defaults
+
+    X, y = make_classification(400, 6, n_informative=4, n_redundant=0, n_classes=3,
+                               random_state=2)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    found = search_around_defaults(SnacksClassifier(n_components=20, random_state=0), X, y)
+    wide = search_around_defaults(SnacksClassifier(n_components=20, random_state=0),
+                                  1000 * X, y)
+    assert sorted(set(wide.results["gamma"])) == pytest.approx(
+        [g / 1e6 for g in sorted(set(found.results["gamma"]))])
+    assert wide.params["gamma"] == pytest.approx(found.params["gamma"] / 1e6)
+    assert (wide.params["C"], wide.params["n_components"]) == (
+        found.params["C"], found.params["n_components"])
+    assert wide.cv_error == pytest.approx(found.cv_error, abs=1e-9)
