@@ -1016,3 +1016,26 @@ def test_an_edge_extended_the_most_steps_offers_no_button_and_says_why(monkeypat
     assert "λ cannot go lower here (the grid is already 6 steps beyond its default" in warning
     assert shown["button"] == ["Extend the grid: larger m"]
     assert heatmap.one_more_step(heatmap.GRID_EXTRA_MAX) == heatmap.GRID_EXTRA_MAX == 6
+
+
+def test_an_upload_of_many_classes_gets_the_grown_default_m_and_says_why():
+    """Ten classes of 3,429 rows on 30 features: the sidebar's m starts at 1,200, the
+    default rule's 300 doubled twice as a default fit's is, and the caption under the
+    slider says why; moving the slider removes it."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(3429, 30, n_informative=20, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, random_state=3)
+    rows = np.column_stack([X, y])
+    content = ("".join(f"x{j}," for j in range(30)) + "label\n" + "".join(
+        ",".join(f"{v:.4f}" for v in row[:-1]) + f",{int(row[-1])}\n" for row in rows)).encode()
+    at = open_page("data")
+    at.file_uploader[0].upload("ten.csv", content, "text/csv").run()
+    at.button(key="use_upload").click().run()
+    at.switch_page("app_pages/playground.py").run()
+    assert_clean(at)
+    assert at.session_state["m"] == 1200
+    captions = [c.value for c in at.sidebar.caption]
+    assert any(c.startswith("m doubled from the default 300 to 1,200") for c in captions)
+    at.select_slider(key="m").set_value(300).run()
+    assert not any("m doubled" in c.value for c in at.sidebar.caption)

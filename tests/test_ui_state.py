@@ -105,3 +105,33 @@ def test_sidebar_defaults_follow_the_data(n, d, sparse, expected):
     assert {k: values[k] for k in expected} == expected
     assert values["C"] == 20.0 and values["gamma_scale"] is True
     assert round(0.7 * n) * values["m"] <= LIVE_MAX_ENTRIES
+
+
+def _ten_class_dataset(n, n_features):
+    from sklearn.datasets import make_classification
+
+    from snacks_core.datasets import make_dataset
+
+    X, y = make_classification(n, n_features, n_informative=min(n_features, 20),
+                               n_redundant=0, n_classes=10, n_clusters_per_class=1,
+                               random_state=3)
+    return make_dataset(X, y, "ten")
+
+
+def test_the_sidebars_default_m_grows_as_a_default_fits_where_it_trains_live():
+    """Ten classes beyond a small set: the sidebar's m doubles as a default fit's does
+    while its landmarks leave more than 20 % of the kernel unexplained (1,200, off the
+    slider's steps, with the line that says why); a kernel they capture keeps the rule's
+    300; where 1,200 would not train live, the rule's m on the slider's steps, no line."""
+    from snacks_core.app.sidebar import defaults_for
+    from snacks_core.app.training import LIVE_MAX_ENTRIES
+
+    grown = defaults_for(_ten_class_dataset(3429, 30), test_size=0.3)
+    assert grown["m"] == 1200
+    assert grown["m_note"].startswith("m doubled from the default 300 to 1,200 (more than "
+                                      "two classes)")
+    kept = defaults_for(_ten_class_dataset(3429, 4), test_size=0.3)
+    assert (kept["m"], kept["m_note"]) == (300, None)
+    large = defaults_for(_ten_class_dataset(24_000, 30), test_size=0.3)
+    assert large["m_note"] is None and large["m"] == 300
+    assert 16_800 * 1200 > LIVE_MAX_ENTRIES

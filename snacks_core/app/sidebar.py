@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import scipy.sparse as sp
 import streamlit as st
+from sklearn.preprocessing import StandardScaler
 
 from snacks_core.app import cached
 from snacks_core.app.lessons import start_lesson
@@ -34,6 +37,7 @@ from snacks_core.app.user_errors import USER_ERRORS
 from snacks_core.datasets.drawn import decode_points
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model import defaults
+from snacks_core.model.landmark_growth import describe_rank_growth, rank_grown_default_m
 from snacks_core.solvers.objective import C_to_lam, lam_to_C
 
 
@@ -133,11 +137,17 @@ def apply_data_aware_defaults():
     except USER_ERRORS:
         return
     values = defaults_for(dataset, current("test_size"))
+    m_note = values.pop("m_note")
     if stored["rows"] is None or stored["rows"][0] == option:
         values = {name: value for name, value in values.items()
                   if name in stored["auto"] and current(name) == stored["auto"][name]}
     apply(values)
-    st.session_state[Keys.DATA_DEFAULTS] = {"rows": rows, "auto": values}
+    st.session_state[Keys.DATA_DEFAULTS] = {"rows": rows, "auto": values, "m_note": m_note}
+
+
+# The rows of a dataset on which the sidebar measures how much of the kernel the default
+# landmarks leave unexplained (a stratified sample would do as well: these are drawn).
+RANK_PROBE_ROWS = 20_000
 
 
 def defaults_for(dataset, test_size) -> dict:
@@ -145,18 +155,41 @@ def defaults_for(dataset, test_size) -> dict:
     λ rounded to the slider's steps (C = 25 is offered as 20), m down to the slider's
     steps and, from about 40,000 training rows, to what trains live (n·m ≤
     LIVE_MAX_ENTRIES, at least 50): the first picture comes without a click, and m can
-    be raised from there."""
+    be raised from there.  On more than two classes beyond a small set m is first
+    doubled as a default fit's is, while its landmarks leave more than 20 % of the kernel
+    unexplained (on up to :data:`RANK_PROBE_ROWS` rows of the scaled data), where that
+    m still trains live, and kept off the slider's steps; ``m_note`` says so (None where m
+    is the rule's)."""
     X = dataset.X
     n_train = X.shape[0] if dataset.X_test is not None else round(X.shape[0] * (1 - test_size))
-    learned = defaults.data_aware_defaults(X, n_train, dataset.classes.shape[0])
-    lam, m = learned["lam"], learned["n_components"]
+    n_classes = dataset.classes.shape[0]
+    learned = defaults.data_aware_defaults(X, n_train, n_classes)
+    m = learned["n_components"]
+    live = max(defaults.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
+    if defaults.grows_by_rank("sqrt", "balanced", n_train, n_classes) and m < live:
+        rows = np.sort(np.random.default_rng(0).permutation(X.shape[0])[:RANK_PROBE_ROWS])
+        probe = X[rows]
+        if learned["scaling"] == "standard":
+            # Fitted on every row, applied to the probe's only (no scaled copy of X).
+            probe = StandardScaler(with_mean=not sp.issparse(X)).fit(X).transform(probe)
+        grown, shares, reason = rank_grown_default_m(probe, dataset.y[rows], m)
+        if m < grown <= live:
+            # As grown (the slider offers the current m), where it still trains live.
+            return _settings(learned, n_train, grown,
+                             describe_rank_growth(shares, grown, reason))
     if m >= min(M_OPTIONS):
-        live = max(defaults.DEFAULT_M_RANGE[0], LIVE_MAX_ENTRIES // max(n_train, 1))
         m = max(v for v in M_OPTIONS if v <= min(m, live))
+    return _settings(learned, n_train, m, None)
+
+
+def _settings(learned, n_train, m, m_note) -> dict:
+    """:func:`defaults_for`'s settings from :func:`data_aware_defaults`' ``learned``, at
+    ``m`` landmarks."""
+    lam = learned["lam"]
     return {"scaling": learned["scaling"], "gamma_scale": True,
             "lam": nearest_option(LAM_OPTIONS, lam),
             "C": nearest_option(C_OPTIONS, lam_to_C(lam, n_train)),
-            "m": int(m)}
+            "m": int(m), "m_note": m_note}
 
 
 def _data_controls(options):
@@ -249,6 +282,18 @@ def _landmark_slider():
         st.caption(unused)
     elif n is not None and current("m") == n:
         st.caption(f"m = n: every one of the {n:,} training rows is a landmark.")
+    elif note := _automatic_m_note():
+        st.caption(note)
+
+
+def _automatic_m_note():
+    """Why the data-aware m is larger than the rule's (:func:`defaults_for`), while the
+    slider still holds it; else None."""
+    stored = st.session_state.get(Keys.DATA_DEFAULTS) or {}
+    auto = stored.get("auto") or {}
+    if stored.get("m_note") and auto.get("m") == current("m"):
+        return stored["m_note"]
+    return None
 
 
 def _scale_gamma():

@@ -51,6 +51,7 @@ from dataclasses import replace
 import numpy as np
 
 from snacks_core.core.threads import effective_n_threads
+from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.landmarks import distinct_rows, select_landmarks
 from snacks_core.kernels.nystrom import prefix_unexplained
 from snacks_core.model.defaults import (
@@ -175,6 +176,16 @@ def rank_grown_m_of_rows(X, labels, m, seed, sampling, specs) -> tuple[int, dict
 
     default = stored_as(m)
     return rank_grown_m(X[drawn], m, kernel, fits=lambda k: stored_as(k) == default)
+
+
+def rank_grown_default_m(X, y, m, seed=0) -> tuple[int, dict, str]:
+    """:func:`rank_grown_m` for the default kernel, the RBF at γ 'scale' on X, and
+    'balanced' landmarks of X (``y`` their classes) drawn with ``seed``: where a setting
+    that names no estimator starts (the app's sidebar)."""
+    kernel = {"kernel": "rbf", "gamma": float(resolve_gamma("scale", X))}
+    drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling="balanced",
+                             random_state=seed, y=y, **kernel)
+    return rank_grown_m(X[drawn], m, kernel)
 
 
 def describe_rank_growth(shares, m, reason) -> str | None:
