@@ -128,8 +128,9 @@ def test_the_sidebars_default_m_grows_as_a_default_fits_where_it_trains_live():
 
     grown = defaults_for(_ten_class_dataset(3429, 30), test_size=0.3)
     assert grown["m"] == 1200
-    assert grown["m_note"].startswith("m doubled from the default 300 to 1,200 (more than "
-                                      "two classes)")
+    assert grown["m_note"].startswith("m = 1,200: the rule's 300 doubled while its "
+                                      "landmarks left more than 20 % of the kernel "
+                                      "unexplained (")
     kept = defaults_for(_ten_class_dataset(3429, 4), test_size=0.3)
     assert (kept["m"], kept["m_note"]) == (300, None)
     large = defaults_for(_ten_class_dataset(24_000, 30), test_size=0.3)

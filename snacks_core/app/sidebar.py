@@ -37,7 +37,7 @@ from snacks_core.app.user_errors import USER_ERRORS
 from snacks_core.datasets.drawn import decode_points
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.model import defaults
-from snacks_core.model.landmark_growth import describe_rank_growth, rank_grown_default_m
+from snacks_core.model.landmark_growth import rank_grown_default_m
 from snacks_core.solvers.objective import C_to_lam, lam_to_C
 
 
@@ -172,11 +172,15 @@ def defaults_for(dataset, test_size) -> dict:
         if learned["scaling"] == "standard":
             # Fitted on every row, applied to the probe's only (no scaled copy of X).
             probe = StandardScaler(with_mean=not sp.issparse(X)).fit(X).transform(probe)
-        grown, shares, reason = rank_grown_default_m(probe, dataset.y[rows], m)
+        grown, shares, _ = rank_grown_default_m(probe, dataset.y[rows], m)
         if m < grown <= live:
             # As grown (the slider offers the current m), where it still trains live.
+            measured = ", ".join(f"{100 * share:.0f} % at {k:,}" for k, share in shares.items()
+                                 if not np.isnan(share))
             return _settings(learned, n_train, grown,
-                             describe_rank_growth(shares, grown, reason))
+                             f"m = {grown:,}: the rule's {m:,} doubled while its landmarks "
+                             f"left more than {100 * defaults.RANK_UNEXPLAINED:.0f} % of the "
+                             f"kernel unexplained ({measured}).")
     if m >= min(M_OPTIONS):
         m = max(v for v in M_OPTIONS if v <= min(m, live))
     return _settings(learned, n_train, m, None)
