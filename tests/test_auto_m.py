@@ -29,6 +29,14 @@ def _clusters(n=2000, seed=0):
     return X[: n // 2], y[: n // 2], X[n // 2:], y[n // 2:]
 
 
+def _csv_file(path, X, y):
+    """X and y written as a CSV file with columns x0, x1, … and label; its path."""
+    pd.DataFrame(np.column_stack([X, y]),
+                 columns=[*(f"x{j}" for j in range(X.shape[1])), "label"]).to_csv(
+        path, index=False)
+    return path
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**16), first=st.integers(1, 29), extra=st.integers(1, 30),
        dtype=st.sampled_from([np.float64, np.float32]))
@@ -146,10 +154,7 @@ def test_snacks_fit_m_auto_reports_the_path_and_why_it_stopped(capsys, tmp_path)
     """``snacks fit --m auto`` prints each m with its held-out error and time, and why it
     stopped; the m on the model line is the last one; bad --m values get one line."""
     X, y, _, _ = _clusters()
-    path = tmp_path / "clusters.csv"
-    pd.DataFrame(np.column_stack([X, y]),
-                 columns=[*(f"x{j}" for j in range(X.shape[1])), "label"]).to_csv(
-        path, index=False)
+    path = _csv_file(tmp_path / "clusters.csv", X, y)
     assert cli.main(["fit", str(path), "--label-column", "label", "--m", "auto",
                      "--seed", "0"]) == 0
     out = capsys.readouterr().out
@@ -254,11 +259,8 @@ def test_snacks_fit_says_why_its_default_m_grew(capsys, tmp_path):
     """Without --m, ``snacks fit`` of ten classes beyond a small set prints the grown m on
     its model line and, on the next, each m measured with the share it left; with --m the
     m asked for and no such line."""
-    X, y = _ten_classes(30, n=3429)  # 2,400 training rows at the default test share
-    path = tmp_path / "ten.csv"
-    pd.DataFrame(np.column_stack([X, y]),
-                 columns=[*(f"x{j}" for j in range(X.shape[1])), "label"]).to_csv(
-        path, index=False)
+    # 2,400 training rows at the default test share.
+    path = _csv_file(tmp_path / "ten.csv", *_ten_classes(30, n=3429))
     assert cli.main(["fit", str(path), "--label-column", "label", "--seed", "0",
                      "--max-epochs", "5"]) == 0
     lines = capsys.readouterr().out.splitlines()

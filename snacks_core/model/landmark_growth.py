@@ -153,16 +153,22 @@ def rank_grown_m(landmark_rows, m, kernel_params, fits=None) -> tuple[int, dict,
     return int(m), shares, RANK_TOP
 
 
+def rank_grown_m_drawn(X, labels, m, count, kernel_params, *, sampling, seed,
+                       fits=None) -> tuple[int, dict, str]:
+    """:func:`rank_grown_m` from ``m`` on the first ``count`` landmarks of X that
+    ``sampling`` draws with ``seed`` (``labels``, X's classes, for 'balanced'): the first m
+    of a larger draw are those of m (the draws nest)."""
+    drawn = select_landmarks(X, count, sampling=sampling, random_state=int(seed), y=labels,
+                             **kernel_params)
+    return rank_grown_m(X[drawn], m, kernel_params, fits=fits)
+
+
 def rank_grown_m_of_rows(X, labels, m, seed, sampling, specs) -> tuple[int, dict, str]:
     """:func:`rank_grown_m` for a fit in this process on the rows X (``labels`` their
     classes, for 'balanced' sampling) from its default ``m``, its landmarks drawn with
     ``seed`` and ``sampling``, ``specs`` its :class:`~snacks_core.model.specs.FitSpecs`:
     growth also stops where the larger embedding of X's rows would not be stored as the
     default m's is (the memory budget: :func:`~snacks_core.solvers.storage.plan_storage`)."""
-    kernel = specs.kernel.resolved(X).params()
-    # The first of a larger draw are the default's m (the draws nest).
-    drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling=sampling,
-                             random_state=int(seed), y=labels, **kernel)
     resources = specs.resources
 
     def stored_as(k):
@@ -175,17 +181,18 @@ def rank_grown_m_of_rows(X, labels, m, seed, sampling, specs) -> tuple[int, dict
         return plan.kind, plan.storage_dtype
 
     default = stored_as(m)
-    return rank_grown_m(X[drawn], m, kernel, fits=lambda k: stored_as(k) == default)
+    return rank_grown_m_drawn(X, labels, m, rank_top(m, X.shape[0]),
+                              specs.kernel.resolved(X).params(), sampling=sampling, seed=seed,
+                              fits=lambda k: stored_as(k) == default)
 
 
 def rank_grown_default_m(X, y, m, seed=0) -> tuple[int, dict, str]:
     """:func:`rank_grown_m` for the default kernel, the RBF at γ 'scale' on X, and
     'balanced' landmarks of X (``y`` their classes) drawn with ``seed``: where a setting
     that names no estimator starts (the app's sidebar)."""
-    kernel = {"kernel": "rbf", "gamma": float(resolve_gamma("scale", X))}
-    drawn = select_landmarks(X, rank_top(m, X.shape[0]), sampling="balanced",
-                             random_state=seed, y=y, **kernel)
-    return rank_grown_m(X[drawn], m, kernel)
+    return rank_grown_m_drawn(X, y, m, rank_top(m, X.shape[0]),
+                              {"kernel": "rbf", "gamma": float(resolve_gamma("scale", X))},
+                              sampling="balanced", seed=seed)
 
 
 def describe_rank_growth(shares, m, reason) -> str | None:

@@ -47,7 +47,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from snacks_core.core.validation import check_classifier_data
 from snacks_core.kernels.functions import resolve_gamma
-from snacks_core.kernels.landmarks import select_landmarks
 from snacks_core.model.defaults import (
     SEARCH_C_DECADES,
     SEARCH_EPOCHS,
@@ -62,7 +61,7 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.engine import draw_seeds, labels_from_scores
 from snacks_core.model.estimator import SnacksClassifier
-from snacks_core.model.landmark_growth import rank_grown_m
+from snacks_core.model.landmark_growth import rank_grown_m_drawn
 from snacks_core.model.specs import Resources
 from snacks_core.model.sweeps import (
     BACKENDS,
@@ -507,9 +506,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             # Many classes refit K(K − 1)/2 pairs: only where the top's landmarks leave the
             # kernel unexplained, as the default fit's m grows (rank_grown_m).
             kernel = clone(estimator).set_params(**chosen).fit_specs().kernel.resolved(X)
-            drawn = select_landmarks(X, grown, sampling=estimator.sampling,
-                                     random_state=seed, y=y, **kernel.params())
-            grown, shares, _ = rank_grown_m(X[drawn], top, kernel.params())
+            grown, shares, _ = rank_grown_m_drawn(X, y, top, grown, kernel.params(),
+                                                  sampling=estimator.sampling, seed=seed)
             top_unexplained = shares.get(top)
         chosen["n_components"] = grown
     table = pd.DataFrame({
