@@ -225,6 +225,25 @@ def test_a_kernel_the_default_landmarks_capture_keeps_the_default_m():
     np.testing.assert_array_equal(model.coef_, default.coef_)
 
 
+def test_a_small_set_of_more_rows_than_its_500_landmarks_grows_to_every_row():
+    """A small set (1,600 rows of ten classes) has 500 landmarks, every row up to 500; where
+    they leave the kernel unexplained m doubles as beyond a small set, here to every row
+    (the exact kernel), and C is still chosen by cross-validation, on the grown embedding:
+    the model is the fit at n_components=1,600."""
+    X, y = _ten_classes(30)
+    X, y = X[:1600], y[:1600]
+    model = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    assert list(model.m_unexplained_) == [500, 1000]
+    assert min(model.m_unexplained_.values()) > landmark_growth.RANK_UNEXPLAINED
+    assert model.m_stop_reason_ == landmark_growth.RANK_TOP
+    assert model.embedding_.landmarks_.shape[0] == 1600 and model.C_cv_errors_ is not None
+    every_row = SnacksClassifier(random_state=0, max_epochs=5, n_components=1600).fit(X, y)
+    np.testing.assert_array_equal(model.embedding_.landmark_indices_,
+                                  every_row.embedding_.landmark_indices_)
+    assert model.C_ == every_row.C_
+    np.testing.assert_array_equal(model.coef_, every_row.coef_)
+
+
 def test_the_default_m_does_not_grow_out_of_the_memory_budget():
     """A budget that holds 300 columns of the rows in memory and not 600: m stays at 300,
     the share it left measured, and the fit says why."""
@@ -243,7 +262,8 @@ def test_the_default_m_grows_by_rank_only_where_the_rule_says(change):
     if change == "a given m":
         params["n_components"] = 300
     elif change == "a small set":
-        X, y = X[:1600], y[:1600]
+        # Every row a landmark (at most 500): the exact kernel, nothing to grow.
+        X, y = X[:480], y[:480]
     elif change == "leverage":
         params["sampling"] = "leverage"
     else:

@@ -934,14 +934,17 @@ def _ten_classes():
                                n_clusters_per_class=1, random_state=3)
 
 
-def test_the_default_m_grows_on_the_cluster_as_in_memory(client):
-    """More than two classes beyond a small set: the cluster doubles the default m where
-    the in-memory fit does, on the same landmark rows (the draws nest)."""
+@pytest.mark.parametrize("rows, measured", [(2400, [300, 600]), (1600, [500, 1000])])
+def test_the_default_m_grows_on_the_cluster_as_in_memory(client, rows, measured):
+    """More than two classes, beyond a small set and on a small set of more rows than its
+    500 landmarks: the cluster doubles the default m where the in-memory fit does, on the
+    same landmark rows (the draws nest)."""
     X, y = _ten_classes()
     X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X, y = X[:rows], y[:rows]
     params = {"n_components": "sqrt", "gamma": 1 / 30, "max_epochs": 2}
     in_memory = _model(**params).fit(X, y)
-    assert list(in_memory.m_unexplained_) == [300, 600]
+    assert list(in_memory.m_unexplained_) == measured
     with client.as_current():
         cluster = _model(**params).fit(da.from_array(X, chunks=(700, 30)),
                                        da.from_array(y, chunks=(700,)))

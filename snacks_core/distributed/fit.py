@@ -238,7 +238,7 @@ def _fit_embedding(client, partitions, kernel, model, seed):
                                                len(partitions.classes)), n)
     # As in memory, m may grow on more than two classes: the first of a larger draw are
     # the default's m (the draws nest).
-    grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes))
+    grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes), m)
     # The rows the in-memory fit draws with this seed, whatever the partitioning.
     holder, kinds, ranks = landmark_draw(partitions.class_counts,
                                          rank_top(m, n) if grows else m, model.sampling, seed)

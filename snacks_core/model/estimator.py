@@ -632,7 +632,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         rows' classes are ``labels`` (for class-balanced landmarks)."""
         m = self.landmark_count(*X.shape, self.classes_.shape[0])
         if specs.solver.entry.input == "embedding" and grows_by_rank(
-                self.n_components, self.sampling, X.shape[0], self.classes_.shape[0]):
+                self.n_components, self.sampling, X.shape[0], self.classes_.shape[0], m):
             m, self.m_unexplained_, self.m_stop_reason_ = rank_grown_m_of_rows(
                 X, labels, m, seed, self.sampling, specs)
         self.embedding_ = fit_embedding(
