@@ -205,6 +205,8 @@ def test_the_default_m_doubles_while_its_landmarks_leave_the_kernel_unexplained(
     np.testing.assert_array_equal(model.embedding_.landmark_indices_,
                                   drawn.embedding_.landmark_indices_)
     np.testing.assert_array_equal(model.coef_, drawn.coef_)
+    # γ 'scale' resolved once for the measure and the embedding, kept as asked.
+    assert model.embedding_.gamma == "scale" and model.embedding_.gamma_ == drawn.embedding_.gamma_
     rows = X[drawn.embedding_.landmark_indices_]
     gamma = drawn.embedding_.gamma_
     for m, share in model.m_unexplained_.items():

@@ -631,13 +631,18 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         """Fit ``embedding_`` (the Nyström embedding: landmarks and factor) on X, whose
         rows' classes are ``labels`` (for class-balanced landmarks)."""
         m = self.landmark_count(*X.shape, self.classes_.shape[0])
+        kernel = specs.kernel
         if specs.solver.entry.input == "embedding" and grows_by_rank(
                 self.n_components, self.sampling, X.shape[0], self.classes_.shape[0], m):
+            # γ 'scale' resolved once (a pass over X's values) for the measure and the fit.
+            kernel = kernel.resolved(X)
             m, self.m_unexplained_, self.m_stop_reason_ = rank_grown_m_of_rows(
-                X, labels, m, seed, self.sampling, specs)
+                X, labels, m, seed, self.sampling, specs._replace(kernel=kernel))
         self.embedding_ = fit_embedding(
-            X, labels, specs.kernel, n_components=m, sampling=self.sampling,
+            X, labels, kernel, n_components=m, sampling=self.sampling,
             dtype=specs.resources.dtype, n_jobs=specs.resources.n_jobs, seed=seed)
+        # The embedding's parameters as asked ('scale' stays 'scale'; gamma_ is its value).
+        self.embedding_.set_params(gamma=specs.kernel.gamma)
 
     def _fit_operator(self, X, targets, sample_weight, seeds, evaluation, specs):
         """A solver on one factorised kernel operator K̃ + βI (ADMM), shared by every
