@@ -189,7 +189,7 @@ def grows_by_rank(n_components, sampling, n_train, n_classes, m=None) -> bool:
     than :data:`RANK_UNEXPLAINED` of the kernel unexplained: the default 'sqrt' on more
     than two classes, with the samplings whose draw of 4m rows costs what a draw of m does
     ('balanced', 'uniform'), beyond a small set (:func:`is_small_set`) and, where the
-    fit's ``m`` is given, on a small set whose every row is not a landmark
+    fit's ``m`` is given, on a small set of more rows than its landmarks
     (:func:`default_fit_m`: every row up to 500; ``m`` < ``n_train``).  Where no fit's m
     is given (the app's sidebar, whose sliders start small sets elsewhere) small sets keep
     their m.
@@ -197,7 +197,7 @@ def grows_by_rank(n_components, sampling, n_train, n_classes, m=None) -> bool:
     On a small set it is the sets of many features that grow: on the UCI splice set (2,233
     training rows of 60 DNA letters one-hot, 3 classes) 500 landmarks leave 64 % of the
     kernel unexplained and 2,000 take the test error from 3.87 to 3.38 % (`SVC()` 3.41 %),
-    while segment, vowel, vehicle and digits leave 1–5 % and keep their 500
+    while segment, vowel, vehicle and digits leave 1–7 % and keep their 500
     (BENCHMARKS.md, "m from the kernel's rank").
 
     Examples
