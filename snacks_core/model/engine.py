@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -192,6 +193,13 @@ def early_stopping_enabled(early_stopping, n_samples, n_classes) -> bool:
     if not isinstance(early_stopping, (bool, np.bool_)):
         raise ValueError(f"early_stopping must be True, False or 'auto', got "
                          f"{early_stopping!r}.")
+    if early_stopping and n_classes > 2:
+        warnings.warn(
+            "early_stopping=True on more than two classes stops each one-vs-one pair or "
+            "one-vs-rest column on its own held-out rows, long before the classes are "
+            "learned (UCI letter: 8.2 % test error against 2.9 % without; BENCHMARKS.md, "
+            "'Early stopping on many classes'); the default early_stopping='auto' trains "
+            "them to tol.", UserWarning, stacklevel=2)
     return bool(early_stopping)
 
 

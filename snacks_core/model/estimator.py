@@ -156,8 +156,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         'auto' turns it on from :data:`snacks_core.model.engine.EARLY_STOPPING_MIN_SAMPLES`
         training rows of two classes (never for more: the one-vs-rest columns are then
         solved to ``tol``, so that their scores compare), except where the fit chooses C
-        (``lam``), which trains to ``tol``.  An ``eval_set`` is only
-        recorded, never used to stop.
+        (``lam``), which trains to ``tol``.  True on more than two classes warns: each
+        pair or column then stops on its own held-out rows, before it has learned its
+        classes (BENCHMARKS.md, "Early stopping on many classes").  An ``eval_set`` is
+        only recorded, never used to stop.
     validation_fraction : float in (0, 1), default=0.1
         Share of the training rows held out for early stopping.
     n_iter_no_change : int, default=5
