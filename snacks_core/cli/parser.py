@@ -315,9 +315,10 @@ def _add_fit_parser(commands):
                           "at least 30 a class for more than two classes, 100 at most on "
                           "two features, as in the app; every row, up to 500, on a small "
                           "set of more features: at most 2,000 rows, or two classes up to "
-                          "15,000; beyond a small set of more than two classes, doubled up "
-                          "to twice while its landmarks leave more than 20 %% of the "
-                          "kernel unexplained, and says so); 'auto' grows m from 2√n, "
+                          "15,000; on more than two classes, where the landmarks are fewer "
+                          "than the rows, doubled up to twice while they leave more than "
+                          "20 %% of the kernel unexplained, and says so); 'auto' grows m "
+                          "from 2√n, "
                           "doubling it while the error on held-out training rows falls by "
                           "more than its noise, and says why it stopped")
     _add_regularisation(

@@ -115,7 +115,8 @@ SHARED_SCALE_SPAN = 0.9
 # (model.landmark_growth; BENCHMARKS.md, "m from the data").
 DEFAULT_N_COMPONENTS = "sqrt"
 AUTO_M_GROWTH = 2
-# More than two classes, beyond a small set, at n_components='sqrt': the default m is
+# More than two classes, at n_components='sqrt', wherever the landmarks are fewer than the
+# rows (beyond a small set, and on a small set of more than 500 rows): the default m is
 # doubled, at most RANK_M_DOUBLINGS times (and up to AUTO_M_MAX and n), while the Nyström
 # embedding on its landmarks leaves more than RANK_UNEXPLAINED of the kernel's diagonal
 # unexplained on the landmarks drawn after them (model.landmark_growth.rank_grown_m): K

@@ -35,8 +35,9 @@ showed no gain beyond their noise to tell the two apart.  Where growth cannot st
 default m's embedding does not fit in memory, or is already singular, as on two features),
 the fit is the default one.
 
-The default ``n_components='sqrt'`` grows too, on more than two classes beyond a small set,
-by the kernel rather than by held-out rows (:func:`rank_grown_m`): m doubles, at most twice,
+The default ``n_components='sqrt'`` grows too, on more than two classes wherever its
+landmarks are fewer than the rows (beyond a small set, and on a small set of more than 500
+rows), by the kernel rather than by held-out rows (:func:`rank_grown_m`): m doubles, at most twice,
 while the embedding on its landmarks leaves more than
 :data:`~snacks_core.model.defaults.RANK_UNEXPLAINED` of the kernel's diagonal unexplained
 on the landmarks drawn after them.  It is measured before any row is embedded, and the fit
