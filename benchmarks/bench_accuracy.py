@@ -37,7 +37,10 @@ scored at and at the m it returns, twice the ladder's top where the top still ga
 for every set of more than two classes over ``--repeats`` seeded splits, the defaults
 against the defaults at the default rule's m (before m doubled where its landmarks left
 more than 20 % of the kernel unexplained) and ``SVC()`` (BENCHMARKS.md, "m from the
-kernel's rank").
+kernel's rank").  With ``--held-out-m`` it prints, for the same sets and splits, the
+defaults against the defaults with the rank rule's m alone (before the held-out growth on
+many rows in large pairs of classes) and ``SVC()`` (BENCHMARKS.md, "m from the held-out
+error on many rows").
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ from _accuracy_sets import datasets, keel_folder_sets, selected
 from snacks_core import SnacksClassifier
 from snacks_core.datasets.scaling import fit_scaler, resolve_scaling
 from snacks_core.kernels.functions import resolve_gamma
+from snacks_core.model import defaults as model_defaults
 from snacks_core.model.defaults import default_m
+from snacks_core.model.landmark_growth import describe_path
 from snacks_core.model.search import search_around_defaults
 
 
@@ -223,6 +228,39 @@ def rank_m_row(name, X, y, test_size, splits):
             f"{t['defaults'] / t['svc']:.2f}× |")
 
 
+class RankRuleOnly(SnacksClassifier):
+    """The defaults as they were before the held-out growth on many rows: the rank rule's
+    m alone (the held-out growth's cost bar out of reach during the fit)."""
+
+    def fit(self, X, y):
+        bar = model_defaults.HELD_OUT_GROWTH_COST
+        model_defaults.HELD_OUT_GROWTH_COST = np.inf
+        try:
+            return super().fit(X, y)
+        finally:
+            model_defaults.HELD_OUT_GROWTH_COST = bar
+
+
+def held_out_m_row(name, X, y, test_size, splits):
+    """A row of the ``--held-out-m`` table on ``splits`` seeded splits: the defaults with
+    the rank rule alone, the defaults, and SVC(); with the path m took on the last split."""
+    fits = {"before": lambda seed, X_train: RankRuleOnly(random_state=seed),
+            "defaults": lambda seed, X_train: SnacksClassifier(random_state=seed),
+            "svc": lambda seed, X_train: SVC()}
+    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
+                                                                       splits)
+    grown = SnacksClassifier(random_state=splits - 1).fit(X_train, y_train)
+    path = ("not grown" if grown.m_path_ is None else
+            describe_path(grown.m_path_, grown.m_stop_reason_))
+    mean = {key: np.mean(values) for key, values in errors.items()}
+    t = times
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {path} | "
+            + " | ".join(cells)
+            + f" | {mean['defaults'] - mean['before']:+.2f} / "
+            f"{mean['defaults'] - mean['svc']:+.2f} | {t['defaults'] / t['before']:.2f}× / "
+            f"{t['defaults'] / t['svc']:.2f}× |")
+
+
 def keel_folder_row(name, X, y, splits):
     """A row of the ``--keel-folder`` table on ``splits`` seeded 70/30 splits: mean test
     error % of the defaults, SVC(), the default search and GridSearchCV(SVC), and the
@@ -304,6 +342,10 @@ def main():
                         help="the defaults against the defaults at the default rule's m "
                              "(before its growth by the kernel's rank) and SVC() on the "
                              "many-class sets, over --repeats splits")
+    parser.add_argument("--held-out-m", action="store_true",
+                        help="the defaults against the defaults with the rank rule's m alone "
+                             "(before the held-out growth on many rows) and SVC() on the "
+                             "many-class sets, over --repeats splits")
     parser.add_argument("--max-rows", type=int, default=10_000,
                         help="the most rows of a set with --keel-folder")
     parser.add_argument("--repeats", type=int, default=3,
@@ -336,6 +378,13 @@ def main():
               "| defaults | SVC() | Δ points defaults − before / − SVC | time defaults ÷ "
               "before / ÷ SVC |\n|---|---|---|---|---|---|---|")
         _many_class_rows(rank_m_row, args)
+        return
+    if args.held_out_m:
+        print("| data (train / test) | path of m on the last split (held-out error, time) "
+              "| rank rule alone: error % per split (mean), fit s in all | defaults | SVC() "
+              "| Δ points defaults − before / − SVC | time defaults ÷ before / ÷ SVC |\n"
+              "|---|---|---|---|---|---|---|")
+        _many_class_rows(held_out_m_row, args)
         return
     if args.past_top:
         print("| data (train / test) | "

@@ -17,7 +17,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from snacks_core import SnacksClassifier, cli
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model import landmark_growth
+from snacks_core.model import defaults, landmark_growth
 from snacks_core.model.defaults import default_fit_m, default_m
 
 
@@ -296,3 +296,55 @@ def test_snacks_fit_says_why_its_default_m_grew(capsys, tmp_path):
                      "--max-epochs", "5", "--m", "300"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert ", m = 300, " in lines[1] and "m doubled" not in "\n".join(lines)
+
+
+
+def _bar(monkeypatch, factor):
+    """The held-out growth's cost bar set to ``factor`` (1e-6: ten classes on 2,400 rows
+    pass it; the real bar, Σ over the pairs of (n_a + n_b)²·d ≥ 2·n·2,000², needs tens of
+    thousands of rows)."""
+    monkeypatch.setattr(defaults, "HELD_OUT_GROWTH_COST", factor)
+
+
+def test_the_default_m_grows_by_held_out_error_only_past_its_cost_bar(monkeypatch):
+    """Past the bar a default fit of more than two classes is the 'auto' fit: the same path,
+    landmarks and coefficients where the rank rule keeps its m (the draws nest); below the
+    real bar it keeps the rank rule's m and no path."""
+    X, y = _ten_classes(6)
+    _bar(monkeypatch, 1e-6)
+    grown = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    auto = SnacksClassifier(random_state=0, max_epochs=5, n_components="auto").fit(X, y)
+    assert grown.m_unexplained_ is not None and len(grown.m_unexplained_) == 1
+    np.testing.assert_array_equal(grown.m_path_["m"], auto.m_path_["m"])
+    assert len(grown.m_path_["m"]) >= 2 and grown.m_stop_reason_ == auto.m_stop_reason_
+    np.testing.assert_array_equal(grown.embedding_.landmark_indices_,
+                                  auto.embedding_.landmark_indices_)
+    np.testing.assert_array_equal(grown.coef_, auto.coef_)
+    _bar(monkeypatch, 2.0)
+    kept = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    assert kept.m_path_ is None and kept.m_stop_reason_ == landmark_growth.CAPTURED
+    assert kept.embedding_.landmarks_.shape[0] == grown.m_path_["m"][0]
+
+
+def test_held_out_growth_starts_where_the_rank_rule_stops(monkeypatch, capsys, tmp_path):
+    """Where the rank rule doubles m (300 → 1,200 on 30 informative features), the held-out
+    growth starts there, on the same landmarks (those of the fit at n_components=1,200
+    come first), the shares measured as without it; ``snacks fit`` says both."""
+    X, y = _ten_classes(30)
+    rank_only = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    _bar(monkeypatch, 1e-6)
+    grown = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    assert list(grown.m_unexplained_) == [300, 600] and grown.m_path_["m"][0] == 1200
+    assert grown.m_unexplained_ == pytest.approx(rank_only.m_unexplained_, abs=1e-12)
+    assert grown.m_path_["m"][-1] == grown.embedding_.landmarks_.shape[0] > 1200
+    np.testing.assert_array_equal(grown.embedding_.landmark_indices_[:1200],
+                                  rank_only.embedding_.landmark_indices_)
+    path = _csv_file(tmp_path / "ten.csv", *_ten_classes(30, n=3429))
+    assert cli.main(["fit", str(path), "--label-column", "label", "--seed", "0",
+                     "--max-epochs", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("  m doubled from the default 300 to 1,200")
+    assert "stopped" not in lines[2]
+    assert lines[3].startswith("  m grown by the held-out error (more than two classes on "
+                               "many rows in large pairs) (held-out error, time): 1200 (")
+    assert f", m = {lines[3].split(' → ')[-1].split(' ')[0]}, " in lines[1]

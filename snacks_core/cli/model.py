@@ -56,14 +56,21 @@ def growth_report(model) -> str | None:
     """The line saying how m grew and why it stopped (None for a fixed m): for
     ``n_components='auto'`` each m with its held-out error and the seconds its step took;
     for the default's growth on more than two classes the kernel's share each m left
-    unexplained."""
-    if model.m_path_ is not None:
-        return ("m grown by --m auto (held-out error, time): "
-                + describe_path(model.m_path_, model.m_stop_reason_))
+    unexplained, then, on many rows, the held-out path from there (a second line)."""
+    lines = []
     if model.m_unexplained_:
-        return describe_rank_growth(model.m_unexplained_, grown_m(model, None),
-                                    model.m_stop_reason_)
-    return None
+        held_out = model.m_path_ is not None
+        lines.append(describe_rank_growth(
+            model.m_unexplained_,
+            int(model.m_path_["m"][0]) if held_out else grown_m(model, None),
+            None if held_out else model.m_stop_reason_))
+    if model.m_path_ is not None:
+        how = ("--m auto" if model.n_components == "auto" else
+               "the held-out error (more than two classes on many rows in large pairs)")
+        lines.append(f"m grown by {how} (held-out error, time): "
+                     + describe_path(model.m_path_, model.m_stop_reason_))
+    lines = [line for line in lines if line is not None]
+    return "\n  ".join(lines) if lines else None
 
 
 def C_report(model) -> str | None:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import DTypeLike
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -30,6 +31,7 @@ from snacks_core.model.defaults import (
     default_fit_m,
     default_lam,
     default_m,
+    grows_by_held_out,
     grows_by_rank,
 )
 from snacks_core.model.engine import (
@@ -101,7 +103,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         its one-vs-one problems, :func:`~snacks_core.model.defaults.is_small_set`); beyond
         a small set of more than two classes the embedded solvers double that m, up to
         twice, while its landmarks leave more than 20 % of the kernel's diagonal
-        unexplained (``m_unexplained_``); 'auto'
+        unexplained (``m_unexplained_``), and in memory on many rows in large pairs of
+        classes (:func:`~snacks_core.model.defaults.grows_by_held_out`) then grow it as
+        'auto' does (``m_path_``); 'auto'
         starts from :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too)
         and doubles m while the error on held-out rows improves by more than its standard
         error, reusing the landmarks, the embedding's columns and the solution it has, up to
@@ -348,12 +352,20 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
-        if self.n_components == "auto":
+        if self.n_components == "auto" or (specs.solver.entry.input == "embedding"
+                                           and self._grows_by_held_out(X, y)):
             fit_by_input["embedding"] = self._fit_growing
         results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
                                                          evaluation, specs)
         self._set_solver_facts(results)
         return self
+
+    def _grows_by_held_out(self, X, y) -> bool:
+        """Whether this default fit on X's rows of classes y grows m by the held-out error
+        after the rank rule (:func:`~snacks_core.model.defaults.grows_by_held_out`)."""
+        counts = np.unique(y, return_counts=True)[1]
+        row_cost = X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1]
+        return grows_by_held_out(self.n_components, self.sampling, counts, row_cost)
 
     def _multiclass(self, solver_input, n_rows, cluster=False):
         """The resolved ``multiclass`` of a fit on ``n_rows`` rows with a solver taking
@@ -532,13 +544,17 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_growing(self, X, targets, sample_weight, seeds, evaluation, specs):
         """``n_components='auto'`` on an embedded solver: m grown from the default rule's
-        while the held-out error improves (:mod:`snacks_core.model.landmark_growth`);
-        where growth cannot start (that m's embedding does not fit in memory, or is
-        already singular), the default fit at that m."""
+        while the held-out error improves (:mod:`snacks_core.model.landmark_growth`); the
+        default 'sqrt' on many rows grows so from the m the rank rule reaches; where growth
+        cannot start (that m's embedding does not fit in memory, or is already singular),
+        the default fit at that m."""
         start = time.perf_counter()
         growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
                                 sampling=self.sampling, n_classes=self.classes_.shape[0])
         m = min(self.landmark_count(*X.shape, self.classes_.shape[0]), growth.cap)
+        if self.n_components == "sqrt":
+            # The rank rule's m first; the rule's reason is the held-out path's start.
+            m, self.m_unexplained_, _ = growth.rank_grown(m)
         reason = growth.cannot_start(m)
         if reason is not None:
             results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)

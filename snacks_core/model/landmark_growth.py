@@ -199,14 +199,16 @@ def rank_grown_default_m(X, y, m, seed=0) -> tuple[int, dict, str]:
 def describe_rank_growth(shares, m, reason) -> str | None:
     """Why a default fit of more than two classes took ``m`` landmarks, in words for the
     command line (None where it kept the default m): each m measured, the share of the
-    kernel it left unexplained, and why growth stopped (:func:`rank_grown_m`)."""
+    kernel it left unexplained, and why growth stopped (:func:`rank_grown_m`; ``reason``
+    None: the held-out growth went on from there, and says why it stopped)."""
     if not shares or m == min(shares):
         return None
     measured = ", ".join(f"{k:,} left {100 * share:.0f} %" for k, share in shares.items()
                          if not np.isnan(share))
     return (f"m doubled from the default {min(shares):,} to {m:,} (more than two classes): "
             f"the landmarks left more than {100 * RANK_UNEXPLAINED:.0f} % of the kernel's "
-            f"diagonal unexplained on the rows drawn next ({measured}); stopped: {reason}")
+            f"diagonal unexplained on the rows drawn next ({measured})"
+            + ("" if reason is None else f"; stopped: {reason}"))
 
 
 class LandmarkGrowth:
@@ -237,9 +239,10 @@ class LandmarkGrowth:
         self.weight = None if sample_weight is None else sample_weight[order]
         self.evaluation = evaluation
         self.cap = min(X.shape[0], AUTO_M_MAX)
+        self.kernel_params = specs.kernel.resolved(X).params()
         self.landmarks = select_landmarks(
             X, self.cap, sampling=sampling, random_state=int(seeds.embedding), y=self.labels,
-            **specs.kernel.resolved(X).params())
+            **self.kernel_params)
         self.embedding = self.Z = self.Z_val = self.first = None
         # Seconds spent embedding (landmarks, factors, columns) and solving.
         self.seconds = {"embedding": 0.0, "training": 0.0}
@@ -260,6 +263,13 @@ class LandmarkGrowth:
         except ValueError:
             return False
         return plan.kind == "memory" and plan.storage_dtype == np.dtype(resources.dtype)
+
+    def rank_grown(self, m):
+        """:func:`rank_grown_m` from ``m`` on the first landmarks of the growth's draw (the
+        draws nest: they are those the default fit's rule measures), up to what fits in
+        memory."""
+        top = self.landmarks[:rank_top(m, self.X.shape[0])]
+        return rank_grown_m(self.X[top], m, self.kernel_params, fits=self.fits_in_memory)
 
     def select(self, m):
         """The embedding on the first ``m`` of the cap's landmarks."""
