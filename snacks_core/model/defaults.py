@@ -140,9 +140,10 @@ RANK_M_DOUBLINGS = 2
 # SVC()'s 23.30 % (283 s); grown to 2,000, 20.61 % in 17 s; on all 464,809 training rows
 # 22.63 % in 9.5 s against 18.86 % in 101 s.  On 26 small classes (UCI letter, 16,000
 # rows: 8 · 10⁹ against 6 · 10¹⁰) SVC() takes one second and the rule stays off.  The
-# factor 2: SVC()'s seconds per unit of that sum ranged 0.55-2.8 · 10⁻¹⁰ on the sets
-# measured, the growth's per n·AUTO_M_MAX² 0.5-0.8 · 10⁻¹⁰ (BENCHMARKS.md, "m from the
-# held-out error on many rows").
+# factor 2: SVC()'s seconds per unit of that sum ranged 0.3-2.9 · 10⁻¹⁰ on the sets
+# measured, the growth's per n·AUTO_M_MAX² 0.54-0.82 · 10⁻¹⁰, so at the bar the growth
+# costs 0.1-1.3x SVC()'s time, less as n grows (BENCHMARKS.md, "m from the held-out error
+# on many rows").
 HELD_OUT_GROWTH_COST = 2.0
 # The range of γ a grid or the default search may reach (the app's γ slider spans it too).
 # Down to 1e-8: raw 8-bit pixels used as they are (columns on one scale) have a small
