@@ -136,9 +136,9 @@ RANK_M_DOUBLINGS = 2
 # over its pairs' kernel rows) against n·AUTO_M_MAX².  Where a set has many rows in large
 # pairs of classes its decision functions gain from more landmarks long after they explain
 # the kernel's diagonal: the UCI covtype set (7 classes, 54 columns) at 80,000 training
-# rows leaves 4 % unexplained at the default 500 landmarks, 23.53 % test error against
-# SVC()'s 23.30 % (283 s); grown to 2,000, 20.61 % in 17 s; on all 464,809 training rows
-# 22.63 % in 9.5 s against 18.86 % in 101 s.  On 26 small classes (UCI letter, 16,000
+# rows leaves 4-6 % unexplained at the default 500 landmarks, 23.62 % test error against
+# SVC()'s 23.30 % (285 s); grown to 2,000, 20.61 % in 17 s; on all 464,809 training rows
+# 22.66 % in 9.7 s against 18.86 % in 103 s.  On 26 small classes (UCI letter, 16,000
 # rows: 8 · 10⁹ against 6 · 10¹⁰) SVC() takes one second and the rule stays off.  The
 # factor 2: SVC()'s seconds per unit of that sum ranged 0.3-2.9 · 10⁻¹⁰ on the sets
 # measured, the growth's per n·AUTO_M_MAX² 0.54-0.82 · 10⁻¹⁰, so at the bar the growth
