@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -537,3 +538,57 @@ def test_the_default_search_chooses_the_same_kernel_on_features_a_thousand_times
     assert (wide.params["C"], wide.params["n_components"]) == (
         found.params["C"], found.params["n_components"])
     assert wide.cv_error == pytest.approx(found.cv_error, abs=1e-9)
+
+
+def _ten_classes(n=2400, seed=0):
+    """Ten classes on 2,400 rows of 6 features: beyond a small set, so a default fit's m
+    follows the rank rule (and, past the held-out growth's bar, the held-out error)."""
+    return make_classification(n, 6, n_informative=6, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, random_state=seed)
+
+
+def test_the_search_takes_the_default_fit_where_it_beats_the_choice(monkeypatch):
+    """Past the held-out growth's bar (lowered here) the default search checks its choice
+    against the estimator's default fit on the same rows held out: the oracle's two fits
+    and errors, the default fit's γ, C and m taken where its error is lower, the choice
+    kept on a tie (here: a choice that is the default fit itself)."""
+    from snacks_core.model import defaults, search
+    from snacks_core.model.engine import validation_split
+
+    monkeypatch.setattr(defaults, "HELD_OUT_GROWTH_COST", 1e-6)
+    X, y = _ten_classes()
+    estimator = SnacksClassifier(random_state=3, max_epochs=5)
+    poor = {"gamma": 1e-4, "C": 0.01, "n_components": 20}
+    params, check = search._against_the_default_fit(estimator, poor, X, y, seed=0)
+    fit, held = validation_split(np.unique(y, return_inverse=True)[1], 0.1, 0)
+    default = clone(estimator).set_params(random_state=0).fit(X[fit], y[fit])
+    choice = clone(estimator).set_params(random_state=0, **poor).fit(X[fit], y[fit])
+    assert default.m_path_ is not None
+    errors = [float(np.mean(model.predict(X[held]) != y[held])) for model in (choice, default)]
+    m = default.embedding_.landmarks_.shape[0]
+    assert check == (*errors, m, held.shape[0]) and errors[1] < errors[0]
+    assert params == {"C": default.C_, "n_components": m, "gamma": default.embedding_.gamma_}
+    assert "the default fit's settings taken" in search.defaults_check_note(check)
+    tied, check = search._against_the_default_fit(estimator, {}, X, y, seed=0)
+    assert tied == {} and check[0] == check[1] == errors[1]
+    assert "the choice kept" in search.defaults_check_note(check)
+
+
+def test_the_default_search_checks_the_default_fit_only_past_the_bar(monkeypatch):
+    """The check runs where the estimator's default fit grows m by the held-out error, and
+    its verdict is the params returned; below the bar there is none."""
+    from snacks_core.model import defaults, search
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    monkeypatch.setattr(search, "SEARCH_MAX_M", 40)
+    X, y = _ten_classes()
+    estimator = SnacksClassifier(random_state=0, max_epochs=5)
+    assert search.search_around_defaults(estimator, X, y).defaults_check == ()
+    monkeypatch.setattr(defaults, "HELD_OUT_GROWTH_COST", 1e-6)
+    found = search.search_around_defaults(estimator, X, y)
+    choice, default, m, n_held = found.defaults_check
+    assert n_held == 240
+    if default < choice:
+        assert found.params["n_components"] == m and found.params["C"] == pytest.approx(25.0)
+    else:
+        assert found.params["n_components"] in set(found.results["m"])

@@ -38,7 +38,12 @@ from snacks_core.model.defaults import (
 )
 from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.metrics import classification_scores
-from snacks_core.model.search import SnacksSearchCV, refit_m_note, search_around_defaults
+from snacks_core.model.search import (
+    SnacksSearchCV,
+    defaults_check_note,
+    refit_m_note,
+    search_around_defaults,
+)
 from snacks_core.persistence import model_to_npz
 
 # The settings printed for each scaling: the best few by CV score.
@@ -62,6 +67,7 @@ class Found(NamedTuple):
     fits: int
     refit_seconds: float
     m_ladder: str = ""  # the default search's m, as printed: each CV error, why it stopped
+    chosen_by: str = "CV"  # what chose the setting printed
 
 
 def run(args) -> int:
@@ -104,7 +110,7 @@ def run(args) -> int:
             print(f"m{f' (scaling {found.scaling})' if several else ''}: {found.m_ladder}")
     scores = classification_scores(split.y_train, split.y_test, best.model.predict(split.X_test),
                                    best.model.classes_)
-    print(f"chosen by CV: {best.chosen}"
+    print(f"chosen by {best.chosen_by}: {best.chosen}"
           + (f" with scaling {best.scaling}" if several else "")
           + f"; test error of the chosen model {scores['test_error']:.4f}, "
             f"{f1_name(scores['f1_label'])} {scores['f1']:.4f} on {split.X_test.shape[0]} "
@@ -186,12 +192,17 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
     if found.gamma_step:
         gamma, m, error = found.gamma_step
         ladder += f"; at m = {m:,} also γ = {gamma:.4g} (CV error {100 * error:.2f} %)"
-    grown = refit_m_note(found.scored_m, found.params["n_components"], found.top_unexplained)
+    default_taken = bool(found.defaults_check) and (found.defaults_check[1]
+                                                    < found.defaults_check[0])
+    grown = "" if default_taken else refit_m_note(
+        found.scored_m, found.params["n_components"], found.top_unexplained)
     if grown:
         chosen += f" (scored at m = {found.scored_m:,})"
+    notes = [note for note in (grown, defaults_check_note(found.defaults_check)) if note]
     return Found(scaling, split, model, chosen, 1.0 - found.cv_error, table,
                  found.results.assign(scaling=scaling), found.n_rows, found.fits, refit,
-                 f"{ladder}; stopped: {found.m_stop}" + (f"; {grown}" if grown else ""))
+                 f"{ladder}; stopped: {found.m_stop}" + "".join(f"; {n}" for n in notes),
+                 "rows held out (the default fit's settings)" if default_taken else "CV")
 
 
 def _search(args, dataset, scaling) -> Found:
