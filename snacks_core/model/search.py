@@ -420,6 +420,12 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     unexplained on the next ones drawn (``top_unexplained``), as a default fit's m grows
     (:func:`~snacks_core.model.landmark_growth.rank_grown_m`).
 
+    Where ``estimator``'s own default fit grows m by the held-out error (many rows of more
+    than two classes, :func:`~snacks_core.model.defaults.grows_by_held_out`), the choice is
+    checked against that fit on rows held out of all the training rows, each fitted on
+    the rest, and the default fit's γ, C and m are returned where it errs less
+    (``defaults_check``; :func:`_against_the_default_fit`).
+
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
     C = 1/(2nλ), which carries a choice over to any number of rows.  ``progress(fits,
     rows)`` is called after each fit is scored.  ``n_jobs`` and ``backend`` (the current
