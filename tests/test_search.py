@@ -3,6 +3,7 @@ work, halving, refinement, and a test set that is never looked at."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 
@@ -592,3 +593,34 @@ def test_the_default_search_checks_the_default_fit_only_past_the_bar(monkeypatch
         assert found.params["n_components"] == m and found.params["C"] == pytest.approx(25.0)
     else:
         assert found.params["n_components"] in set(found.results["m"])
+
+
+def test_snacks_search_prints_its_check_against_the_default_fit(monkeypatch, capsys, tmp_path):
+    """``snacks search`` past the bar ends its m line with the check, and names what chose
+    the setting it prints: the check's verdict, whose setting the model has."""
+    from snacks_core import cli
+    from snacks_core.model import defaults, search
+
+    monkeypatch.setattr(search, "SEARCH_M", 10)
+    monkeypatch.setattr(search, "SEARCH_MAX_M", 40)
+    monkeypatch.setattr(defaults, "HELD_OUT_GROWTH_COST", 1e-6)
+    X, y = _ten_classes(3429)
+    path = tmp_path / "ten.csv"
+    pd.DataFrame(np.column_stack([X, y]),
+                 columns=[*(f"x{j}" for j in range(6)), "label"]).to_csv(path, index=False)
+    assert cli.main(["search", str(path), "--label-column", "label", "--seed", "0",
+                     "--max-epochs", "5"]) == 0
+    out = capsys.readouterr().out
+    (ladder,) = [line for line in out.splitlines() if line.startswith("m: ")]
+    check = re.search(r"against the default fit \(m = ([\d,]+), grown by the held-out error on "
+                      r"many rows\) on 240 training rows held out: the choice ([\d.]+) %, the "
+                      r"default fit ([\d.]+) %: (the default fit's settings taken|the choice "
+                      r"kept)$", ladder)
+    assert check is not None
+    taken = check.group(4) == "the default fit's settings taken"
+    assert (float(check.group(3)) < float(check.group(2))) == taken
+    (chosen,) = [line for line in out.splitlines() if line.startswith("chosen by ")]
+    assert chosen.startswith("chosen by rows held out (the default fit's settings): " if taken
+                             else "chosen by CV: ")
+    if taken:
+        assert f", m = {check.group(1).replace(',', '')};" in chosen

@@ -40,6 +40,7 @@ from snacks_core.model.estimator import estimator_from_settings
 from snacks_core.model.metrics import classification_scores
 from snacks_core.model.search import (
     SnacksSearchCV,
+    default_fit_taken,
     defaults_check_note,
     refit_m_note,
     search_around_defaults,
@@ -192,8 +193,7 @@ def _search_around_defaults(args, dataset, scaling) -> Found:
     if found.gamma_step:
         gamma, m, error = found.gamma_step
         ladder += f"; at m = {m:,} also γ = {gamma:.4g} (CV error {100 * error:.2f} %)"
-    default_taken = bool(found.defaults_check) and (found.defaults_check[1]
-                                                    < found.defaults_check[0])
+    default_taken = default_fit_taken(found.defaults_check)
     grown = "" if default_taken else refit_m_note(
         found.scored_m, found.params["n_components"], found.top_unexplained)
     if grown:

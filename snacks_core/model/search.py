@@ -522,7 +522,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
             top_unexplained = shares.get(top)
         chosen["n_components"] = grown
     defaults_check = ()
-    if clone(estimator)._grows_by_held_out(X_all, y_all):
+    if estimator._grows_by_held_out(X_all, y_all):
         chosen, defaults_check = _against_the_default_fit(estimator, chosen, X_all, y_all,
                                                           seed)
     table = pd.DataFrame({
@@ -555,12 +555,13 @@ def _against_the_default_fit(estimator, chosen, X, y, seed):
                                    for model in models)
     default = models[1]
     m = int(default.embedding_.landmarks_.shape[0])
-    if default_error >= choice_error:
-        return chosen, (choice_error, default_error, m, held.shape[0])
+    check = (choice_error, default_error, m, held.shape[0])
+    if not default_fit_taken(check):
+        return chosen, check
     params = {"C": float(default.C_), "n_components": m}
     if "gamma" in chosen:
         params["gamma"] = float(default.embedding_.gamma_)
-    return params, (choice_error, default_error, m, held.shape[0])
+    return params, check
 
 
 def refit_m_note(scored_m, m, unexplained=None) -> str:
@@ -578,6 +579,12 @@ def refit_m_note(scored_m, m, unexplained=None) -> str:
             "(more landmarks of the same kernel, not scored)")
 
 
+def default_fit_taken(check) -> bool:
+    """Whether the default search returned the estimator's default fit's settings
+    (``DefaultSearch.defaults_check``: its error below the choice's)."""
+    return bool(check) and check[1] < check[0]
+
+
 def defaults_check_note(check) -> str:
     """The default search's check against the estimator's default fit
     (``DefaultSearch.defaults_check``) in words, as the command line says it ('' without
@@ -585,7 +592,7 @@ def defaults_check_note(check) -> str:
     if not check:
         return ""
     choice, default, m, n_held = check
-    taken = "the default fit's settings taken" if default < choice else "the choice kept"
+    taken = "the default fit's settings taken" if default_fit_taken(check) else "the choice kept"
     return (f"against the default fit (m = {m:,}, grown by the held-out error on many rows) "
             f"on {n_held:,} training rows held out: the choice {100 * choice:.2f} %, the "
             f"default fit {100 * default:.2f} %: {taken}")
