@@ -352,7 +352,9 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
+        # (Two classes never grow so: no need to count the rows of each.)
         if self.n_components == "auto" or (specs.solver.entry.input == "embedding"
+                                           and self.classes_.shape[0] > 2
                                            and self._grows_by_held_out(X, y)):
             fit_by_input["embedding"] = self._fit_growing
         results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
