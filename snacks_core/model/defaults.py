@@ -139,7 +139,7 @@ RANK_M_DOUBLINGS = 2
 # rows leaves 4-6 % unexplained at the default 500 landmarks, 23.62 % test error against
 # SVC()'s 23.30 % (285 s); grown to 2,000, 20.61 % in 17 s; on all 464,809 training rows
 # 22.66 % in 9.7 s against 18.86 % in 103 s.  On 26 small classes (UCI letter, 16,000
-# rows: 8 · 10⁹ against 6 · 10¹⁰) SVC() takes one second and the rule stays off.  The
+# rows: 8 · 10⁹ against the bar's 1.3 · 10¹¹) SVC() takes one second and the rule stays off.  The
 # factor 2: SVC()'s seconds per unit of that sum ranged 0.3-2.9 · 10⁻¹⁰ on the sets
 # measured, the growth's per n·AUTO_M_MAX² 0.54-0.82 · 10⁻¹⁰, so at the bar the growth
 # costs 0.1-1.3x SVC()'s time, less as n grows (BENCHMARKS.md, "m from the held-out error
