@@ -348,3 +348,15 @@ def test_held_out_growth_starts_where_the_rank_rule_stops(monkeypatch, capsys, t
     assert lines[3].startswith("  m grown by the held-out error (more than two classes on "
                                "many rows in large pairs) (held-out error, time): 1200 (")
     assert f", m = {lines[3].split(' → ')[-1].split(' ')[0]}, " in lines[1]
+
+
+@pytest.mark.parametrize("solver", ["liblinear", "pegasos"])
+def test_auto_grows_with_solvers_that_start_cold(solver):
+    """A solver that takes no starting point grows m too: each step starts cold (these
+    raised on the zero-padded start before)."""
+    X, y, X_test, y_test = _clusters()
+    model = SnacksClassifier(n_components="auto", solver=solver, random_state=0,
+                             max_epochs=20).fit(X, y)
+    assert len(model.m_path_["m"]) >= 2
+    assert model.coef_.shape[1] == model.embedding_.n_components_
+    assert model.score(X_test, y_test) > 0.8

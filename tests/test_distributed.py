@@ -970,3 +970,32 @@ def test_command_line_fit_on_the_cluster_says_why_its_default_m_grew(client, tmp
     assert ", m = 1200, " in printed[1]
     assert printed[2].startswith("  m doubled from the default 300 to 1,200 (more than two "
                                  "classes)")
+
+
+def test_the_default_m_grows_by_held_out_error_on_the_cluster_as_in_memory(client,
+                                                                          monkeypatch):
+    """Past the held-out growth's bar (lowered here), the cluster grows m from the rank
+    rule's as the in-memory fit does: the same landmarks, the same rows held out (each m's
+    held-out error within a row or two of the in-memory one-vs-rest fit's), the same path
+    and reason, and the final model trained on every row."""
+    from snacks_core.model import defaults
+
+    monkeypatch.setattr(defaults, "HELD_OUT_GROWTH_COST", 1e-6)
+    X, y = make_classification(2400, 6, n_informative=6, n_redundant=0, n_classes=10,
+                               n_clusters_per_class=1, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    params = {"n_components": "sqrt", "gamma": 1 / 6, "multiclass": "ovr"}
+    in_memory = _model(**params).fit(X, y)
+    with client.as_current():
+        cluster = _model(**params).fit(da.from_array(X, chunks=(700, 6)),
+                                       da.from_array(y, chunks=(700,)))
+    path = cluster.m_path_
+    np.testing.assert_array_equal(path["m"], in_memory.m_path_["m"])
+    assert len(path["m"]) >= 2 and cluster.m_stop_reason_ == in_memory.m_stop_reason_
+    assert np.all(np.abs(path["held_out_error"] - in_memory.m_path_["held_out_error"])
+                  <= 2 / 240 + 1e-12)
+    np.testing.assert_array_equal(cluster.embedding_.landmark_indices_,
+                                  in_memory.embedding_.landmark_indices_)
+    assert cluster.m_unexplained_ == pytest.approx(in_memory.m_unexplained_, rel=1e-9)
+    assert cluster.coef_.shape == in_memory.coef_.shape
+    assert abs(cluster.score(X, y) - in_memory.score(X, y)) <= 0.01

@@ -38,7 +38,7 @@ from snacks_core.distributed.waiting import (
 )
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model.defaults import grows_by_rank
+from snacks_core.model.defaults import AUTO_M_GROWTH, AUTO_M_MAX, grows_by_held_out, grows_by_rank
 from snacks_core.model.engine import (
     COLUMN_STATE_BYTES,
     binary_targets,
@@ -47,7 +47,17 @@ from snacks_core.model.engine import (
     stack_histories,
     training_measures,
 )
-from snacks_core.model.landmark_growth import rank_grown_m, rank_top
+from snacks_core.model.landmark_growth import (
+    MEMORY,
+    NO_GAIN,
+    REACHED_CAP,
+    REACHED_N,
+    SINGULAR,
+    gain_beyond_noise,
+    path_table,
+    rank_grown_m,
+    rank_top,
+)
 from snacks_core.solvers.snacks_kernels import squared_norms
 from snacks_core.solvers.storage import check_float16_range, plan_storage
 
@@ -184,35 +194,32 @@ def _fit(model, client, data, eval_set, progress):
     kernel = kernel.check()
     gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"
              else resolve_gamma(kernel.gamma, np.zeros((1, d))))
-    model.embedding_ = _fit_embedding(client, partitions, replace(kernel, gamma=gamma),
-                                      model, seeds.embedding)
-    evaluation = _embed_eval_set(model, eval_set)
-    # The rows the in-memory fit would hold out with this seed, whatever the partitioning.
-    held = (held_out_ranks(partitions.class_counts, spec.validation_fraction, seeds.solver)
-            if spec.early_stopping_on(n, len(partitions.classes)) else (False, None))
-    embedded = _embed_partitions(client, partitions, model, resources,
-                                 (_class_weights(spec.class_weight, partitions), held))
-    model.embedding_time_ = time.perf_counter() - start
-    if progress is not None:
-        progress("embedding", n, n)
-    columns = 1 if len(partitions.classes) == 2 else len(partitions.classes)
-    options = CocoaOptions(
-        max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.column_tol(columns),
-        n_iter_no_change=spec.n_iter_no_change if embedded.held_rows else None)
-    solve = solve_assg if model.solver == "snacks" else solve_cocoa
-    start = time.perf_counter()
-    # The columns make their rounds together (a round's wait is a cluster's main cost on
-    # small data), in groups whose state on a worker (COLUMN_STATE_BYTES a row each) takes
-    # at most the embedding's own bytes there, or _COLUMNS_STATE_FLOOR.
-    rows = int(embedded.rows.max())
-    size = max(1, max(rows * embedded.width * np.dtype(resources.dtype).itemsize,
-                      _COLUMNS_STATE_FLOOR) // (rows * COLUMN_STATE_BYTES))
-    results = [result for group in np.array_split(np.arange(columns),
-                                                  -(-columns // size))
-               for result in solve(client, embedded, group.tolist(), spec.lam,
-                                   n - embedded.held_rows, options, seed=seeds.solver,
-                                   progress=progress, validation=evaluation)]
-    model.training_time_ = time.perf_counter() - start
+    # As in memory, a default fit of many rows in large pairs of classes grows m by the
+    # held-out error after the rank rule (grows_by_held_out; d stands for a row's cost).
+    grows = grows_by_held_out(model.n_components, model.sampling,
+                              partitions.class_counts.sum(axis=0), d)
+    kernel = replace(kernel, gamma=gamma)
+    model.embedding_, drawn = _fit_embedding(client, partitions, kernel, model,
+                                             seeds.embedding, grows)
+    weights = _class_weights(spec.class_weight, partitions)
+    if grows:
+        embedded, results = _grow(client, partitions, model, kernel, drawn, weights, spec,
+                                  resources, seeds, eval_set, progress, start)
+    else:
+        evaluation = _embed_eval_set(model, eval_set)
+        # The rows the in-memory fit would hold out with this seed, whatever the
+        # partitioning.
+        held = (held_out_ranks(partitions.class_counts, spec.validation_fraction,
+                               seeds.solver)
+                if spec.early_stopping_on(n, len(partitions.classes)) else (False, None))
+        embedded = _embed_partitions(client, partitions, model, resources, (weights, held))
+        model.embedding_time_ = time.perf_counter() - start
+        if progress is not None:
+            progress("embedding", n, n)
+        start = time.perf_counter()
+        results = _train(client, embedded, model, spec, resources, seeds, evaluation,
+                         progress, early=bool(embedded.held_rows))
+        model.training_time_ = time.perf_counter() - start
     model.coef_ = np.vstack([r.coef for r in results])
     model.intercept_ = np.zeros(len(results))
     if model.storage_ == "memory":
@@ -230,18 +237,21 @@ def _fit(model, client, data, eval_set, progress):
     return model
 
 
-def _fit_embedding(client, partitions, kernel, model, seed):
-    """The Nyström embedding on landmarks drawn across the partitions (only the m drawn
-    rows come to the client), its ``landmark_indices_`` rows of the whole X."""
+def _fit_embedding(client, partitions, kernel, model, seed, held_out_growth=False):
+    """``(embedding, (rows, positions))``: the Nyström embedding on landmarks drawn across
+    the partitions (only the drawn rows come to the client), its ``landmark_indices_``
+    rows of the whole X; the rows drawn and their positions in X, as many as
+    ``held_out_growth`` may take (at most :data:`AUTO_M_MAX`)."""
     n = int(partitions.rows.sum())
     m = clip_n_components(model.landmark_count(n, partitions.n_features,
                                                len(partitions.classes)), n)
     # As in memory, m may grow on more than two classes: the first of a larger draw are
     # the default's m (the draws nest).
     grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes), m)
+    count = (min(n, AUTO_M_MAX) if held_out_growth else rank_top(m, n) if grows else m)
     # The rows the in-memory fit draws with this seed, whatever the partitioning.
-    holder, kinds, ranks = landmark_draw(partitions.class_counts,
-                                         rank_top(m, n) if grows else m, model.sampling, seed)
+    holder, kinds, ranks = landmark_draw(partitions.class_counts, count, model.sampling,
+                                         seed)
     balanced = model.sampling == "balanced"
     draws = gather_results(client, [
         client.submit(draw_partition_rows, partitions.X[p], partitions.y[p],
@@ -255,14 +265,114 @@ def _fit_embedding(client, partitions, kernel, model, seed):
         rows[holder == p], positions[holder == p] = drawn, offsets[p] + at
     if grows:
         # The workers plan their own parts' storage: no memory stop here.
-        m, model.m_unexplained_, model.m_stop_reason_ = rank_grown_m(rows, m, kernel.params())
-        rows, positions = rows[:m], positions[:m]
+        m, model.m_unexplained_, model.m_stop_reason_ = rank_grown_m(
+            rows[:rank_top(m, n)], m, kernel.params())
+    return _embedding_on(rows[:m], positions[:m], kernel, model, seed), (rows, positions)
+
+
+def _embedding_on(rows, positions, kernel, model, seed):
+    """The Nyström embedding on the landmark ``rows`` at ``positions`` of the whole X."""
     embedding = NystromEmbedding(**kernel.params(), n_components=rows.shape[0],
                                  dtype=model.dtype, n_jobs=model.n_jobs).fit(
         rows, landmark_indices=np.arange(rows.shape[0]))
     embedding.landmark_indices_ = positions[embedding.landmark_indices_]
     embedding.set_params(gamma=model.gamma, sampling=model.sampling, random_state=seed)
     return embedding
+
+
+def _train(client, embedded, model, spec, resources, seeds, evaluation, progress, early):
+    """The one-vs-rest columns' solver results on the ``embedded`` partitions (their held-out
+    rows, where any, stopping the rounds early with ``early``)."""
+    n_train = int(embedded.rows.sum())
+    columns = 1 if len(model.classes_) == 2 else len(model.classes_)
+    options = CocoaOptions(
+        max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.column_tol(columns),
+        n_iter_no_change=spec.n_iter_no_change if early else None)
+    solve = solve_assg if model.solver == "snacks" else solve_cocoa
+    # The columns make their rounds together (a round's wait is a cluster's main cost on
+    # small data), in groups whose state on a worker (COLUMN_STATE_BYTES a row each) takes
+    # at most the embedding's own bytes there, or _COLUMNS_STATE_FLOOR.
+    rows = int(embedded.rows.max())
+    size = max(1, max(rows * embedded.width * np.dtype(resources.dtype).itemsize,
+                      _COLUMNS_STATE_FLOOR) // (rows * COLUMN_STATE_BYTES))
+    return [result for group in np.array_split(np.arange(columns), -(-columns // size))
+            for result in solve(client, embedded, group.tolist(), spec.lam, n_train,
+                                options, seed=seeds.solver, progress=progress,
+                                validation=evaluation)]
+
+
+def _grow(client, partitions, model, kernel, drawn, weights, spec, resources, seeds,
+          eval_set, progress, start):
+    """``(embedded partitions, results)`` of a fit that grows m by the held-out error from
+    the rank rule's (:mod:`snacks_core.model.landmark_growth`, as in memory): the rows the
+    in-memory fit holds out with the solver's seed measure each m (the embedding of every
+    partition at that m, the columns trained on the other rows), m doubles while their
+    error falls by more than its standard error, up to the landmarks ``drawn``
+    (:data:`AUTO_M_MAX` and n) and while a worker can hold the larger embedding, and the
+    last m is trained on every row, ``eval_set`` recorded (``kernel``: γ a number;
+    ``start``: when the fit began).  Sets ``m_path_``, ``m_stop_reason_`` and the two times."""
+    rows, positions = drawn
+    before = time.perf_counter() - start
+    held = held_out_ranks(partitions.class_counts, spec.validation_fraction, seeds.solver)
+    n, cap = int(partitions.rows.sum()), rows.shape[0]
+    steps, error, reason, seconds = [], None, None, {"embedding": 0.0, "training": 0.0}
+    m = model.embedding_.landmarks_.shape[0]
+    while reason is None:
+        step = time.perf_counter()
+        if steps:
+            model.embedding_ = _embedding_on(rows[:m], positions[:m], kernel, model,
+                                             seeds.embedding)
+            if not model.embedding_.triangular_:
+                reason = SINGULAR
+                break
+        try:
+            embedded = _embed_partitions(client, partitions, model, resources,
+                                         (weights, held))
+        except ValueError:
+            if not steps:
+                raise
+            # A worker cannot hold this m's embedding even compactly.
+            reason = MEMORY
+            break
+        embedded_at = time.perf_counter()
+        results = _train(client, embedded, model, spec, resources, seeds, None, None,
+                         early=False)
+        coef = np.vstack([r.coef for r in results])
+        wrong = sum(gather_results(client, [client.submit(held_out_wrong, future, coef)
+                                            for future in embedded.futures],
+                                   "measuring the rows held out", DEFAULT_TIMEOUT_S))
+        previous, error = error, wrong / max(embedded.held_rows, 1)
+        now = time.perf_counter()
+        seconds["embedding"] += embedded_at - step
+        seconds["training"] += now - embedded_at
+        steps.append((m, error, now - step))
+        if previous is not None and not gain_beyond_noise(previous, error,
+                                                          embedded.held_rows):
+            reason = NO_GAIN
+        elif m >= cap:
+            reason = REACHED_N if cap == n else REACHED_CAP
+        m = min(cap, AUTO_M_GROWTH * m)
+    model.embedding_ = _embedding_on(rows[:steps[-1][0]], positions[:steps[-1][0]], kernel,
+                                     model, seeds.embedding)
+    step = time.perf_counter()
+    embedded = _embed_partitions(client, partitions, model, resources, (weights, (False, None)))
+    model.embedding_time_ = before + seconds["embedding"] + time.perf_counter() - step
+    if progress is not None:
+        progress("embedding", n, n)
+    step = time.perf_counter()
+    results = _train(client, embedded, model, spec, resources, seeds,
+                     _embed_eval_set(model, eval_set), progress, early=False)
+    model.training_time_ = seconds["training"] + time.perf_counter() - step
+    model.m_path_, model.m_stop_reason_ = path_table(steps), reason
+    return embedded, results
+
+
+def held_out_wrong(partition, coef):
+    """Run on a worker: how many of the partition's rows held out the one-vs-rest columns
+    ``coef`` misclassify."""
+    if partition.Z_held is None:
+        return 0
+    return score_embedded_rows(partition.Z_held, coef, partition.targets_held)[0]
 
 
 def _class_weights(class_weight, partitions):
