@@ -195,7 +195,8 @@ def _fit(model, client, data, eval_set, progress):
     gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"
              else resolve_gamma(kernel.gamma, np.zeros((1, d))))
     # As in memory, a default fit of many rows in large pairs of classes grows m by the
-    # held-out error after the rank rule (grows_by_held_out; d stands for a row's cost).
+    # held-out error after the rank rule (grows_by_held_out): the workers' rows are dense
+    # (a sparse file is densified there), so a kernel entry costs d.
     grows = grows_by_held_out(model.n_components, model.sampling,
                               partitions.class_counts.sum(axis=0), d)
     kernel = replace(kernel, gamma=gamma)
