@@ -360,3 +360,24 @@ def test_auto_grows_with_solvers_that_start_cold(solver):
     assert len(model.m_path_["m"]) >= 2
     assert model.coef_.shape[1] == model.embedding_.n_components_
     assert model.score(X_test, y_test) > 0.8
+
+
+def test_auto_grows_past_landmarks_whose_last_directions_are_round_off():
+    """On four features at γ = 0.1 the 178 landmarks' kernel matrix keeps all but a few of
+    its eigenvalues (the rest below 10⁻¹⁰ of the largest): growth goes on to them, embedding
+    every row anew (the eigen-decomposition's columns do not nest), rather than stopping as
+    if they added nothing.  The model is the embedding on those landmarks: its training
+    error, measured on the columns the growth computed, is a fresh embedding's."""
+    X, y = make_classification(2000, 4, n_informative=4, n_redundant=0,
+                               n_clusters_per_class=2, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    model = SnacksClassifier(n_components="auto", gamma=0.1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.m_path_["m"], [89, 178])
+    assert model.m_stop_reason_ != landmark_growth.SINGULAR
+    embedding = model.embedding_
+    assert not embedding.triangular_ and 89 < embedding.n_components_ < 178
+    drawn = SnacksClassifier(n_components=178, gamma=0.1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(embedding.landmark_indices_,
+                                  drawn.embedding_.landmark_indices_)
+    assert model.coef_.shape == (1, embedding.n_components_)
+    assert model.train_error_ == pytest.approx(np.mean(model.predict(X) != y), abs=1e-12)

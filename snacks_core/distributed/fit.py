@@ -321,9 +321,11 @@ def _grow(client, partitions, model, kernel, drawn, weights, spec, resources, se
     while reason is None:
         step = time.perf_counter()
         if steps:
+            smaller = model.embedding_.n_components_
             model.embedding_ = _embedding_on(rows[:m], positions[:m], kernel, model,
                                              seeds.embedding)
-            if not model.embedding_.triangular_:
+            if model.embedding_.n_components_ <= smaller:
+                # As in memory: the larger landmarks add no direction.
                 reason = SINGULAR
                 break
         try:

@@ -28,8 +28,11 @@ step's solution is continued on every training row, those the default fit trains
 Growth stops at the first of: the held-out error improved by no more than its binomial
 standard error √(e(1 − e)/n_held); m reached n or the cap; the larger embedding, held
 beside the smaller one while its columns are joined, would not fit the memory budget in
-memory; the larger landmarks' kernel matrix is numerically singular (its factor is no
-longer the triangular one, whose columns nest: more landmarks add no direction).  The last
+memory; the larger landmarks add no direction (their kernel matrix's numerical rank is no
+more than the smaller one's: :data:`SINGULAR`).  Where only a few of their directions are
+round-off (eigenvalues below 10⁻¹⁰ of the largest, dropped: the factor is then an
+eigen-decomposition, whose columns do not nest; on the UCI covtype set 1,998 of 2,000) the
+step embeds the rows anew and its solves start cold.  The last
 m tried is the model's: it approximates the exact kernel more closely, and the held-out rows
 showed no gain beyond their noise to tell the two apart.  Where growth cannot start (the
 default m's embedding does not fit in memory, or is already singular, as on two features),
@@ -279,10 +282,18 @@ class LandmarkGrowth:
                              n_jobs=resources.n_jobs, seed=self.seeds.embedding,
                              landmark_indices=self.landmarks[:m])
 
+    def nests(self, embedding) -> bool:
+        """Whether ``embedding``'s first columns are the current one's (both Cholesky
+        factors on nested landmarks), so that only its new columns need computing."""
+        return (self.embedding is not None and self.embedding.triangular_
+                and embedding.triangular_)
+
     def embed(self, embedding):
         """Make ``embedding`` the current one, computing only the columns it adds to the
-        current one's (all of them at first)."""
-        first = 0 if self.embedding is None else self.embedding.n_components_
+        current one's where they nest (:meth:`nests`), else all of them."""
+        first = self.embedding.n_components_ if self.nests(embedding) else 0
+        if first == 0:
+            self.Z = self.Z_val = None
 
         def columns(Z, rows):
             if rows is None:
@@ -340,12 +351,17 @@ class LandmarkGrowth:
         while reason is None:
             start = time.perf_counter()
             embedding = self.first if results is None else self.select(m)
-            if results is not None and not embedding.triangular_:
+            if (results is not None and not embedding.triangular_
+                    and embedding.n_components_ <= self.embedding.n_components_):
                 reason = SINGULAR
                 break
+            # Where a few of the larger landmarks' directions are round-off (dropped from
+            # an eigen-decomposition) the columns do not nest: all are computed anew and
+            # the solves start cold.
+            warm = results is not None and self.nests(embedding)
             self.embed(embedding)
             embedded = time.perf_counter()
-            results = self.train(None if results is None else [r.coef for r in results])
+            results = self.train([r.coef for r in results] if warm else None)
             previous, error = error, self.held_out_error(results)
             now = time.perf_counter()
             self.seconds["embedding"] += embedded - start
