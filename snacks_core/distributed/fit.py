@@ -423,7 +423,11 @@ def _embed_partitions(client, partitions, model, resources, setup):
     # A task rather than scattered data: a task's result is recomputed from its spec when
     # the workers holding it are lost, scattered data is not.  Sent once, then copied to
     # every worker.
-    shared = client.submit(_identity, model.embedding_, pure=False)
+    with warnings.catch_warnings():
+        # The factor of 2,000 landmarks is 32 MB: Dask's advice for large graphs (load the
+        # data with Dask) is about data, not this one object sent once.
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        shared = client.submit(_identity, model.embedding_, pure=False)
     client.replicate([shared])
     futures, kinds, trained = [], set(), []
     # Groups in the order of their first partition, not of the workers' addresses (new ones
