@@ -355,8 +355,11 @@ def _grow(client, partitions, model, kernel, drawn, weights, spec, resources, se
         elif m >= cap:
             reason = REACHED_N if cap == n else REACHED_CAP
         m = min(cap, AUTO_M_GROWTH * m)
-    model.embedding_ = _embedding_on(rows[:steps[-1][0]], positions[:steps[-1][0]], kernel,
-                                     model, seeds.embedding)
+    last = steps[-1][0]
+    if model.embedding_.landmarks_.shape[0] != last:
+        # Growth stopped at a larger m it did not keep.
+        model.embedding_ = _embedding_on(rows[:last], positions[:last], kernel, model,
+                                         seeds.embedding)
     step = time.perf_counter()
     embedded = _embed_partitions(client, partitions, model, resources, (weights, (False, None)))
     model.embedding_time_ = before + seconds["embedding"] + time.perf_counter() - step
