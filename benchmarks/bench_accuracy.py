@@ -202,6 +202,24 @@ def many_classes_row(name, X, y, test_size, splits):
             f" | {times['default'] / times['svc']:.2f}× |")
 
 
+def _against_before_row(name, X, y, test_size, splits, before, describe):
+    """A row of a table of the defaults against the defaults as they were (``before(seed,
+    X_train)``, an estimator) and SVC() on ``splits`` seeded splits, the growth of m on
+    the last split in words (``describe(model)`` of a default fit there)."""
+    fits = {"before": before, "defaults": lambda seed, X_train: SnacksClassifier(
+                random_state=seed), "svc": lambda seed, X_train: SVC()}
+    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
+                                                                       splits)
+    path = describe(SnacksClassifier(random_state=splits - 1).fit(X_train, y_train))
+    mean = {key: np.mean(values) for key, values in errors.items()}
+    t = times
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {path} | "
+            + " | ".join(cells)
+            + f" | {mean['defaults'] - mean['before']:+.2f} / "
+            f"{mean['defaults'] - mean['svc']:+.2f} | {t['defaults'] / t['before']:.2f}× / "
+            f"{t['defaults'] / t['svc']:.2f}× |")
+
+
 def rank_m_row(name, X, y, test_size, splits):
     """A row of the ``--rank-m`` table on ``splits`` seeded splits: the defaults at the
     default rule's m (as before its growth on more than two classes: the same landmarks,
@@ -211,21 +229,12 @@ def rank_m_row(name, X, y, test_size, splits):
         m = SnacksClassifier().landmark_count(*X_train.shape, np.unique(y).shape[0])
         return SnacksClassifier(random_state=seed, n_components=m)
 
-    fits = {"before": before, "defaults": lambda seed, X_train: SnacksClassifier(
-                random_state=seed), "svc": lambda seed, X_train: SVC()}
-    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
-                                                                       splits)
-    grown = SnacksClassifier(random_state=splits - 1).fit(X_train, y_train)
-    shares = grown.m_unexplained_ or {}
-    path = (" → ".join(f"{m:,} ({100 * share:.0f} %)" for m, share in shares.items())
-            + f"; m = {grown.embedding_.n_components:,}" if shares else "not measured")
-    mean = {key: np.mean(values) for key, values in errors.items()}
-    t = times
-    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {path} | "
-            + " | ".join(cells)
-            + f" | {mean['defaults'] - mean['before']:+.2f} / "
-            f"{mean['defaults'] - mean['svc']:+.2f} | {t['defaults'] / t['before']:.2f}× / "
-            f"{t['defaults'] / t['svc']:.2f}× |")
+    def describe(grown):
+        shares = grown.m_unexplained_ or {}
+        return (" → ".join(f"{m:,} ({100 * share:.0f} %)" for m, share in shares.items())
+                + f"; m = {grown.embedding_.n_components:,}" if shares else "not measured")
+
+    return _against_before_row(name, X, y, test_size, splits, before, describe)
 
 
 class RankRuleOnly(SnacksClassifier):
@@ -244,21 +253,10 @@ class RankRuleOnly(SnacksClassifier):
 def held_out_m_row(name, X, y, test_size, splits):
     """A row of the ``--held-out-m`` table on ``splits`` seeded splits: the defaults with
     the rank rule alone, the defaults, and SVC(); with the path m took on the last split."""
-    fits = {"before": lambda seed, X_train: RankRuleOnly(random_state=seed),
-            "defaults": lambda seed, X_train: SnacksClassifier(random_state=seed),
-            "svc": lambda seed, X_train: SVC()}
-    errors, times, cells, (X_train, X_test, y_train, _) = _over_splits(fits, X, y, test_size,
-                                                                       splits)
-    grown = SnacksClassifier(random_state=splits - 1).fit(X_train, y_train)
-    path = ("not grown" if grown.m_path_ is None else
-            describe_path(grown.m_path_, grown.m_stop_reason_))
-    mean = {key: np.mean(values) for key, values in errors.items()}
-    t = times
-    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | {path} | "
-            + " | ".join(cells)
-            + f" | {mean['defaults'] - mean['before']:+.2f} / "
-            f"{mean['defaults'] - mean['svc']:+.2f} | {t['defaults'] / t['before']:.2f}× / "
-            f"{t['defaults'] / t['svc']:.2f}× |")
+    return _against_before_row(
+        name, X, y, test_size, splits, lambda seed, X_train: RankRuleOnly(random_state=seed),
+        lambda grown: ("not grown" if grown.m_path_ is None else
+                       describe_path(grown.m_path_, grown.m_stop_reason_)))
 
 
 def keel_folder_row(name, X, y, splits):
