@@ -272,7 +272,9 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
         Rows whose error is recorded (``eval_set``), each column's ``validation``.
     w0 : list of ndarray or None
         Each column's starting point: a warm start with the registry's warm-start options
-        (:meth:`SolverSpec.warm_options <snacks_core.model.specs.SolverSpec.warm_options>`).
+        (:meth:`SolverSpec.warm_options <snacks_core.model.specs.SolverSpec.warm_options>`);
+        ignored where those are None (a spec without warm starts, or a solver that takes
+        no starting point: LIBLINEAR, Pegasos), whose solves start cold.
     workers : int
         Threads solving columns at once (the solvers' loops release the GIL).  With a
         solver whose registry entry has ``columns`` and an embedding in memory, the
@@ -292,8 +294,11 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     list of SolverResult, in the order of ``targets``.
     """
     options = spec.solve_options(held is not None, seed, sample_weight, len(targets))
-    if w0 is not None:
-        options.update(spec.warm_options() or {})
+    warm = spec.warm_options()
+    if warm is None:
+        w0 = None
+    elif w0 is not None:
+        options.update(warm)
     if progress is not None and "callback" not in options:
         max_epochs = float(spec.max_epochs)
         options["callback"] = lambda record, w: progress("training", record["epoch"],

@@ -312,9 +312,6 @@ class LandmarkGrowth:
         those held out stopping early when the engine holds them out; on every training
         row with ``every_row``."""
         k = self.embedding.n_components_
-        if not self.spec.entry.warm_start:
-            # A solver that takes no starting point (LIBLINEAR, Pegasos) starts cold.
-            w0 = None
         if w0 is not None:
             w0 = [np.pad(w, (0, k - w.shape[0])) for w in w0]
         n_fit = self.Z.shape[0] if every_row else self.n_fit
