@@ -177,6 +177,23 @@ def multiclass_row(name, X, y, test_size, splits):
             f" | {times['ovo'] / times['ovr']:.2f}× / {times['ovo'] / times['svc']:.2f}× |")
 
 
+def early_stopping_row(name, X, y, test_size, splits):
+    """A row of the ``--early-stopping`` table on ``splits`` seeded splits: the defaults
+    (every column to tol), ``early_stopping=True`` (the columns stopped together on the
+    multiclass prediction's held-out error), and both one-vs-rest."""
+    fits = {f"{multiclass} {stopping}": (
+        lambda seed, X_train, m=multiclass, e=stopping: SnacksClassifier(
+            multiclass=m, early_stopping=e, random_state=seed))
+        for multiclass in ("auto", "ovr") for stopping in ("auto", True)}
+    errors, times, cells, (X_train, X_test, _, _) = _over_splits(fits, X, y, test_size, splits)
+    mean = {key: np.mean(values) for key, values in errors.items()}
+    return (f"| {name}, {X_train.shape[0]:,} / {X_test.shape[0]:,} | " + " | ".join(cells)
+            + " | " + " / ".join(f"{mean[f'{m} True'] - mean[f'{m} auto']:+.2f}"
+                                 for m in ("auto", "ovr"))
+            + " | " + " / ".join(f"{times[f'{m} True'] / times[f'{m} auto']:.2f}×"
+                                 for m in ("auto", "ovr")) + " |")
+
+
 def many_classes_row(name, X, y, test_size, splits):
     """A row of the ``--many-classes`` table on ``splits`` seeded splits (test error % per
     split, total fit time): the former defaults (tol=1e-3, m = 2√n as for two classes),
@@ -330,6 +347,10 @@ def main():
     parser.add_argument("--multiclass", action="store_true",
                         help="the defaults one-vs-rest against one-vs-one (the defaults) "
                              "and SVC() on the many-class sets")
+    parser.add_argument("--early-stopping", action="store_true",
+                        help="sets of more than two classes: early_stopping=True (the "
+                        "columns stopped together) against the defaults, one-vs-one and "
+                        "one-vs-rest")
     parser.add_argument("--keel-folder", action="store_true",
                         help="the defaults, SVC(), the default search and GridSearchCV(SVC) "
                              "on every numeric set of SNACKS_KEEL's folder")
@@ -363,6 +384,13 @@ def main():
               "| speed-up of tol='auto' / of the defaults | time defaults ÷ SVC |\n"
               "|---|---|---|---|---|---|---|---|")
         _many_class_rows(many_classes_row, args)
+        return
+    if args.early_stopping:
+        print("| data (train / test) | defaults: error % per split (mean), fit s in all | "
+              "early_stopping=True | one-vs-rest | one-vs-rest, early_stopping=True | "
+              "Δ points stopped − to tol (one-vs-one / one-vs-rest) | time stopped ÷ to "
+              "tol |\n|---|---|---|---|---|---|---|")
+        _many_class_rows(early_stopping_row, args)
         return
     if args.multiclass:
         print("| data (train / test) | defaults one-vs-rest: error % per split (mean), fit s "

@@ -46,6 +46,7 @@ from snacks_core.model.engine import (
     score_embedded_rows,
     stack_histories,
     training_measures,
+    warn_columns_stop_alone,
 )
 from snacks_core.model.landmark_growth import (
     MEMORY,
@@ -286,6 +287,8 @@ def _train(client, embedded, model, spec, resources, seeds, evaluation, progress
     rows, where any, stopping the rounds early with ``early``)."""
     n_train = int(embedded.rows.sum())
     columns = 1 if len(model.classes_) == 2 else len(model.classes_)
+    if early and columns > 1:
+        warn_columns_stop_alone()
     options = CocoaOptions(
         max_rounds=max(1, int(np.ceil(spec.max_epochs))), tol=spec.column_tol(columns),
         n_iter_no_change=spec.n_iter_no_change if early else None)

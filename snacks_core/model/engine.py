@@ -45,6 +45,7 @@ from snacks_core.core.cancellation import carry
 from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.solvers.base import HISTORY_COLUMNS
 from snacks_core.solvers.objective import decision_values
+from snacks_core.solvers.snacks import JointEarlyStopping
 
 # One-vs-one's targets hold K(K − 1)/2 values a training row: multiclass='auto' keeps them
 # within 1 GiB of float64 (letter's 26 classes: 325 a row, up to 400,000 rows; 100 classes:
@@ -184,22 +185,19 @@ def early_stopping_enabled(early_stopping, n_samples, n_classes) -> bool:
     """Whether early stopping is on for ``n_samples`` training rows of ``n_classes``
     classes ('auto': from :data:`EARLY_STOPPING_MIN_SAMPLES` rows of two classes).
 
-    'auto' leaves it off for more than two classes: one-vs-rest compares the columns'
-    scores, which must then be solved to the same accuracy, and a column stopped where its
-    own held-out 0-1 error stalls (a rare class's column stalls almost at once) is not.
-    On a real 26-class set early stopping cost 3 points of test error (issue 36)."""
+    'auto' leaves it off for more than two classes: the columns' scores are compared, so
+    they are solved to ``tol``.  A column stopped where its own held-out 0-1 error stalls
+    (a rare class's column stalls almost at once) cost 3-5 points of test error on a real
+    26-class set; stopped together on the multiclass prediction
+    (:func:`multiclass_stopping`) they cost 0.4-4.5 points on four real and look-alike
+    sets and saved no time (dual ascent to ``tol`` shrinks to its few active rows, and
+    its early points' held-out error jumps by points from one sweep to the next: issue
+    36, BENCHMARKS.md, "Early stopping on many classes")."""
     if early_stopping == "auto":
         return n_samples >= EARLY_STOPPING_MIN_SAMPLES and n_classes <= 2
     if not isinstance(early_stopping, (bool, np.bool_)):
         raise ValueError(f"early_stopping must be True, False or 'auto', got "
                          f"{early_stopping!r}.")
-    if early_stopping and n_classes > 2:
-        warnings.warn(
-            "early_stopping=True on more than two classes stops each one-vs-one pair or "
-            "one-vs-rest column on its own held-out rows, long before the classes are "
-            "learned (UCI letter: 8.2 % test error against 2.9 % without; BENCHMARKS.md, "
-            "'Early stopping on many classes'); the default early_stopping='auto' trains "
-            "them to tol.", UserWarning, stacklevel=2)
     return bool(early_stopping)
 
 
@@ -267,7 +265,10 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     sample_weight : ndarray or None
         The weights s_i of the rows trained on.
     held : (Z_held, held_targets) or None
-        Rows held out for early stopping, each column's ``stopping_set``.
+        Rows held out for early stopping: each column's ``stopping_set`` for two classes;
+        for more, on an embedding in memory, the rows whose multiclass prediction stops
+        the columns together (:func:`multiclass_stopping`, through the registry's
+        ``pairs``; elsewhere each column's, with :func:`warn_columns_stop_alone`).
     validation : (Z_val, validation_targets) or None
         Rows whose error is recorded (``eval_set``), each column's ``validation``.
     w0 : list of ndarray or None
@@ -326,6 +327,18 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     pairs = is_one_vs_one(targets)
     joint = (together is not None and len(targets) > 1 and not pairs
              and (isinstance(Z, np.ndarray) or size > 1))
+    if held is not None and len(targets) > 1 and isinstance(Z, np.ndarray):
+        # More than two classes under early stopping: the columns stop together, on the
+        # held-out error of the multiclass prediction (None where the solver cannot).
+        rounds = {**options, "n_iter_no_change": None}
+        results = (None if spec.entry.pairs is None else spec.entry.pairs(
+            Z, targets, spec.lam, workers=workers,
+            joint=multiclass_stopping(held, validation, options["n_iter_no_change"]),
+            **rounds))
+        if results is not None:
+            return results
+    if held is not None and len(targets) > 1:
+        warn_columns_stop_alone()
     if pairs and isinstance(Z, np.ndarray) and held is None and validation is None:
         # The solver's own loop over the pairs (None where its options need a solve of
         # each).  Dual ascent starts from α = 0: a w0 (a grid's previous λ) has no α.
@@ -371,6 +384,36 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     with ThreadPoolExecutor(max_workers=workers) as pool:
         # Each group polls the caller's stop check (snacks_core.core.cancellation).
         return [result for part in pool.map(carry(solve_group), groups) for result in part]
+
+
+def multiclass_stopping(held, validation, n_iter_no_change) -> JointEarlyStopping:
+    """Early stopping of a fit's columns together (:class:`~snacks_core.solvers.snacks.
+    JointEarlyStopping`): on the held-out rows ``held`` (their embedding and targets) the
+    rows the multiclass prediction misclassifies (:func:`score_embedded_rows`); the
+    histories record the ``validation`` rows' error where there are some, else those."""
+    def errors_on(Z_rows, targets):
+        targets = np.asarray(targets)
+        return lambda W: score_embedded_rows(Z_rows, W, targets)[0]
+
+    errors = errors_on(*held)
+    recorded = None
+    if validation is not None:
+        validation_errors, n_validation = errors_on(*validation), len(validation[1][0])
+        recorded = lambda W: validation_errors(W) / n_validation  # noqa: E731
+    return JointEarlyStopping(n_iter_no_change, errors, len(held[1][0]), recorded)
+
+
+def warn_columns_stop_alone():
+    """The warning of a fit of more than two classes whose columns each stop on their own
+    held-out rows (a solver or an embedding the joint rule does not take: an embedding in
+    a store, on a cluster, the ℓ1 penalty, no polish)."""
+    warnings.warn(
+        "early stopping on more than two classes stops each one-vs-one pair or one-vs-rest "
+        "column on its own held-out rows here (the joint rule, on the multiclass "
+        "prediction, needs the default solver on an embedding in memory), long before the "
+        "classes are learned (UCI letter: 8.2 % test error against 2.9 % without; "
+        "BENCHMARKS.md, 'Early stopping on many classes'); early_stopping=False trains "
+        "them to tol.", UserWarning, stacklevel=3)
 
 
 def stack_histories(histories):

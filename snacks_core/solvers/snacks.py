@@ -57,6 +57,7 @@ that set.  It is not polished.
 
 from __future__ import annotations
 
+import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
@@ -337,10 +338,36 @@ def registry_solve_columns(Z, ys, lam, *, own=None, n_iter_no_change=None, **key
     return solve_columns(Z, ys, lam, own=problems, options=options, **keywords)
 
 
+@dataclass(frozen=True)
+class JointEarlyStopping:
+    """Early stopping of the two-class problems of one multiclass fit together, judged on
+    the multiclass prediction (:func:`registry_solve_pairs`).
+
+    Attributes
+    ----------
+    n_iter_no_change : int >= 1
+        Stop after this many rounds without a gain of the held-out error, over
+        :func:`patience_rows` rows of the fit visited (:class:`HeldOutPatience`).
+    errors : callable
+        ``errors(W)``: the held-out rows the multiclass prediction of the problems' points
+        ``W`` (problems × m) misclassifies.
+    held_rows : int
+        The held-out rows ``errors`` counts.
+    recorded : callable or None
+        ``recorded(W)``: the error rate the histories record (an eval set's); None: the
+        held-out rows' (``errors(W) / held_rows``).
+    """
+
+    n_iter_no_change: int
+    errors: object
+    held_rows: int
+    recorded: object = None
+
+
 def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, tol=1e-3,
                          random_state=None, callback=None, penalty="l2", polish=True,
                          w0=None, workers=1, n_iter_no_change=None, n_jobs=None,
-                         **_schedule):
+                         joint=None, **_schedule):
     """One-vs-one's two-class problems on one embedding in memory, each solved by the
     polish alone (:func:`_polish`'s sweeps of dual coordinate ascent, from α = 0) in one
     compiled call (:func:`~snacks_core.solvers.snacks_kernels.pair_dual_ascent`), to the
@@ -362,8 +389,11 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
     again; the one compiled call is timed whole, its time shared out among the
     checkpoints by the rows visited; the callback sees the last, the point returned.
     ``info['polish_epochs']`` counts the row visits over its rows.
+
+    With ``joint`` (a :class:`JointEarlyStopping`) the problems go in rounds instead, and
+    ``w0`` is ignored (they start from α = 0): :func:`_rounds`.
     """
-    if penalty != "l2" or not polish or w0 is not None:
+    if penalty != "l2" or not polish or (w0 is not None and joint is None):
         return None
     Z = np.ascontiguousarray(Z)
     sqnorm = np.empty(Z.shape[0])
@@ -371,6 +401,10 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
     C = 1.0 / (2.0 * lam * Z.shape[0])
     weight = np.ones(Z.shape[0]) if sample_weight is None else sample_weight
     seed = resolve_seed(random_state)
+    if joint is not None:
+        return _rounds(Z, [np.asarray(t, dtype=np.float64) for t in targets], C, weight,
+                       sqnorm, max(1, int(max_epochs)), float(tol), seed, workers, joint,
+                       callback)
 
     def solve_pair(target):
         raise_if_stopped()
@@ -409,6 +443,146 @@ def registry_solve_pairs(Z, targets, lam, *, sample_weight=None, max_epochs=50, 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         # The kernel releases the GIL; each task polls the caller's stop check.
         return list(pool.map(carry(solve_pair), targets))
+
+
+def _rounds(Z, targets, C, weight, sqnorm, max_sweeps, tol, seed, workers, joint, callback):
+    """:func:`registry_solve_pairs`' problems under :class:`JointEarlyStopping`: rounds of
+    one full sweep of dual coordinate ascent of every problem not yet at its ``tol``
+    (certifying the point it started from) and the restricted sweeps that follow it in a
+    solve to ``tol`` (:func:`~snacks_core.solvers.snacks_kernels.pair_dual_ascent`), then
+    the held-out error of the multiclass prediction of all the problems' points.  The
+    rounds stop when every problem is at its ``tol``, at ``max_sweeps`` rounds, or when
+    that error has not gained for ``n_iter_no_change``
+    rounds over :func:`patience_rows` rows (a round visits each row of the fit at least
+    once: the rows of a rare class as often as the others).  A problem still running at the
+    stop returns its point after the round with the fewest held-out errors (the first to
+    reach them); one that reached its ``tol`` the certified point it reached; at
+    ``max_sweeps`` rounds its certified point of lowest primal value.
+
+    The dual variables of each problem are kept on its own rows only (one-vs-one's pairs
+    hold (K − 1)·n of them in all), a thread's sweeps using one n-vector.  A problem's
+    history has a row per round it ran (the point the round started from: its F, gap and
+    the recorded error there), then the point returned again."""
+    n, m = Z.shape
+    P = len(targets)
+    rows = [np.flatnonzero(t) for t in targets]
+    uppers = [C * weight * (t != 0) for t in targets]
+    alphas = [np.zeros(r.shape[0]) for r in rows]
+    W = np.zeros((P, m))
+    running = np.ones(P, dtype=bool)
+    coef = [None] * P
+    reasons = [MAX_EPOCHS] * P
+    traces = [[] for _ in range(P)]  # per round: visits, primal, gap, seconds
+    lowest = [(np.inf, None, 0) for _ in range(P)]  # (primal, point, trace row) of the lowest F
+    patience = HeldOutPatience(joint.held_rows, joint.n_iter_no_change, n)
+    # The recorded error at each round's starting point (the first: W = 0).
+    recorded_errors = [joint.errors(W) / joint.held_rows if joint.recorded is None
+                       else joint.recorded(W)]
+    best_W, best_round = None, 0
+    threads = max(1, min(workers, P))
+    # One n-vector of dual variables a thread; the largest problems first.
+    scratches = queue.SimpleQueue()
+    for _ in range(threads):
+        scratches.put(np.zeros(n))
+    by_size = sorted(range(P), key=lambda k: -rows[k].shape[0])
+
+    def sweep(k, round_):
+        raise_if_stopped()
+        start = time.perf_counter()
+        scratch, trace = scratches.get(), np.empty((1, 3))
+        scratch[rows[k]] = alphas[k]
+        point, _, _ = loops.pair_dual_ascent(
+            Z, targets[k], uppers[k], sqnorm, rows[k], 1, tol, seed + 2 * round_, 0,
+            scratch, W[k], trace)
+        visits = rows[k].shape[0] + (traces[k][-1][0] if traces[k] else 0)
+        active = rows[k][scratch[rows[k]] > 0.0]
+        if trace[0, 2] > tol * trace[0, 1] and 0 < active.shape[0] <= rows[k].shape[0] // 2:
+            # As between the full sweeps of a solve to tol: up to a full sweep's worth of
+            # restricted sweeps over the rows with α_i > 0, shrinking.
+            visits += loops.dual_refine_sweeps(
+                Z, 0, targets[k], uppers[k], sqnorm, loops.shuffled_orders(
+                    active, min(_SHRUNK_SWEEPS, rows[k].shape[0] // active.shape[0]),
+                    seed + 2 * round_ + 1), scratch, W[k])
+        alphas[k] = scratch[rows[k]]
+        scratch[rows[k]] = 0.0
+        scratches.put(scratch)
+        seconds = time.perf_counter() - start + (traces[k][-1][3] if traces[k] else 0.0)
+        traces[k].append((visits, trace[0, 1], trace[0, 2], seconds))
+        if trace[0, 1] < lowest[k][0]:
+            lowest[k] = (trace[0, 1], point, len(traces[k]) - 1)
+        if trace[0, 2] <= tol * trace[0, 1]:
+            # The point the sweep started from is certified: this problem is done.
+            running[k], coef[k], reasons[k] = False, point, TOL_GAP
+            W[k] = point
+
+    pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+    round_ = 0
+    try:
+        while running.any() and round_ < max_sweeps:
+            ks = [k for k in by_size if running[k]]
+            if pool is None:
+                for k in ks:
+                    sweep(k, round_)
+            else:
+                # The kernels release the GIL; each task polls the caller's stop check.
+                list(pool.map(carry(sweep), ks, [round_] * len(ks)))
+            round_ += 1
+            if not running.any():
+                break
+            errors = joint.errors(W)
+            recorded_errors.append(errors / joint.held_rows if joint.recorded is None
+                                   else joint.recorded(W))
+            if callback is not None:
+                k = int(np.flatnonzero(running)[0])
+                callback({"iteration": traces[k][-1][0], "epoch": float(round_),
+                          "time": traces[k][-1][3], "objective": np.nan, "gap": np.nan,
+                          "validation_error": recorded_errors[-1]}, W[k])
+            if errors < patience.best_errors:
+                best_W, best_round = W.copy(), round_
+            if patience.stop(errors, round_, round_ * n):
+                for k in np.flatnonzero(running):
+                    coef[k], reasons[k] = best_W[k], EARLY_STOPPING
+                running[:] = False
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    for k in np.flatnonzero(running):
+        coef[k] = lowest[k][1]  # the budget spent: the certified point of lowest F
+    results = []
+    for k in range(P):
+        trace = np.array(traces[k]).reshape(-1, 4)
+        if reasons[k] == EARLY_STOPPING and best_round == trace.shape[0]:
+            # The last round's point, the best by less than a gain: no sweep certified it.
+            margins = np.concatenate([Z[part] @ coef[k]
+                                      for part in np.array_split(rows[k], -(-n // 4096))])
+            norm2 = float(coef[k] @ coef[k])
+            primal = 0.5 * norm2 + float(uppers[k][rows[k]]
+                                         @ np.maximum(0.0, 1.0 - targets[k][rows[k]] * margins))
+            trace = np.vstack([trace, [trace[-1, 0], primal,
+                                       max(primal - (alphas[k].sum() - 0.5 * norm2), 0.0),
+                                       trace[-1, 3]]])
+        if reasons[k] == EARLY_STOPPING:
+            # The point after round b is certified by round b + 1's sweep.
+            returned = best_round
+        elif reasons[k] == TOL_GAP:
+            returned = trace.shape[0] - 1
+        else:
+            returned = lowest[k][2]
+        rounds = trace.shape[0]
+        scale = C * rows[k].shape[0]
+        history = {"iteration": np.append(trace[:, 0], trace[returned, 0]),
+                   "epoch": np.append(trace[:, 0], trace[returned, 0]) / rows[k].shape[0],
+                   "time": np.append(trace[:, 3], trace[-1, 3]),
+                   "objective": np.append(trace[:, 1], trace[returned, 1]) / scale,
+                   "gap": np.append(trace[:, 2], trace[returned, 2]) / scale,
+                   "validation_error": np.append(recorded_errors[:rounds],
+                                                 recorded_errors[returned])}
+        epochs = float(history["epoch"][-1])
+        results.append(SolverResult(
+            coef=coef[k], history=history, n_iter=int(history["iteration"][-1]),
+            n_epochs=epochs, stop_reason=reasons[k],
+            info={"assg_epochs": 0.0, "polish_epochs": epochs, "checkpoint_time": 0.0}))
+    return results
 
 
 def _grouped_options(options):
