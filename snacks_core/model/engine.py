@@ -189,10 +189,11 @@ def early_stopping_enabled(early_stopping, n_samples, n_classes) -> bool:
     they are solved to ``tol``.  A column stopped where its own held-out 0-1 error stalls
     (a rare class's column stalls almost at once) cost 3-5 points of test error on a real
     26-class set; stopped together on the multiclass prediction
-    (:func:`multiclass_stopping`) they cost 0.4-4.5 points on four real and look-alike
-    sets and saved no time (dual ascent to ``tol`` shrinks to its few active rows, and
-    its early points' held-out error jumps by points from one sweep to the next: issue
-    36, BENCHMARKS.md, "Early stopping on many classes")."""
+    (:func:`multiclass_stopping`) they cost 0.1-0.5 points on most of six real and
+    look-alike sets and saved time only where they cost 4-6 (covtype): dual ascent to
+    ``tol`` shrinks to its few active rows, and its early points' held-out error jumps
+    by points from one sweep to the next (issue 36, BENCHMARKS.md, "Early stopping on
+    many classes")."""
     if early_stopping == "auto":
         return n_samples >= EARLY_STOPPING_MIN_SAMPLES and n_classes <= 2
     if not isinstance(early_stopping, (bool, np.bool_)):
