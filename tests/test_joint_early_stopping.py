@@ -18,9 +18,10 @@ from snacks_core.model.engine import binary_targets, draw_seeds, validation_spli
 from snacks_core.solvers.snacks import JointEarlyStopping, registry_solve_pairs
 
 
-def _primal(Z, y, C, w):
-    """½‖w‖² + C Σ max(0, 1 − y_i⟨w, z_i⟩), LIBLINEAR's scaling."""
-    return 0.5 * w @ w + C * np.sum(np.maximum(0.0, 1.0 - y * (Z @ w)))
+def _primal(Z, y, C, w, weight=None):
+    """½‖w‖² + C Σ s_i max(0, 1 − y_i⟨w, z_i⟩), LIBLINEAR's scaling."""
+    weight = np.ones(len(y)) if weight is None else weight
+    return 0.5 * w @ w + C * np.sum(weight * np.maximum(0.0, 1.0 - y * (Z @ w)))
 
 
 def _problem(seed, n=150, m=8, classes=3):
@@ -46,25 +47,28 @@ class _Script:
 
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), C=st.sampled_from([0.1, 1.0, 10.0]),
-       one_vs_one=st.booleans())
-def test_rounds_that_never_stop_early_solve_every_column_to_its_gap(seed, C, one_vs_one):
+       one_vs_one=st.booleans(), weighted=st.booleans())
+def test_rounds_that_never_stop_early_solve_every_column_to_its_gap(seed, C, one_vs_one,
+                                                                    weighted):
     """With a held-out error that keeps falling, the rounds end where every column is at its
     certified tolerance: within it of LIBLINEAR's optimum on the column's rows (the pair's,
     or all for one-vs-rest), at the whole problem's C; the history ends with that point."""
     Z, labels = _problem(seed)
     n = Z.shape[0]
+    weight = np.random.default_rng(seed).uniform(0.5, 2.0, n) if weighted else None
     targets = binary_targets(labels, np.arange(3), one_vs_one=one_vs_one)
     tol = 1e-4
     falling = _Script(list(range(10**6, 0, -1)))
-    results = registry_solve_pairs(Z, targets, 1.0 / (2.0 * n * C), tol=tol,
-                                   max_epochs=20_000, random_state=seed,
+    results = registry_solve_pairs(Z, targets, 1.0 / (2.0 * n * C), sample_weight=weight,
+                                   tol=tol, max_epochs=20_000, random_state=seed,
                                    joint=JointEarlyStopping(1, falling, n))
     for t, result in zip(targets, results, strict=True):
         rows = np.flatnonzero(t)
+        s = None if weight is None else weight[rows]
         reference = LinearSVC(loss="hinge", C=C, fit_intercept=False, tol=1e-10,
-                              max_iter=200_000).fit(Z[rows], t[rows])
-        best = _primal(Z[rows], t[rows], C, reference.coef_.ravel())
-        found = _primal(Z[rows], t[rows], C, result.coef)
+                              max_iter=200_000).fit(Z[rows], t[rows], sample_weight=s)
+        best = _primal(Z[rows], t[rows], C, reference.coef_.ravel(), s)
+        found = _primal(Z[rows], t[rows], C, result.coef, s)
         assert result.stop_reason == "tol_gap"
         assert found <= best * (1 + 2 * tol) + 1e-9
         assert result.history["objective"][-1] == pytest.approx(found / (C * rows.size))
