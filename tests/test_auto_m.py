@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.linalg
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import make_blobs, make_classification
@@ -255,6 +256,46 @@ def test_the_default_m_does_not_grow_out_of_the_memory_budget():
     assert m == 300 == model.embedding_.landmarks_.shape[0] and model.storage_ == "memory"
     assert share > landmark_growth.RANK_UNEXPLAINED
     assert model.m_stop_reason_ == landmark_growth.MEMORY
+
+
+def _two_class_words(n_words, n=2400, seed=0):
+    """Unit-norm tf-idf-like rows of two classes: Zipf word counts, each class drawing a
+    fifth of its words from a topic of its own."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    base = 1.0 / (np.arange(n_words) + 2.7)
+    topics = np.zeros((2, n_words))
+    for label in (0, 1):
+        topics[label, rng.choice(n_words, 100, replace=False)] = 1.0
+    X = np.zeros((n, n_words))
+    for i in range(n):
+        p = 0.8 * base / base.sum() + 0.2 * topics[y[i]] / 100
+        np.add.at(X[i], rng.choice(n_words, 40, p=p), 1.0)
+    X *= np.log(n / (1.0 + np.count_nonzero(X, axis=0)))
+    return sp.csr_matrix(X / np.linalg.norm(X, axis=1, keepdims=True)), y
+
+
+def test_two_classes_of_wide_rows_grow_as_auto_does_and_narrow_ones_keep_their_m():
+    """Beyond the small sets' 2,000 rows, two classes of rows of at least
+    HELD_OUT_WIDE_FEATURES features (words) grow m by the held-out error from where 'auto'
+    starts (no rank rule, C = 25): the fit is n_components='auto''s, path and model; the
+    same rows cut to fewer columns are the plain default fit (C chosen by
+    cross-validation, a small set's 500 landmarks)."""
+    from snacks_core.model.defaults import HELD_OUT_WIDE_FEATURES
+
+    X, y = _two_class_words(HELD_OUT_WIDE_FEATURES)
+    model = SnacksClassifier(random_state=0, max_epochs=5).fit(X, y)
+    auto = SnacksClassifier(random_state=0, max_epochs=5, n_components="auto").fit(X, y)
+    assert model.m_unexplained_ is None and len(model.m_path_["m"]) >= 2
+    np.testing.assert_array_equal(model.m_path_["m"], auto.m_path_["m"])
+    np.testing.assert_array_equal(model.m_path_["held_out_error"],
+                                  auto.m_path_["held_out_error"])
+    assert model.m_stop_reason_ == auto.m_stop_reason_ and model.C_ == auto.C_ == 25
+    np.testing.assert_array_equal(model.coef_, auto.coef_)
+    narrow = SnacksClassifier(random_state=0, max_epochs=5).fit(
+        X[:, :HELD_OUT_WIDE_FEATURES - 1], y)
+    assert narrow.m_path_ is None and narrow.embedding_.landmarks_.shape[0] == 500
+    assert narrow.C_cv_errors_ is not None
 
 
 @pytest.mark.parametrize("change", ["a given m", "a small set", "leverage", "admm"])

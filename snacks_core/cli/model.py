@@ -6,6 +6,7 @@ import numpy as np
 
 from snacks_core.model.defaults import (
     DEFAULT_N_COMPONENTS,
+    HELD_OUT_WIDE_FEATURES,
     SEARCH_FOLDS,
     SMALL_SET_PAIR_ROWS,
     SMALL_SET_ROWS,
@@ -44,7 +45,8 @@ def resolve_regularisation(args, n_train, n_features, n_classes):
 
 def grown_m(model, m) -> int:
     """The m a fit asked its embedding for: ``m`` (the options'), or the m that
-    ``n_components='auto'`` or the default's growth on more than two classes reached."""
+    ``n_components='auto'`` or the default's growth (more than two classes, wide rows of
+    two) reached."""
     if model.m_path_ is not None:
         return int(model.m_path_["m"][-1])
     if model.m_unexplained_:
@@ -56,7 +58,8 @@ def growth_report(model) -> str | None:
     """The line saying how m grew and why it stopped (None for a fixed m): for
     ``n_components='auto'`` each m with its held-out error and the seconds its step took;
     for the default's growth on more than two classes the kernel's share each m left
-    unexplained, then, on many rows, the held-out path from there (a second line)."""
+    unexplained, then, on many rows, the held-out path from there (a second line); on
+    wide rows of two classes the held-out path alone."""
     lines = []
     if model.m_unexplained_:
         held_out = model.m_path_ is not None
@@ -66,7 +69,10 @@ def growth_report(model) -> str | None:
             None if held_out else model.m_stop_reason_))
     if model.m_path_ is not None:
         how = ("--m auto" if model.n_components == "auto" else
-               "the held-out error (more than two classes on many rows in large pairs)")
+               "the held-out error (more than two classes on many rows in large pairs)"
+               if len(model.classes_) > 2 else
+               f"the held-out error (two classes of rows of at least "
+               f"{HELD_OUT_WIDE_FEATURES:,} features), from --m auto's start")
         lines.append(f"m grown by {how} (held-out error, time): "
                      + describe_path(model.m_path_, model.m_stop_reason_))
     lines = [line for line in lines if line is not None]

@@ -105,7 +105,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         twice, while its landmarks leave more than 20 % of the kernel's diagonal
         unexplained (``m_unexplained_``), and in memory on many rows in large pairs of
         classes (:func:`~snacks_core.model.defaults.grows_by_held_out`) then grow it as
-        'auto' does (``m_path_``); 'auto'
+        'auto' does (``m_path_``); so do two classes beyond 2,000 rows of at least 1,000
+        features (words), from 'auto''s start; 'auto'
         starts from :func:`~snacks_core.model.defaults.default_m` (2√n on small sets too)
         and doubles m while the error on held-out rows improves by more than its standard
         error, reusing the landmarks, the embedding's columns and the solution it has, up to
@@ -357,9 +358,7 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         fit_by_input = {"embedding": self._fit_embedded, "data": self._fit_data,
                         "operator": self._fit_operator}
-        # (Two classes never grow so: no need to count the rows of each.)
         if self.n_components == "auto" or (specs.solver.entry.input == "embedding"
-                                           and self.classes_.shape[0] > 2
                                            and self._grows_by_held_out(X, y)):
             fit_by_input["embedding"] = self._fit_growing
         results = fit_by_input[specs.solver.entry.input](X, targets, sample_weight, seeds,
@@ -372,7 +371,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         after the rank rule (:func:`~snacks_core.model.defaults.grows_by_held_out`)."""
         counts = np.unique(y, return_counts=True)[1]
         row_cost = X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1]
-        return grows_by_held_out(self.n_components, self.sampling, counts, row_cost)
+        return grows_by_held_out(self.n_components, self.sampling, counts, row_cost,
+                                 X.shape[1])
 
     def _multiclass(self, solver_input, n_rows, cluster=False):
         """The resolved ``multiclass`` of a fit on ``n_rows`` rows with a solver taking
@@ -552,16 +552,20 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
     def _fit_growing(self, X, targets, sample_weight, seeds, evaluation, specs):
         """``n_components='auto'`` on an embedded solver: m grown from the default rule's
         while the held-out error improves (:mod:`snacks_core.model.landmark_growth`); the
-        default 'sqrt' on many rows grows so from the m the rank rule reaches; where growth
+        default 'sqrt' on many rows grows so from the m the rank rule reaches, on wide rows
+        of two classes from 'auto''s start (C = 25, not chosen); where growth
         cannot start (that m's embedding does not fit in memory, or is already singular),
         the default fit at that m."""
         start = time.perf_counter()
         growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
                                 sampling=self.sampling, n_classes=self.classes_.shape[0])
         m = min(self.landmark_count(*X.shape, self.classes_.shape[0]), growth.cap)
-        if self.n_components == "sqrt":
+        if self.n_components == "sqrt" and self.classes_.shape[0] > 2:
             # The rank rule's m first; the rule's reason is the held-out path's start.
             m, self.m_unexplained_, _ = growth.rank_grown(m)
+        elif self.n_components == "sqrt":
+            # Wide rows of two classes: from where 'auto' starts.
+            m = min(default_m(*X.shape), growth.cap)
         reason = growth.cannot_start(m)
         if reason is not None:
             results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)

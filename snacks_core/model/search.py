@@ -421,7 +421,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     (:func:`~snacks_core.model.landmark_growth.rank_grown_m`).
 
     Where ``estimator``'s own default fit grows m by the held-out error (many rows of more
-    than two classes, :func:`~snacks_core.model.defaults.grows_by_held_out`), the choice is
+    than two classes, wide rows of two: :func:`~snacks_core.model.defaults.grows_by_held_out`),
+    the choice is
     checked against that fit on rows held out of all the training rows, each fitted on
     the rest, and the default fit's γ, C and m are returned where it errs less
     (``defaults_check``; :func:`_against_the_default_fit`).
@@ -542,10 +543,10 @@ def _against_the_default_fit(estimator, chosen, X, y, seed):
 
     Where the default fit grows m by the held-out error
     (:func:`~snacks_core.model.defaults.grows_by_held_out`: many rows of more than two
-    classes), the search's stage 1, at m = 300 on a subsample, ranks the smooth kernels
-    first, and its ladder stops at 1,500 landmarks: on the UCI covtype set at 80,000
-    training rows its choice gave 23.13 % test error where the default fit, grown to
-    2,000, gave 20.61 % (BENCHMARKS.md, "m from the held-out error on many rows").  The
+    classes; wide rows of two), the search's stage 1, at m = 300 on a subsample, ranks
+    the smooth kernels first, and its ladder stops at 1,500 landmarks: on the UCI covtype
+    set at 80,000 training rows its choice gave 23.13 % test error where the default fit,
+    grown to 2,000, gave 20.61 % (BENCHMARKS.md, "m from the held-out error on many rows").  The
     default fit's params are its γ (a number), C and the m it reached."""
     fit, held = validation_split(np.unique(y, return_inverse=True)[1],
                                  estimator.validation_fraction, seed)
