@@ -92,7 +92,9 @@ class Solver:
         rows or starting points, solved to ``solve``'s tolerance
         (:func:`snacks_core.solvers.snacks.registry_solve_pairs`); it returns None where
         its options need a ``solve`` of each pair.  None: each pair is ``solve`` on a copy
-        of its rows.
+        of its rows.  With ``joint`` (a :class:`~snacks_core.solvers.snacks.
+        JointEarlyStopping`) the problems of more than two classes, pairs or one-vs-rest
+        columns, stop together on the multiclass prediction's held-out error.
     """
 
     solve: Callable
