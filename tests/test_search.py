@@ -612,8 +612,8 @@ def test_snacks_search_prints_its_check_against_the_default_fit(monkeypatch, cap
                      "--max-epochs", "5"]) == 0
     out = capsys.readouterr().out
     (ladder,) = [line for line in out.splitlines() if line.startswith("m: ")]
-    check = re.search(r"against the default fit \(m = ([\d,]+), grown by the held-out error on "
-                      r"many rows\) on 240 training rows held out: the choice ([\d.]+) %, the "
+    check = re.search(r"against the default fit \(m = ([\d,]+), grown by the held-out error\) "
+                      r"on 240 training rows held out: the choice ([\d.]+) %, the "
                       r"default fit ([\d.]+) %: (the default fit's settings taken|the choice "
                       r"kept)$", ladder)
     assert check is not None

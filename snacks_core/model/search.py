@@ -594,7 +594,7 @@ def defaults_check_note(check) -> str:
         return ""
     choice, default, m, n_held = check
     taken = "the default fit's settings taken" if default_fit_taken(check) else "the choice kept"
-    return (f"against the default fit (m = {m:,}, grown by the held-out error on many rows) "
+    return (f"against the default fit (m = {m:,}, grown by the held-out error) "
             f"on {n_held:,} training rows held out: the choice {100 * choice:.2f} %, the "
             f"default fit {100 * default:.2f} %: {taken}")
 
