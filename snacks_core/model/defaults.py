@@ -152,7 +152,7 @@ HELD_OUT_GROWTH_COST = 2.0
 # words a class, two classes of 64 / 36 %) the default 500 landmarks (C by cross-
 # validation) missed SVC() by up to 3.1 points, and so did 2,000 landmarks by 0.4 where a
 # 7 % class is to be found (the project's text look-alike): grown by the held-out error
-# they stayed within 0.36 points of SVC() (better on 6 of 8 draws) in 0.02-0.08x its time,
+# they stayed within 0.36 points of SVC() (better on 6 of 8 draws) in 0.01-0.08x its time,
 # and within 0.1 points of the defaults before on the 7 % class (BENCHMARKS.md, "Wide rows
 # of two classes").  Narrower two-class sets keep their m: w8a (300 features) gained
 # nothing from 'auto' at 2.9x the time, and its default fit is the engine's speed bar.
