@@ -227,3 +227,21 @@ def shrinking_dual_ascent_steps(Z, y, upper, orders, alpha, w):
         high = max(violations, default=0.0) if max(violations, default=0.0) > 0 else np.inf
         low = min(violations, default=0.0) if min(violations, default=0.0) < 0 else -np.inf
     return visits
+
+
+def liblinear_primal(Z, y, C, w, sample_weight=None):
+    """LIBLINEAR's primal ½‖w‖² + C Σ s_i max(0, 1 − y_i⟨w, z_i⟩)."""
+    s = _weights(sample_weight, len(y))
+    return 0.5 * w @ w + C * np.sum(s * np.maximum(0.0, 1.0 - y * (Z @ w)))
+
+
+def pair_primals(Z, target, C, w, sample_weight=None):
+    """A two-class problem on the rows where ``target`` ≠ 0 (a one-vs-one pair; every row
+    for one-vs-rest): ``(rows, F at LinearSVC's optimum, F at w)``, F
+    :func:`liblinear_primal` at C on those rows."""
+    rows = np.flatnonzero(target)
+    s = None if sample_weight is None else np.asarray(sample_weight)[rows]
+    optimum = LinearSVC(loss="hinge", C=C, fit_intercept=False, tol=1e-10,
+                        max_iter=200_000).fit(Z[rows], target[rows], sample_weight=s)
+    return (rows, liblinear_primal(Z[rows], target[rows], C, optimum.coef_.ravel(), s),
+            liblinear_primal(Z[rows], target[rows], C, w, s))

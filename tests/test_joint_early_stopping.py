@@ -11,17 +11,11 @@ from hypothesis import strategies as st
 from sklearn.datasets import make_classification
 from sklearn.metrics import f1_score, recall_score
 from sklearn.model_selection import train_test_split
-from sklearn.svm import LinearSVC
 
+import reference
 from snacks_core import SnacksClassifier
 from snacks_core.model.engine import binary_targets, draw_seeds, validation_split
 from snacks_core.solvers.snacks import JointEarlyStopping, registry_solve_pairs
-
-
-def _primal(Z, y, C, w, weight=None):
-    """½‖w‖² + C Σ s_i max(0, 1 − y_i⟨w, z_i⟩), LIBLINEAR's scaling."""
-    weight = np.ones(len(y)) if weight is None else weight
-    return 0.5 * w @ w + C * np.sum(weight * np.maximum(0.0, 1.0 - y * (Z @ w)))
 
 
 def _problem(seed, n=150, m=8, classes=3):
@@ -63,12 +57,7 @@ def test_rounds_that_never_stop_early_solve_every_column_to_its_gap(seed, C, one
                                    tol=tol, max_epochs=20_000, random_state=seed,
                                    joint=JointEarlyStopping(1, falling, n))
     for t, result in zip(targets, results, strict=True):
-        rows = np.flatnonzero(t)
-        s = None if weight is None else weight[rows]
-        reference = LinearSVC(loss="hinge", C=C, fit_intercept=False, tol=1e-10,
-                              max_iter=200_000).fit(Z[rows], t[rows], sample_weight=s)
-        best = _primal(Z[rows], t[rows], C, reference.coef_.ravel(), s)
-        found = _primal(Z[rows], t[rows], C, result.coef, s)
+        rows, best, found = reference.pair_primals(Z, t, C, result.coef, weight)
         assert result.stop_reason == "tol_gap"
         assert found <= best * (1 + 2 * tol) + 1e-9
         assert result.history["objective"][-1] == pytest.approx(found / (C * rows.size))
@@ -96,7 +85,7 @@ def test_rounds_return_the_points_of_the_fewest_held_out_errors():
         np.testing.assert_allclose(history["validation_error"],
                                    [1.0, 0.9, 0.7, 0.75, 0.7, 0.7])
         assert history["objective"][-1] * C * rows.size == pytest.approx(
-            _primal(Z[rows], t[rows], C, result.coef))
+            reference.liblinear_primal(Z[rows], t[rows], C, result.coef))
         # Certified by round 3's sweep (and the restricted sweeps before it).
         assert history["epoch"][-1] >= 3
 
@@ -117,7 +106,7 @@ def test_a_stop_at_its_best_round_measures_that_point():
         assert result.stop_reason == "early_stopping"
         np.testing.assert_array_equal(result.coef, script.seen[6][k])
         assert result.history["objective"][-1] * C * rows.size == pytest.approx(
-            _primal(Z[rows], t[rows], C, result.coef))
+            reference.liblinear_primal(Z[rows], t[rows], C, result.coef))
         assert result.history["gap"][-1] >= 0
 
 

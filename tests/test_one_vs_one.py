@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.datasets import load_digits, make_blobs
-from sklearn.svm import LinearSVC
 
+import reference
 from snacks_core import SnacksClassifier
 from snacks_core.model.engine import (
     binary_targets,
@@ -22,12 +22,6 @@ from snacks_core.model.engine import (
 from snacks_core.model.specs import SolverSpec
 from snacks_core.persistence import load_model, model_to_npz
 from snacks_core.solvers.snacks import registry_solve, registry_solve_pairs
-
-
-def _primal(Z, y, C, w, weight=None):
-    """½‖w‖² + C Σ s_i max(0, 1 − y_i⟨w, z_i⟩), LIBLINEAR's scaling."""
-    weight = np.ones(len(y)) if weight is None else weight
-    return 0.5 * w @ w + C * np.sum(weight * np.maximum(0.0, 1.0 - y * (Z @ w)))
 
 
 def test_pair_targets_and_labels_are_the_brute_force_ones():
@@ -86,12 +80,7 @@ def test_pairs_are_solved_to_their_gap_against_liblinear(seed, C, weighted):
     results = registry_solve_pairs(Z, targets, lam, sample_weight=weight, tol=tol,
                                    max_epochs=20_000, random_state=seed)
     for t, result in zip(targets, results, strict=True):
-        rows = np.flatnonzero(t)
-        s = None if weight is None else weight[rows]
-        reference = LinearSVC(loss="hinge", C=C, fit_intercept=False, tol=1e-10,
-                              max_iter=200_000).fit(Z[rows], t[rows], sample_weight=s)
-        best = _primal(Z[rows], t[rows], C, reference.coef_.ravel(), s)
-        found = _primal(Z[rows], t[rows], C, result.coef, s)
+        rows, best, found = reference.pair_primals(Z, t, C, result.coef, weight)
         assert result.stop_reason == "tol_gap"
         assert found <= best * (1 + 2 * tol) + 1e-9
         # The history ends with the point returned, its F the pair's own:
@@ -116,8 +105,8 @@ def test_one_vs_one_columns_equal_separate_solves():
         alone = registry_solve(Z[rows], t[rows], pair_lam, max_epochs=500, tol=1e-5,
                                random_state=3)
         C = 1.0 / (2.0 * pair_lam * rows.size)
-        assert _primal(Z[rows], t[rows], C, result.coef) == pytest.approx(
-            _primal(Z[rows], t[rows], C, alone.coef), rel=1e-4)
+        assert reference.liblinear_primal(Z[rows], t[rows], C, result.coef) == pytest.approx(
+            reference.liblinear_primal(Z[rows], t[rows], C, alone.coef), rel=1e-4)
         assert np.mean(np.sign(Z[rows] @ result.coef) == np.sign(Z[rows] @ alone.coef)) > 0.98
 
 
