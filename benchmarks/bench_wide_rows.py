@@ -17,14 +17,12 @@ shipped):
 from __future__ import annotations
 
 import argparse
-import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import SVC
 
-from bench_defaults_text import synthetic_text, tfidf
+from bench_defaults_text import measure, synthetic_text, tfidf
 from snacks_core import SnacksClassifier
 
 N_TRAIN, N_TEST, N_WORDS, TOPIC_WORDS, MEAN_LENGTH = 7770, 3299, 8315, 300, 80
@@ -54,30 +52,20 @@ def topic_text(share, seed):
     return counts[:N_TRAIN], counts[N_TRAIN:], y[:N_TRAIN], y[N_TRAIN:]
 
 
-def timed(model, X_train, X_test, y_train, y_test):
-    """``(test error %, fit seconds, the model)``."""
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X_train, y_train)
-    seconds = time.perf_counter() - start
-    return 100 * np.mean(model.predict(X_test) != y_test), seconds, model
-
-
 def row(name, counts):
     train_counts, test_counts, y_train, y_test = counts
     X_train, X_test = tfidf(train_counts, test_counts, "l2")
     data = (X_train, X_test, y_train, y_test)
     cells, errors = [], []
     for n_components in (500, "sqrt", 2000):
-        error, seconds, model = timed(
-            SnacksClassifier(n_components=n_components, random_state=0), *data)
+        model = SnacksClassifier(n_components=n_components, random_state=0)
+        error, _, seconds = measure(model, *data)
         errors.append(error)
         cells.append(f"{error:.2f}, {seconds:.2f} s (m = {model.embedding_.n_components_:,}, "
                      f"C = {model.C_:g})")
-    svc = timed(SVC(), *data)
-    return (f"| {name} | " + " | ".join(cells) + f" | {svc[0]:.2f}, {svc[1]:.1f} s | "
-            + " / ".join(f"{e - svc[0]:+.2f}" for e in errors) + " |")
+    svc_error, _, svc_seconds = measure(SVC(), *data)
+    return (f"| {name} | " + " | ".join(cells) + f" | {svc_error:.2f}, {svc_seconds:.1f} s | "
+            + " / ".join(f"{e - svc_error:+.2f}" for e in errors) + " |")
 
 
 def main():
