@@ -50,11 +50,8 @@ from snacks_core.model.engine import (
 )
 from snacks_core.model.landmark_growth import (
     MEMORY,
-    NO_GAIN,
-    REACHED_CAP,
-    REACHED_N,
     SINGULAR,
-    gain_beyond_noise,
+    held_out_stop,
     path_table,
     rank_grown_m,
     rank_top,
@@ -352,11 +349,7 @@ def _grow(client, partitions, model, kernel, drawn, weights, spec, resources, se
         seconds["embedding"] += embedded_at - step
         seconds["training"] += now - embedded_at
         steps.append((m, error, now - step))
-        if previous is not None and not gain_beyond_noise(previous, error,
-                                                          embedded.held_rows):
-            reason = NO_GAIN
-        elif m >= cap:
-            reason = REACHED_N if cap == n else REACHED_CAP
+        reason = held_out_stop(m, cap, n, previous, error, embedded.held_rows)
         m = min(cap, AUTO_M_GROWTH * m)
     last = steps[-1][0]
     if model.embedding_.landmarks_.shape[0] != last:

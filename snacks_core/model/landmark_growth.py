@@ -92,6 +92,17 @@ def gain_beyond_noise(previous, current, n_held) -> bool:
     return previous - current > np.sqrt(previous * (1.0 - previous) / n_held)
 
 
+def held_out_stop(m, cap, n, previous, error, n_held):
+    """Why growth stops after a step of ``m`` landmarks (of at most ``cap``, on ``n`` rows)
+    by its held-out ``error`` on ``n_held`` rows, ``previous`` the step before's (None for
+    the first): :data:`NO_GAIN` or the cap; None where it goes on as far as these tell."""
+    if previous is not None and not gain_beyond_noise(previous, error, n_held):
+        return NO_GAIN
+    if m >= cap:
+        return REACHED_N if cap == n else REACHED_CAP
+    return None
+
+
 def path_table(steps) -> dict:
     """``m_path_`` from the steps' ``(m, held-out error, seconds)``: one array each."""
     m, errors, seconds = zip(*steps, strict=True) if steps else ((), (), ())
@@ -374,11 +385,10 @@ class LandmarkGrowth:
 
     def stop_reason(self, m, previous, error):
         """Why growth stops after a step of ``m`` landmarks (None: it goes on)."""
-        n_held = self.Z.shape[0] - self.n_fit
-        if previous is not None and not gain_beyond_noise(previous, error, n_held):
-            return NO_GAIN
-        if m >= self.cap:
-            return REACHED_N if self.cap == self.X.shape[0] else REACHED_CAP
+        reason = held_out_stop(m, self.cap, self.X.shape[0], previous, error,
+                               self.Z.shape[0] - self.n_fit)
+        if reason is not None:
+            return reason
         if not self.fits_in_memory(self.embedding.n_components_
                                    + min(self.cap, AUTO_M_GROWTH * m)):
             return MEMORY
