@@ -331,11 +331,10 @@ def train_columns(spec, Z, targets, *, seed, sample_weight=None, held=None, vali
     if held is not None and len(targets) > 1 and isinstance(Z, np.ndarray):
         # More than two classes under early stopping: the columns stop together, on the
         # held-out error of the multiclass prediction (None where the solver cannot).
-        rounds = {**options, "n_iter_no_change": None}
         results = (None if spec.entry.pairs is None else spec.entry.pairs(
             Z, targets, spec.lam, workers=workers,
             joint=multiclass_stopping(held, validation, options["n_iter_no_change"]),
-            **rounds))
+            **options))
         if results is not None:
             return results
     if held is not None and len(targets) > 1:

@@ -368,7 +368,8 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
 
     def _grows_by_held_out(self, X, y) -> bool:
         """Whether this default fit on X's rows of classes y grows m by the held-out error
-        after the rank rule (:func:`~snacks_core.model.defaults.grows_by_held_out`)."""
+        (:func:`~snacks_core.model.defaults.grows_by_held_out`: after the rank rule on more
+        than two classes, from 'auto''s start on wide rows of two)."""
         counts = np.unique(y, return_counts=True)[1]
         row_cost = X.nnz / X.shape[0] if sp.issparse(X) else X.shape[1]
         return grows_by_held_out(self.n_components, self.sampling, counts, row_cost,

@@ -373,8 +373,9 @@ class DefaultSearch(NamedTuple):
     # unexplained, where the choice gained at the top (else None).
     top_unexplained: float | None = None
     # Where the estimator's default fit grows m by the held-out error (many rows of more
-    # than two classes): (the choice's error, the default fit's, its m, the rows held out)
-    # on rows held out of the training rows, the default fit taken where lower; else ().
+    # than two classes, wide rows of two): (the choice's error, the default fit's, its m,
+    # the rows held out) on rows held out of the training rows, the default fit taken
+    # where lower; else ().
     defaults_check: tuple = ()
 
 
@@ -422,9 +423,8 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
 
     Where ``estimator``'s own default fit grows m by the held-out error (many rows of more
     than two classes, wide rows of two: :func:`~snacks_core.model.defaults.grows_by_held_out`),
-    the choice is
-    checked against that fit on rows held out of all the training rows, each fitted on
-    the rest, and the default fit's γ, C and m are returned where it errs less
+    the choice is checked against that fit on rows held out of all the training rows, each
+    fitted on the rest, and the default fit's γ, C and m are returned where it errs less
     (``defaults_check``; :func:`_against_the_default_fit`).
 
     ``estimator`` gives everything else (kernel, solver, budget, seed); C is LIBSVM's
@@ -546,8 +546,8 @@ def _against_the_default_fit(estimator, chosen, X, y, seed):
     classes; wide rows of two), the search's stage 1, at m = 300 on a subsample, ranks
     the smooth kernels first, and its ladder stops at 1,500 landmarks: on the UCI covtype
     set at 80,000 training rows its choice gave 23.13 % test error where the default fit,
-    grown to 2,000, gave 20.61 % (BENCHMARKS.md, "m from the held-out error on many rows").  The
-    default fit's params are its γ (a number), C and the m it reached."""
+    grown to 2,000, gave 20.61 % (BENCHMARKS.md, "m from the held-out error on many
+    rows").  The default fit's params are its γ (a number), C and the m it reached."""
     fit, held = validation_split(np.unique(y, return_inverse=True)[1],
                                  estimator.validation_fraction, seed)
     models = [clone(estimator).set_params(random_state=seed, **params).fit(X[fit], y[fit])
