@@ -999,3 +999,35 @@ def test_the_default_m_grows_by_held_out_error_on_the_cluster_as_in_memory(clien
     assert cluster.m_unexplained_ == pytest.approx(in_memory.m_unexplained_, rel=1e-9)
     assert cluster.coef_.shape == in_memory.coef_.shape
     assert abs(cluster.score(X, y) - in_memory.score(X, y)) <= 0.01
+
+
+def test_wide_rows_of_two_classes_grow_m_on_the_cluster_as_in_memory(client):
+    """Two classes of rows of at least HELD_OUT_WIDE_FEATURES features beyond a small set:
+    the cluster grows m by the held-out error from where 'auto' starts, as the in-memory
+    fit does (the same landmarks, the same path of m, each step's held-out error within a
+    few of the 240 rows held out); the same rows cut to fewer columns keep their m."""
+    from snacks_core.model.defaults import HELD_OUT_WIDE_FEATURES, default_m
+    from test_auto_m import _two_class_words
+
+    X, y = _two_class_words(HELD_OUT_WIDE_FEATURES)
+    X = X.toarray()
+    params = {"n_components": "sqrt", "gamma": "scale", "solver": "snacks", "lam": "auto",
+              "max_epochs": 20, "tol": 1e-3}
+    in_memory = _model(**params).fit(X, y)
+    with client.as_current():
+        cluster = _model(**params).fit(da.from_array(X, chunks=(700, X.shape[1])),
+                                       da.from_array(y, chunks=(700,)))
+    path = cluster.m_path_
+    assert path["m"][0] == default_m(*X.shape) and len(path["m"]) >= 2
+    np.testing.assert_array_equal(path["m"], in_memory.m_path_["m"])
+    assert cluster.m_stop_reason_ == in_memory.m_stop_reason_
+    assert np.all(np.abs(path["held_out_error"] - in_memory.m_path_["held_out_error"])
+                  <= 5 / 240 + 1e-12)
+    np.testing.assert_array_equal(cluster.embedding_.landmark_indices_,
+                                  in_memory.embedding_.landmark_indices_)
+    assert abs(cluster.score(X, y) - in_memory.score(X, y)) <= 0.01
+    narrow = X[:, :HELD_OUT_WIDE_FEATURES - 1]
+    with client.as_current():
+        kept = _model(**params).fit(da.from_array(narrow, chunks=(700, narrow.shape[1])),
+                                    da.from_array(y, chunks=(700,)))
+    assert kept.m_path_ is None

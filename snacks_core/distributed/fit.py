@@ -38,7 +38,13 @@ from snacks_core.distributed.waiting import (
 )
 from snacks_core.kernels.functions import resolve_gamma
 from snacks_core.kernels.nystrom import NystromEmbedding
-from snacks_core.model.defaults import AUTO_M_GROWTH, AUTO_M_MAX, grows_by_held_out, grows_by_rank
+from snacks_core.model.defaults import (
+    AUTO_M_GROWTH,
+    AUTO_M_MAX,
+    default_m,
+    grows_by_held_out,
+    grows_by_rank,
+)
 from snacks_core.model.engine import (
     COLUMN_STATE_BYTES,
     binary_targets,
@@ -193,10 +199,11 @@ def _fit(model, client, data, eval_set, progress):
     gamma = (scale_gamma(summaries, n, d) if kernel.gamma == "scale"
              else resolve_gamma(kernel.gamma, np.zeros((1, d))))
     # As in memory, a default fit of many rows in large pairs of classes grows m by the
-    # held-out error after the rank rule (grows_by_held_out): the workers' rows are dense
-    # (a sparse file is densified there), so a kernel entry costs d.
+    # held-out error after the rank rule, and one of wide rows of two classes from 'auto''s
+    # start (grows_by_held_out): the workers' rows are dense (a sparse file is densified
+    # there), so a kernel entry costs d.
     grows = grows_by_held_out(model.n_components, model.sampling,
-                              partitions.class_counts.sum(axis=0), d)
+                              partitions.class_counts.sum(axis=0), d, n_features=d)
     kernel = replace(kernel, gamma=gamma)
     model.embedding_, drawn = _fit_embedding(client, partitions, kernel, model,
                                              seeds.embedding, grows)
@@ -244,6 +251,9 @@ def _fit_embedding(client, partitions, kernel, model, seed, held_out_growth=Fals
     n = int(partitions.rows.sum())
     m = clip_n_components(model.landmark_count(n, partitions.n_features,
                                                len(partitions.classes)), n)
+    if held_out_growth and len(partitions.classes) == 2:
+        # Wide rows of two classes: from where 'auto' starts, as in memory.
+        m = default_m(n, partitions.n_features)
     # As in memory, m may grow on more than two classes: the first of a larger draw are
     # the default's m (the draws nest).
     grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes), m)

@@ -255,8 +255,8 @@ def grows_by_held_out(n_components, sampling, class_counts, row_cost,
     sparse one), grows m by its held-out error.  More than two classes: after the rank
     rule (:func:`grows_by_rank`), where the exact SVM's one-vs-one kernel rows,
     Σ_(a<b) (n_a + n_b)² · ``row_cost``, cost at least :data:`HELD_OUT_GROWTH_COST` times
-    the embedding at :data:`AUTO_M_MAX` landmarks, n · AUTO_M_MAX².  Two classes (a fit in
-    one process; the caller passes ``n_features``): at the default 'sqrt', with the
+    the embedding at :data:`AUTO_M_MAX` landmarks, n · AUTO_M_MAX².  Two classes (the
+    caller passes ``n_features``): at the default 'sqrt', with the
     samplings the rank rule takes, on more than :data:`SMALL_SET_ROWS` rows of at least
     :data:`HELD_OUT_WIDE_FEATURES` features, from 'auto''s start.
 
