@@ -12,11 +12,17 @@ shipped):
   classes of 64 / 36 %, each drawing ``share`` of its words from a topic of its own.
 
 ``PYTHONPATH=. python benchmarks/bench_wide_rows.py [--seeds 3]``
+
+With ``--cluster``, the defaults in memory against the same defaults on a two-worker
+``distributed.LocalCluster`` (processes of one thread; the rows dense there, as a sparse
+file is on the workers): the path of m each took and their test errors, on the ``topics``
+draws.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,10 +74,59 @@ def row(name, counts):
             + " / ".join(f"{e - svc_error:+.2f}" for e in errors) + " |")
 
 
+def path_of(model) -> str:
+    """The m a fit grew through (its last, the m kept), or its one m."""
+    if model.m_path_ is None:
+        return f"m = {model.embedding_.n_components_:,}"
+    return " → ".join(f"{m:,}" for m in model.m_path_["m"])
+
+
+def cluster_row(name, counts, client):
+    """The defaults in memory and on ``client``'s workers (the rows as dense Dask
+    arrays of 2,000-row chunks)."""
+    import dask.array as da
+
+    train_counts, test_counts, y_train, y_test = counts
+    X_train, X_test = tfidf(train_counts, test_counts, "l2")
+    cells = []
+    for where in ("memory", "cluster"):
+        model, X, y = SnacksClassifier(random_state=0), X_train, y_train
+        if where == "cluster":
+            dense = X_train.toarray()
+            X = da.from_array(dense, chunks=(2000, dense.shape[1]))
+            y = da.from_array(y_train, chunks=(2000,))
+        start = time.perf_counter()
+        with client.as_current():
+            # A fit on Dask arrays runs on the current client; NumPy rows in process.
+            model.fit(X, y)
+        seconds = time.perf_counter() - start
+        error = 100 * np.mean(model.predict(X_test.toarray()) != y_test)
+        cells.append((error, f"{error:.2f}, {seconds:.1f} s ({path_of(model)})"))
+    return (f"| {name} | {cells[0][1]} | {cells[1][1]} | {cells[1][0] - cells[0][0]:+.2f} |")
+
+
+def cluster_main(seeds):
+    from distributed import Client, LocalCluster
+
+    print("| generated set, seed | in memory: error %, fit s (m path) | 2-worker LocalCluster "
+          "| Δ points cluster − memory |\n|---|---|---|---|")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        for seed in range(seeds):
+            for share in (0.03, 0.05, 0.08):
+                print(cluster_row(f"topics {share:g}, {seed}", topic_text(share, seed), client),
+                      flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--cluster", action="store_true",
+                        help="the defaults in memory against them on a LocalCluster")
     args = parser.parse_args()
+    if args.cluster:
+        cluster_main(args.seeds)
+        return
     # The first fit of a process loads the compiled code for sparse rows.
     train_counts, test_counts, y_train, _ = synthetic_text(600, 10)
     SnacksClassifier(n_components=10, max_epochs=1).fit(
