@@ -89,6 +89,28 @@ def test_predict_is_a_dask_array_equal_to_in_memory_predict(client):
         np.testing.assert_allclose(scores.compute(), model.decision_function(X))
 
 
+def test_a_large_model_is_sent_to_the_workers_once_not_in_each_graph(client):
+    """A model of wide rows (here 700 landmarks of 2,000 features: 10.7 MB of landmarks) is
+    scattered to the workers: scoring rows that live there sends Dask no large graph (it
+    warns from 10 MB), and the labels and scores are the in-memory ones."""
+    import warnings
+
+    with client.as_current():
+        rows = client.persist(da.random.RandomState(0).standard_normal((1400, 2000),
+                                                                       chunks=(400, 2000)))
+        X = rows.compute()
+        y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        model = SnacksClassifier(n_components=700, max_epochs=2, random_state=0).fit(X, y)
+        assert model.embedding_.landmarks_.nbytes > 10 * 2**20
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            labels = model.predict(rows).compute()
+            scores = model.decision_function(rows).compute()
+    assert not [w for w in caught if "large graph" in str(w.message)]
+    np.testing.assert_array_equal(labels, model.predict(X))
+    np.testing.assert_allclose(scores, model.decision_function(X))
+
+
 def test_a_one_vs_one_model_predicts_dask_rows_as_in_memory(client):
     """A one-vs-one model fitted in memory scores Dask rows a column per class (its votes),
     as it scores the same rows in memory; a fit on the cluster is one-vs-rest, and
