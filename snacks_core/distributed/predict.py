@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from snacks_core.distributed import current_client
+
 
 def _row_array(X):
     """X as a Dask array of rows with its columns in one chunk and its row blocks of known
@@ -34,10 +36,9 @@ def _shared(model):
     import dask
 
     try:
-        from distributed import get_client
-
-        client = get_client()
-    except (ImportError, ValueError):
+        client, _ = current_client()
+    except ValueError:
+        # No dask.distributed, or no current client.
         return dask.delayed(model, pure=True)
     return client.scatter(model, hash=False)
 
