@@ -495,14 +495,12 @@ def _rounds(Z, targets, C, weight, sqnorm, max_sweeps, tol, seed, workers, joint
             Z, targets[k], uppers[k], sqnorm, rows[k], 1, tol, seed + 2 * round_, 0,
             scratch, W[k], trace)
         visits = rows[k].shape[0] + (traces[k][-1][0] if traces[k] else 0)
-        active = rows[k][scratch[rows[k]] > 0.0]
-        if trace[0, 2] > tol * trace[0, 1] and 0 < active.shape[0] <= rows[k].shape[0] // 2:
-            # As between the full sweeps of a solve to tol: up to a full sweep's worth of
-            # restricted sweeps over the rows with α_i > 0, shrinking.
-            visits += loops.dual_refine_sweeps(
-                Z, 0, targets[k], uppers[k], sqnorm, loops.shuffled_orders(
-                    active, min(_SHRUNK_SWEEPS, rows[k].shape[0] // active.shape[0]),
-                    seed + 2 * round_ + 1), scratch, W[k])
+        if trace[0, 2] > tol * trace[0, 1]:
+            # As between the full sweeps of a solve to tol (they never visit more than a
+            # full sweep's worth of rows: the rounds are not limited by visits).
+            visits += loops.shrinking_sweeps(
+                Z, targets[k], uppers[k], sqnorm, rows[k], scratch, W[k], _SHRUNK_SWEEPS,
+                rows[k].shape[0], seed + 2 * round_ + 1)
         alphas[k] = scratch[rows[k]]
         scratch[rows[k]] = 0.0
         scratches.put(scratch)

@@ -597,14 +597,30 @@ def pair_dual_ascent(Z, y, upper, sqnorm, rows, max_sweeps, tol, seed, shrunk_sw
         checkpoints += 1
         if best_gap <= tol * best_primal:
             break
-        active = rows[alpha[rows] > 0.0]
-        count = active.shape[0]
-        if count == 0 or count > n // 2:
-            continue
-        sweeps = min(shrunk_sweeps, n // count)
-        if visits + sweeps * count + n > max_sweeps * n:
-            continue
-        visits += dual_refine_sweeps(Z, 0, y, upper, sqnorm,
-                                     shuffled_orders(active, sweeps, seed + draws), alpha, w)
-        draws += 1
+        # Room left for the next full sweep.
+        refined = shrinking_sweeps(Z, y, upper, sqnorm, rows, alpha, w, shrunk_sweeps,
+                                   (max_sweeps - 1) * n - visits, seed + draws)
+        if refined > 0:
+            visits += refined
+            draws += 1
     return best, checkpoints, best_row
+
+
+@njit(cache=True, nogil=True)
+def shrinking_sweeps(Z, y, upper, sqnorm, rows, alpha, w, shrunk_sweeps, budget, seed):
+    """What a two-class solve does between two full sweeps (:func:`pair_dual_ascent`,
+    and its rounds under joint early stopping): where at most half of its ``rows`` have
+    α_i > 0 (α indexed as Z's rows), up to ``shrunk_sweeps`` restricted sweeps over those
+    rows (:func:`dual_refine_sweeps`, one full sweep's worth of rows in all, in orders
+    drawn from ``seed``) if they fit in ``budget`` row visits; returns the row visits
+    made (0: none ran)."""
+    n = rows.shape[0]
+    active = rows[alpha[rows] > 0.0]
+    count = active.shape[0]
+    if count == 0 or count > n // 2:
+        return 0
+    sweeps = min(shrunk_sweeps, n // count)
+    if sweeps * count > budget:
+        return 0
+    return dual_refine_sweeps(Z, 0, y, upper, sqnorm, shuffled_orders(active, sweeps, seed),
+                              alpha, w)
