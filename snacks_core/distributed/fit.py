@@ -41,7 +41,6 @@ from snacks_core.kernels.nystrom import NystromEmbedding
 from snacks_core.model.defaults import (
     AUTO_M_GROWTH,
     AUTO_M_MAX,
-    default_m,
     grows_by_held_out,
     grows_by_rank,
 )
@@ -249,11 +248,8 @@ def _fit_embedding(client, partitions, kernel, model, seed, held_out_growth=Fals
     rows of the whole X; the rows drawn and their positions in X, as many as
     ``held_out_growth`` may take (at most :data:`AUTO_M_MAX`)."""
     n = int(partitions.rows.sum())
-    m = clip_n_components(model.landmark_count(n, partitions.n_features,
-                                               len(partitions.classes)), n)
-    if held_out_growth and len(partitions.classes) == 2:
-        # Wide rows of two classes: from where 'auto' starts, as in memory.
-        m = default_m(n, partitions.n_features)
+    start = model.growth_start if held_out_growth else model.landmark_count
+    m = clip_n_components(start(n, partitions.n_features, len(partitions.classes)), n)
     # As in memory, m may grow on more than two classes: the first of a larger draw are
     # the default's m (the draws nest).
     grows = grows_by_rank(model.n_components, model.sampling, n, len(partitions.classes), m)

@@ -414,6 +414,15 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
             return default_m(n_samples, n_features, n_classes)
         return self.n_components
 
+    def growth_start(self, n_samples, n_features, n_classes=2) -> int:
+        """The m a growth of m by the held-out error starts from
+        (:func:`~snacks_core.model.defaults.grows_by_held_out`): on two classes (wide rows
+        at the default 'sqrt', or 'auto') :func:`~snacks_core.model.defaults.default_m`,
+        on more :meth:`landmark_count` (which the rank rule grows first at 'sqrt')."""
+        if n_classes == 2:
+            return default_m(n_samples, n_features)
+        return self.landmark_count(n_samples, n_features, n_classes)
+
     def regularization(self, n_samples) -> float:
         """The λ a fit on ``n_samples`` rows solves for: ``lam``, λ = 1/(2nC) from ``C``, or
         the data-aware default for ``lam='auto'``."""
@@ -560,13 +569,10 @@ class SnacksClassifier(ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         growth = LandmarkGrowth(X, targets, sample_weight, seeds, evaluation, specs,
                                 sampling=self.sampling, n_classes=self.classes_.shape[0])
-        m = min(self.landmark_count(*X.shape, self.classes_.shape[0]), growth.cap)
+        m = min(self.growth_start(*X.shape, self.classes_.shape[0]), growth.cap)
         if self.n_components == "sqrt" and self.classes_.shape[0] > 2:
             # The rank rule's m first; the rule's reason is the held-out path's start.
             m, self.m_unexplained_, _ = growth.rank_grown(m)
-        elif self.n_components == "sqrt":
-            # Wide rows of two classes: from where 'auto' starts.
-            m = min(default_m(*X.shape), growth.cap)
         reason = growth.cannot_start(m)
         if reason is not None:
             results = self._fit_embedded(X, targets, sample_weight, seeds, evaluation, specs)
