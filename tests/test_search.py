@@ -472,23 +472,6 @@ def test_on_a_small_set_the_ladder_is_every_row_and_its_choice_keeps_them_all(n_
     assert found.results["m"].max() == n_rows
 
 
-@pytest.mark.parametrize("n_components, second", [(14, 56), (15, 15), (16, 16)])
-def test_the_ladder_scores_the_estimators_m_only_half_again_above_stage_1s(
-        monkeypatch, n_components, second):
-    """The estimator's m is a rung of its own only at SEARCH_RUNG_STEP (1.5) times stage
-    1's m or more; nearer, the ladder goes from stage 1's m to its top (4 times the
-    estimator's): a rung a few landmarks above stage 1's scores within the CV's noise
-    of it, and a worse score there stopped the ladder (elec, adult, census)."""
-    from snacks_core.model import search
-
-    monkeypatch.setattr(search, "SEARCH_M", 10)
-    X, y = make_classification(600, 6, n_informative=4, n_redundant=0, flip_y=0.01,
-                               random_state=0)
-    found = search.search_around_defaults(
-        SnacksClassifier(n_components=n_components, random_state=0), X, y)
-    assert [m for m, _ in found.m_path][:2] == [10, second]
-
-
 @pytest.mark.parametrize("max_epochs", [50, 10])
 def test_the_default_search_fits_within_its_epoch_budget(monkeypatch, max_epochs):
     """Stage 1 and the ladder's rungs run at most SEARCH_EPOCHS (20) epochs; the choice

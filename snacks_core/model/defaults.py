@@ -81,11 +81,6 @@ SEARCH_FOLDS = 3
 SEARCH_MAX_ROWS = 40_000
 SEARCH_M = 300
 SEARCH_MAX_M = 1500
-# The default search's ladder scores the estimator's m as a rung of its own only where it
-# is at least this many times stage 1's m: a rung a few landmarks above the last one
-# scores what it does within the CV's noise, and where that noise made it score worse it
-# stopped the ladder (BENCHMARKS.md, 'The ladder's near rungs').
-SEARCH_RUNG_STEP = 1.5
 # On two classes, a choice scored at the ladder's top (short of every row) that lowered the
 # CV error there by more than a standard error takes this many times the top's m (on up to
 # 1.5x the rows searched, where that refit's embedding costs no more than the top rung's): the

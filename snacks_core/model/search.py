@@ -56,7 +56,6 @@ from snacks_core.model.defaults import (
     SEARCH_MAX_M,
     SEARCH_MAX_ROWS,
     SEARCH_REFIT_M_FACTOR,
-    SEARCH_RUNG_STEP,
     C_values_around_default,
     gamma_values_around,
 )
@@ -396,9 +395,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
        :data:`~snacks_core.model.defaults.SEARCH_M`), with successive halving whose rounds
        pass on the best C of as many γ values as they keep (:func:`_survivors`);
     2. at the γ and C of the last round's largest γ within one standard error of its
-       best (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows
-       (where it is at least :data:`~snacks_core.model.defaults.SEARCH_RUNG_STEP` times
-       stage 1's m: a rung a few landmarks above the last scores within the CV's noise),
+       best (:func:`_least_smoothing_tie`), a ladder: the estimator's m for these rows,
        then four times it (at most :data:`~snacks_core.model.defaults.SEARCH_MAX_M` and
        the rows a fold trains on: that m is asked as every searched row, which each fold
        clips to its own, so that its choice refits with the exact kernel; a ladder with
@@ -489,8 +486,7 @@ def search_around_defaults(estimator, X, y, *, folds=SEARCH_FOLDS, scoring=None,
     top = every_row(min(4 * m, SEARCH_MAX_M))
     # A top of every row is the exact kernel, which the rungs below it approximate: the
     # ladder goes there straight, so that two of them tied cannot stop it short.
-    near = top == X.shape[0] or m < SEARCH_RUNG_STEP * m_first
-    rungs = sorted(({top} if near else {m, top}) - {m_first})
+    rungs = sorted(({top} if top == X.shape[0] else {m, top}) - {m_first})
     before_rung = cv_error
     for rung in rungs:
         before_rung = cv_error
